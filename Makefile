@@ -1,0 +1,26 @@
+# The two commands of the README: `make demo` and `make test`.
+# Each installs what it needs first; everything built is cached and ignored by git.
+PYTHON ?= python3
+PIP_STAMP := build/.installed
+
+.PHONY: install demo test bench clean
+
+$(PIP_STAMP): pyproject.toml setup.py $(wildcard ext/*.pyx ext/*.pxd build_support/*.py)
+	bash models/kenlm/fetch_sources.sh
+	$(PYTHON) -m pip install -q --upgrade pip setuptools wheel cython numpy
+	$(PYTHON) -m pip install -q --no-build-isolation -e '.[test]'
+	mkdir -p build && touch $(PIP_STAMP)
+
+install: $(PIP_STAMP)
+
+demo: install
+	$(PYTHON) -m decoder.cli bench --demo
+
+test: install
+	$(PYTHON) -m pytest -q tests
+
+bench: install
+	$(PYTHON) -m decoder.cli bench
+
+clean:
+	rm -rf build decoder/_ext/*.so ext/*.c ext/*.cpp
