@@ -1,0 +1,280 @@
+"""Synchronous grammar rules and the Moses rule-table format for syntax rules.
+
+A `Rule` is one string-to-tree SCFG production:
+
+    lhs -> < source , target >
+
+`source` and `target` are tuples whose items are either a terminal (a `str`)
+or a nonterminal slot (an `int`). Slot k is the k-th nonterminal of the source
+side in source order; on the target side an `int` names the source slot it is
+linked to, so the target side spells out the one-to-one nonterminal map.
+`labels[k]` is the (target-side, syntactic) label of slot k.
+
+The Moses text format, as written by extract-ghkm, score and consolidate:
+
+    el [X][NN] [X] ||| the [X][NN] [NP] ||| 0.5 0.4 ||| 0-0 1-1 ||| 4 5 2 ||| ||| {{Tree [NP [DT the] [NN]]}}
+
+Fields: source side with its LHS last (`[X]`), target side with its LHS last
+(`[NP]`), scores (Moses takes the natural log of each when it loads the table),
+the alignment (source position - target position, over the right-hand-side
+symbols, nonterminals included: the nonterminal pairs define the slot map),
+counts, sparse features, and key-value properties (`{{Tree ...}}` holds the
+target tree fragment). Fields after the scores are optional. A nonterminal on
+either right-hand side is written `[source label][target label]`.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Sequence, Union
+
+Symbol = Union[str, int]
+
+FIELD_SEP = " ||| "
+SOURCE_NT_LABEL = "X"
+
+_RHS_NT = re.compile(r"^\[([^\[\]\s]+)\]\[([^\[\]\s]+)\]$")
+_LHS = re.compile(r"^\[([^\[\]\s]+)\]$")
+_TREE_PROPERTY = re.compile(r"\{\{Tree\s+(.*?)\}\}")
+
+
+class GrammarFormatError(ValueError):
+    """A rule-table line that cannot be read; the message names file and line."""
+
+    def __init__(self, path: str, line_number: int, message: str):
+        super().__init__(f"{path}:{line_number}: {message}")
+        self.path = path
+        self.line_number = line_number
+
+
+@dataclass(frozen=True)
+class Rule:
+    lhs: str
+    source: tuple[Symbol, ...]
+    target: tuple[Symbol, ...]
+    labels: tuple[str, ...]
+    scores: tuple[float, ...] = ()
+    alignment: tuple[tuple[int, int], ...] = ()  # terminal links: (source pos, target pos)
+    counts: tuple[float, ...] = ()
+    tree: str | None = None  # target tree fragment, e.g. "[NP [DT the] [NN]]"
+    properties: str = field(default="", compare=False)  # other key-value properties, kept verbatim
+
+    def __post_init__(self):
+        slots = [s for s in self.source if isinstance(s, int)]
+        if slots != list(range(len(slots))):
+            raise ValueError(f"source slots must be 0..n-1 in order, got {slots}")
+        if sorted(s for s in self.target if isinstance(s, int)) != slots:
+            raise ValueError("target side must use every source slot exactly once")
+        if len(self.labels) != len(slots):
+            raise ValueError("one label per nonterminal slot")
+
+    @property
+    def arity(self) -> int:
+        return len(self.labels)
+
+    @property
+    def permutation(self) -> tuple[int, ...]:
+        """For each source slot in source order, its rank among the target slots."""
+        target_order = [s for s in self.target if isinstance(s, int)]
+        rank = {slot: r for r, slot in enumerate(target_order)}
+        return tuple(rank[k] for k in range(self.arity))
+
+    @property
+    def source_terminals(self) -> tuple[str, ...]:
+        return tuple(s for s in self.source if isinstance(s, str))
+
+    @property
+    def target_terminals(self) -> tuple[str, ...]:
+        return tuple(s for s in self.target if isinstance(s, str))
+
+    def log_scores(self) -> tuple[float, ...]:
+        """Natural logs of the scores, as Moses applies them (0 maps to a large negative)."""
+        return tuple(math.log(s) if s > 0 else -100.0 for s in self.scores)
+
+    def source_string(self) -> str:
+        return " ".join(s if isinstance(s, str) else f"[{self.labels[s]}]" for s in self.source)
+
+    def target_string(self) -> str:
+        return " ".join(s if isinstance(s, str) else f"[{self.labels[s]}]" for s in self.target)
+
+    def __str__(self) -> str:
+        return f"{self.lhs} -> < {self.source_string()} , {self.target_string()} >"
+
+
+def parse_rule(line: str, path: str = "<string>", line_number: int = 1) -> Rule:
+    """Parse one Moses rule-table line; raise GrammarFormatError naming path:line."""
+
+    def fail(message: str) -> GrammarFormatError:
+        return GrammarFormatError(path, line_number, message)
+
+    fields = line.rstrip("\n").split(FIELD_SEP)
+    if len(fields) < 3:
+        raise fail(f"expected at least 3 fields separated by '{FIELD_SEP.strip()}', got {len(fields)}")
+    source_tokens = fields[0].split()
+    target_tokens = fields[1].split()
+    if len(source_tokens) < 2 or len(target_tokens) < 2:
+        raise fail("source and target sides need a right-hand side and a [LHS] label")
+    if not _LHS.match(source_tokens[-1]):
+        raise fail(f"source side must end with its LHS label like [X], got {source_tokens[-1]!r}")
+    lhs_match = _LHS.match(target_tokens[-1])
+    if not lhs_match:
+        raise fail(f"target side must end with its LHS label like [NP], got {target_tokens[-1]!r}")
+    lhs = lhs_match.group(1)
+    source_rhs, target_rhs = source_tokens[:-1], target_tokens[:-1]
+    try:
+        scores = tuple(float(x) for x in fields[2].split())
+    except ValueError:
+        raise fail(f"scores must be numbers, got {fields[2]!r}") from None
+    for s in scores:
+        if not math.isfinite(s):
+            raise fail(f"score {s} is not finite")
+
+    links: list[tuple[int, int]] = []
+    if len(fields) > 3 and fields[3].strip():
+        for pair in fields[3].split():
+            i, dash, j = pair.partition("-")
+            if not dash or not i.isdigit() or not j.isdigit():
+                raise fail(f"alignment point {pair!r} is not of the form i-j")
+            i, j = int(i), int(j)
+            if i >= len(source_rhs) or j >= len(target_rhs):
+                raise fail(f"alignment point {pair} is outside the rule")
+            links.append((i, j))
+    counts: tuple[float, ...] = ()
+    if len(fields) > 4 and fields[4].strip():
+        try:
+            counts = tuple(float(x) for x in fields[4].split())
+        except ValueError:
+            raise fail(f"counts must be numbers, got {fields[4]!r}") from None
+    tree = None
+    properties = ""
+    if len(fields) > 6:
+        properties = FIELD_SEP.join(fields[6:]).strip()
+        tree_match = _TREE_PROPERTY.search(properties)
+        if tree_match:
+            tree = tree_match.group(1).strip()
+            properties = (properties[: tree_match.start()] + properties[tree_match.end():]).strip()
+
+    source_nts = [(pos, _RHS_NT.match(tok)) for pos, tok in enumerate(source_rhs)]
+    source_nts = [(pos, m.group(2)) for pos, m in source_nts if m]
+    target_nts = [(pos, _RHS_NT.match(tok)) for pos, tok in enumerate(target_rhs)]
+    target_nts = [(pos, m.group(2)) for pos, m in target_nts if m]
+    if len(source_nts) != len(target_nts):
+        raise fail(f"{len(source_nts)} nonterminals on the source side but {len(target_nts)} on the target side")
+    slot_of_source_pos = {pos: k for k, (pos, _) in enumerate(source_nts)}
+    target_nt_positions = {pos for pos, _ in target_nts}
+    slot_of_target_pos: dict[int, int] = {}
+    terminal_links: list[tuple[int, int]] = []
+    for i, j in links:
+        if i in slot_of_source_pos:
+            if j not in target_nt_positions:
+                raise fail(f"alignment point {i}-{j} links a nonterminal to a terminal")
+            if j in slot_of_target_pos:
+                raise fail(f"target nonterminal at {j} is aligned twice")
+            slot_of_target_pos[j] = slot_of_source_pos[i]
+        elif j in target_nt_positions:
+            raise fail(f"alignment point {i}-{j} links a terminal to a nonterminal")
+        else:
+            terminal_links.append((i, j))
+    if len(slot_of_target_pos) != len(target_nts):
+        if slot_of_target_pos:
+            raise fail("the alignment links only some of the nonterminals")
+        # No nonterminal links given (hand-written tables): link by label, which must be unambiguous.
+        source_labels = [label for _, label in source_nts]
+        if len(set(source_labels)) != len(source_labels):
+            raise fail("nonterminal links are missing and labels repeat, so the map is ambiguous")
+        slot_by_label = {label: k for k, label in enumerate(source_labels)}
+        for pos, label in target_nts:
+            if label not in slot_by_label:
+                raise fail(f"target nonterminal [{label}] has no source counterpart")
+            slot_of_target_pos[pos] = slot_by_label[label]
+    labels = tuple(label for _, label in source_nts)
+    for pos, label in target_nts:
+        if labels[slot_of_target_pos[pos]] != label:
+            raise fail(f"linked nonterminals disagree on their label: [{labels[slot_of_target_pos[pos]]}] vs [{label}]")
+
+    source = tuple(slot_of_source_pos.get(pos, tok) for pos, tok in enumerate(source_rhs))
+    target = tuple(slot_of_target_pos[pos] if pos in target_nt_positions else tok
+                   for pos, tok in enumerate(target_rhs))
+    return Rule(lhs=lhs, source=source, target=target, labels=labels, scores=scores,
+                alignment=tuple(sorted(terminal_links)), counts=counts, tree=tree,
+                properties=properties)
+
+
+def format_rule(rule: Rule) -> str:
+    """The Moses rule-table line for `rule` (no newline)."""
+
+    def nt(slot: int) -> str:
+        return f"[{SOURCE_NT_LABEL}][{rule.labels[slot]}]"
+
+    source = " ".join(nt(s) if isinstance(s, int) else s for s in rule.source)
+    target = " ".join(nt(s) if isinstance(s, int) else s for s in rule.target)
+    source_pos_of_slot = {s: pos for pos, s in enumerate(rule.source) if isinstance(s, int)}
+    links = list(rule.alignment)
+    links += [(source_pos_of_slot[s], pos) for pos, s in enumerate(rule.target) if isinstance(s, int)]
+    fields = [
+        f"{source} [{SOURCE_NT_LABEL}]".lstrip(),
+        f"{target} [{rule.lhs}]".lstrip(),
+        " ".join(_format_number(s) for s in rule.scores),
+        " ".join(f"{i}-{j}" for i, j in sorted(links)),
+        " ".join(_format_number(c) for c in rule.counts),
+        "",
+    ]
+    properties = rule.properties
+    if rule.tree is not None:
+        properties = (f"{{{{Tree {rule.tree}}}}} " + properties).strip()
+    fields.append(properties)
+    return FIELD_SEP.join(fields).rstrip()
+
+
+def _format_number(x: float) -> str:
+    return repr(float(x)) if x != int(x) or abs(x) >= 1e15 else str(int(x))
+
+
+def open_text(path: str | os.PathLike, mode: str = "r") -> io.TextIOBase:
+    """Open a text file, gzip-compressed when the name ends in .gz (or, for reading, by its magic bytes)."""
+    path = os.fspath(path)
+    if "r" in mode:
+        with open(path, "rb") as probe:
+            gzipped = probe.read(2) == b"\x1f\x8b"
+    else:
+        gzipped = path.endswith(".gz")
+    if gzipped:
+        return io.TextIOWrapper(gzip.open(path, mode.replace("t", "") + "b"), encoding="utf-8")
+    return open(path, mode, encoding="utf-8")
+
+
+def read_rules(path: str | os.PathLike) -> Iterator[Rule]:
+    """Yield the rules of a Moses rule table (plain or gzip). Blank lines are skipped;
+    any other unreadable line raises GrammarFormatError with file and line number."""
+    path = os.fspath(path)
+    with open_text(path) as lines:
+        for line_number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            yield parse_rule(line, path, line_number)
+
+
+def write_rules(rules: Iterable[Rule], path: str | os.PathLike) -> int:
+    """Write rules in the Moses format (gzip when the name ends in .gz); return how many."""
+    n = 0
+    with open_text(path, "w") as out:
+        for rule in rules:
+            out.write(format_rule(rule))
+            out.write("\n")
+            n += 1
+    return n
+
+
+def feature_names_path(rules_path: str | os.PathLike) -> str:
+    """Where the names of a rule table's score columns are kept (a JSON list), if anywhere."""
+    return os.fspath(rules_path) + ".features.json"
+
+
+def make_rule(lhs: str, source: Sequence[Symbol], target: Sequence[Symbol], labels: Sequence[str],
+              scores: Sequence[float] = (), **kwargs) -> Rule:
+    """Convenience constructor taking lists."""
+    return Rule(lhs, tuple(source), tuple(target), tuple(labels), tuple(scores), **kwargs)
