@@ -111,7 +111,7 @@ def parse_rule(line: str, path: str = "<string>", line_number: int = 1) -> Rule:
     def fail(message: str) -> GrammarFormatError:
         return GrammarFormatError(path, line_number, message)
 
-    fields = line.rstrip("\n").split(FIELD_SEP)
+    fields = [f.strip() for f in line.rstrip("\n").split("|||")]
     if len(fields) < 3:
         raise fail(f"expected at least 3 fields separated by '{FIELD_SEP.strip()}', got {len(fields)}")
     source_tokens = fields[0].split()
@@ -152,7 +152,7 @@ def parse_rule(line: str, path: str = "<string>", line_number: int = 1) -> Rule:
     tree = None
     properties = ""
     if len(fields) > 6:
-        properties = FIELD_SEP.join(fields[6:]).strip()
+        properties = " ".join(fields[6:]).strip()
         tree_match = _TREE_PROPERTY.search(properties)
         if tree_match:
             tree = tree_match.group(1).strip()
