@@ -16,12 +16,13 @@ sys.path.insert(0, HERE)  # build_support/ helpers
 
 
 def extra_sources(name):
-    """Per-module C/C++ sources and flags (KenLM is compiled into _lm)."""
-    if name == "_lm":
-        from build_support.kenlm_sources import kenlm_extension_kwargs
+    """Per-module C/C++ sources and flags (KenLM is compiled into _lm; the
+    other modules get its headers so that they can cimport decoder._ext._lm)."""
+    from build_support.kenlm_sources import kenlm_extension_kwargs, kenlm_header_kwargs
 
+    if name == "_lm":
         return kenlm_extension_kwargs(HERE)
-    return {}
+    return kenlm_header_kwargs(HERE)
 
 
 def extensions():

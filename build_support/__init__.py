@@ -1,0 +1,1 @@
+"""Helpers used by setup.py at build time (not part of the installed package)."""

@@ -1,0 +1,164 @@
+"""KenLM's C++ query API, and the nogil scoring functions of decoder._ext._lm.
+
+Two kinds of declarations live here:
+
+* KenLM's state types (State, Left, ChartState) with their comparison and
+  hash_value. These are plain structs and header-inline functions: any module
+  that cimports this file can store, compare and hash them.
+* KenLM's model and scorer classes (ProbingModel, RuleScore, ...). Their code is
+  compiled into the _lm extension only, so other modules must not call their
+  methods (that would leave undefined symbols in their own .so); they score
+  through the exported nogil functions at the bottom instead, which are plain
+  function pointers imported at module load.
+
+Modules that cimport this need KenLM's include directory and the same
+KENLM_MAX_ORDER (setup.py gives both to every extension).
+"""
+from libc.stdint cimport int32_t, uint64_t
+from libcpp cimport bool as cbool
+
+cdef extern from "lm/max_order.hh":
+    enum: KENLM_MAX_ORDER
+
+cdef extern from "lm/word_index.hh" namespace "lm":
+    ctypedef unsigned int WordIndex
+
+cdef extern from "lm/return.hh" namespace "lm":
+    cdef struct FullScoreReturn:
+        float prob
+        unsigned char ngram_length
+        cbool independent_left
+        uint64_t extend_left
+        float rest
+
+cdef extern from "lm/state.hh" namespace "lm::ngram" nogil:
+    # Right state: the last words (most recent first) that can still matter.
+    cdef cppclass State:
+        WordIndex words[KENLM_MAX_ORDER - 1]
+        float backoff[KENLM_MAX_ORDER - 1]
+        unsigned char length
+        cbool operator==(const State &other)
+        int Compare(const State &other)
+        unsigned char Length()
+        void ZeroRemaining()
+
+    # Left state: pointers to the n-grams that words to the left may extend.
+    cdef cppclass Left:
+        uint64_t pointers[KENLM_MAX_ORDER - 1]
+        unsigned char length
+        cbool full
+        cbool operator==(const Left &other)
+        int Compare(const Left &other)
+        void ZeroRemaining()
+
+    # The LM state of a chart item: recombine items whose ChartStates are ==.
+    cdef cppclass ChartState:
+        Left left
+        State right
+        cbool operator==(const ChartState &other)
+        int Compare(const ChartState &other)
+        void ZeroRemaining()
+
+    uint64_t hash_value(const State &state)
+    uint64_t hash_value(const State &state, uint64_t seed)
+    uint64_t hash_value(const Left &left)
+    uint64_t hash_value(const ChartState &state)
+
+cdef extern from "lm/config.hh" namespace "lm::ngram":
+    ctypedef enum ARPALoadComplain "lm::ngram::Config::ARPALoadComplain":
+        ARPA_COMPLAIN_ALL "lm::ngram::Config::ALL"
+        ARPA_COMPLAIN_EXPENSIVE "lm::ngram::Config::EXPENSIVE"
+        ARPA_COMPLAIN_NONE "lm::ngram::Config::NONE"
+
+    cdef cppclass Config:
+        Config()
+        cbool show_progress
+        ARPALoadComplain arpa_complain
+        float probing_multiplier
+        float unknown_missing_logprob
+
+cdef extern from "lm/model_type.hh" namespace "lm::ngram":
+    ctypedef enum ModelType:
+        PROBING
+        REST_PROBING
+        TRIE
+        QUANT_TRIE
+        ARRAY_TRIE
+        QUANT_ARRAY_TRIE
+
+cdef extern from "lm/binary_format.hh" namespace "lm::ngram":
+    # True for a KenLM binary file (and sets its type); false for ARPA.
+    cbool RecognizeBinary(const char *file, ModelType &recognized) except +
+
+# ---- usable inside _lm only (their code is in _lm's .so) ----
+
+cdef extern from "lm/model.hh" namespace "lm::ngram" nogil:
+    cdef cppclass ProbingVocabulary "lm::ngram::ProbingVocabulary":
+        WordIndex Index(const char *word)
+        WordIndex BeginSentence()
+        WordIndex EndSentence()
+        WordIndex NotFound()
+        WordIndex Bound()
+
+    # The hash-table (probing) model; KenLM's default, `lm::ngram::Model`.
+    cdef cppclass ProbingModel "lm::ngram::ProbingModel":
+        ProbingModel(const char *file, const Config &config) except +
+        FullScoreReturn FullScore(const State &in_state, WordIndex new_word, State &out_state)
+        float Score(const State &in_state, WordIndex new_word, State &out_state)
+        const State &BeginSentenceState()
+        const State &NullContextState()
+        const ProbingVocabulary &GetVocabulary()
+        unsigned char Order()
+
+    ctypedef ProbingModel Model
+
+cdef extern from "lm/left.hh" namespace "lm::ngram" nogil:
+    # Scores one rule application left to right into `out`. It has no default
+    # constructor, so Cython code cannot hold one on the stack: _lm.pyx wraps
+    # it in C++ helpers (see score_target).
+    cdef cppclass RuleScore[M]:
+        RuleScore(const M &model, ChartState &out)
+        void BeginSentence()
+        void Terminal(WordIndex word)
+        void BeginNonTerminal(const ChartState &child, float prob)
+        void NonTerminal(const ChartState &child, float prob)
+        float Finish()
+        void Reset()
+        void Reset(ChartState &replacement)
+
+
+# ---- the API for other modules: nogil, callable from anywhere ----
+
+cdef class LanguageModel:
+    cdef Model *model
+    cdef readonly str path
+    cdef readonly int order
+    cdef readonly WordIndex bos_index
+    cdef readonly WordIndex eos_index
+    cdef readonly WordIndex unk_index
+    # Scoring calls made through this object's Python methods; nogil callers
+    # may pass &lm.queries as the counter of their own calls.
+    cdef public unsigned long long queries
+
+
+# A rule's target side is an int32 array: symbol >= 0 is a KenLM word id (see
+# LanguageModel.vocab_indices), symbol < 0 is child number -symbol - 1 in
+# `children`. A <s> id is only allowed first (it is context, not a word).
+# Writes the new item's state to `out` and returns the log10 score of the
+# n-grams this application completes, plus KenLM's estimate for the words
+# still lacking left context (corrected when they get it). Adds the number of
+# Terminal/NonTerminal scoring calls to *queries unless queries is NULL.
+cdef float score_target(const Model *model, const int32_t *target, Py_ssize_t length,
+                        const ChartState * const *children, ChartState *out,
+                        unsigned long long *queries) noexcept nogil
+
+# Scores "<s> root </s>" around a complete item: the sentence-level correction.
+cdef float score_sentence_boundaries(const Model *model, const ChartState *root, ChartState *out,
+                                     unsigned long long *queries) noexcept nogil
+
+# Plain left-to-right sentence score of KenLM word ids (log10).
+cdef float score_word_ids(const Model *model, const WordIndex *words, Py_ssize_t length,
+                          bint bos, bint eos) noexcept nogil
+
+# The empty state: the target side of a rule with no words.
+cdef void empty_chart_state(ChartState *out) noexcept nogil

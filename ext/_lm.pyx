@@ -1,0 +1,306 @@
+# distutils: language = c++
+"""KenLM n-gram language model, scored through KenLM's own C++ structures.
+
+The decoder's hot path calls the nogil functions declared in _lm.pxd
+(score_target and friends) with a LanguageModel's `model` pointer; the Python
+methods here are for loading, vocabulary mapping, tests and tools.
+"""
+import errno
+import os
+import time
+
+import numpy as np
+
+from libc.stdint cimport int32_t
+from libcpp.vector cimport vector
+
+cdef extern from *:
+    """
+    #include "lm/left.hh"
+    #include "lm/model.hh"
+
+    /* RuleScore cannot live on a Cython stack (no default constructor), so the
+       loops that use it are written here. */
+    static float CkyScoreTarget(const lm::ngram::ProbingModel &model,
+                                const int32_t *target, Py_ssize_t length,
+                                const lm::ngram::ChartState *const *children,
+                                lm::ngram::ChartState &out,
+                                unsigned long long *queries) {
+      lm::ngram::RuleScore<lm::ngram::ProbingModel> scorer(model, out);
+      const lm::WordIndex begin_sentence = model.GetVocabulary().BeginSentence();
+      unsigned long long calls = 0;
+      for (Py_ssize_t i = 0; i < length; ++i) {
+        const int32_t symbol = target[i];
+        if (symbol < 0) {
+          const lm::ngram::ChartState &child = *children[-(symbol + 1)];
+          if (i == 0) {
+            scorer.BeginNonTerminal(child, 0.0f);  /* nothing to its left: a copy */
+          } else {
+            scorer.NonTerminal(child, 0.0f);
+            ++calls;
+          }
+        } else if (i == 0 && static_cast<lm::WordIndex>(symbol) == begin_sentence) {
+          scorer.BeginSentence();
+        } else {
+          scorer.Terminal(static_cast<lm::WordIndex>(symbol));
+          ++calls;
+        }
+      }
+      if (queries) *queries += calls;
+      return scorer.Finish();
+    }
+
+    static float CkyScoreSentenceBoundaries(const lm::ngram::ProbingModel &model,
+                                            const lm::ngram::ChartState &root,
+                                            lm::ngram::ChartState &out,
+                                            unsigned long long *queries) {
+      lm::ngram::RuleScore<lm::ngram::ProbingModel> scorer(model, out);
+      scorer.BeginSentence();
+      scorer.NonTerminal(root, 0.0f);
+      scorer.Terminal(model.GetVocabulary().EndSentence());
+      if (queries) *queries += 2;
+      return scorer.Finish();
+    }
+
+    static void CkyEmptyChartState(lm::ngram::ChartState &out) {
+      out.left.length = 0;
+      out.left.full = false;
+      out.right.length = 0;
+    }
+    """
+    float CkyScoreTarget(const Model &model, const int32_t *target, Py_ssize_t length,
+                         const ChartState * const *children, ChartState &out,
+                         unsigned long long *queries) nogil
+    float CkyScoreSentenceBoundaries(const Model &model, const ChartState &root,
+                                     ChartState &out, unsigned long long *queries) nogil
+    void CkyEmptyChartState(ChartState &out) nogil
+
+
+# ---- nogil API (declared in _lm.pxd) ----
+
+cdef float score_target(const Model *model, const int32_t *target, Py_ssize_t length,
+                        const ChartState * const *children, ChartState *out,
+                        unsigned long long *queries) noexcept nogil:
+    return CkyScoreTarget(model[0], target, length, children, out[0], queries)
+
+
+cdef float score_sentence_boundaries(const Model *model, const ChartState *root, ChartState *out,
+                                     unsigned long long *queries) noexcept nogil:
+    return CkyScoreSentenceBoundaries(model[0], root[0], out[0], queries)
+
+
+cdef float score_word_ids(const Model *model, const WordIndex *words, Py_ssize_t length,
+                          bint bos, bint eos) noexcept nogil:
+    cdef State states[2]
+    cdef int current = 0
+    cdef float total = 0.0
+    cdef Py_ssize_t i
+    states[0] = model.BeginSentenceState() if bos else model.NullContextState()
+    for i in range(length):
+        # FullScore needs distinct in and out states: alternate between two.
+        total += model.FullScore(states[current], words[i], states[1 - current]).prob
+        current = 1 - current
+    if eos:
+        total += model.FullScore(states[current], model.GetVocabulary().EndSentence(),
+                                 states[1 - current]).prob
+    return total
+
+
+cdef void empty_chart_state(ChartState *out) noexcept nogil:
+    CkyEmptyChartState(out[0])
+
+
+# ---- Python API ----
+
+_BINARY_TYPE_NAMES = {
+    REST_PROBING: "rest_probing",
+    TRIE: "trie",
+    QUANT_TRIE: "quantized trie",
+    ARRAY_TRIE: "array trie",
+    QUANT_ARRAY_TRIE: "quantized array trie",
+}
+
+
+cdef bytes _encode(word):
+    if isinstance(word, bytes):
+        return word
+    if isinstance(word, str):
+        return (<str>word).encode("utf-8")
+    raise TypeError(f"words must be str or bytes, not {type(word).__name__}")
+
+
+cdef class PyChartState:
+    """A KenLM ChartState (left and right LM context of a chart item).
+
+    Equal states recombine: == and hash follow KenLM's operator== and hash_value.
+    """
+    cdef ChartState state
+
+    def __eq__(self, other):
+        if not isinstance(other, PyChartState):
+            return NotImplemented
+        return self.state == (<PyChartState>other).state
+
+    def __hash__(self):
+        cdef Py_hash_t value = <Py_hash_t>hash_value(self.state)
+        return -2 if value == -1 else value  # -1 means "error" to CPython
+
+    @property
+    def left_length(self):
+        """Number of leftmost words whose probability still lacks left context."""
+        return self.state.left.length
+
+    @property
+    def left_full(self):
+        """True if words to the left can no longer change this item's score."""
+        return bool(self.state.left.full)
+
+    @property
+    def right_words(self):
+        """KenLM ids of the rightmost words that still matter, in sentence order."""
+        return tuple(self.state.right.words[i] for i in reversed(range(self.state.right.length)))
+
+    def __repr__(self):
+        return (f"PyChartState(left_length={self.left_length}, left_full={self.left_full}, "
+                f"right_words={self.right_words})")
+
+
+cdef PyChartState _wrap_state(const ChartState &state):
+    cdef PyChartState wrapped = PyChartState.__new__(PyChartState)
+    wrapped.state = state
+    return wrapped
+
+
+cdef class LanguageModel:
+    """A KenLM model from an ARPA file or a probing binary (build_binary's default).
+
+    Scores are log10 probabilities. `model` is the C++ ProbingModel pointer for
+    the nogil functions of this module.
+    """
+
+    def __cinit__(self):
+        self.model = NULL
+
+    def __init__(self, path):
+        path = os.fspath(path)
+        if not os.path.exists(path):
+            raise FileNotFoundError(errno.ENOENT, "language model file not found", path)
+        if os.path.isdir(path):
+            raise IsADirectoryError(errno.EISDIR, "language model path is a directory", path)
+        if not os.access(path, os.R_OK):
+            raise PermissionError(errno.EACCES, "language model file is not readable", path)
+        cdef bytes c_path = os.fsencode(path)
+        cdef ModelType binary_type = PROBING
+        try:
+            is_binary = RecognizeBinary(c_path, binary_type)
+        except Exception as error:
+            raise ValueError(f"cannot read language model {path}: {error}") from error
+        if is_binary and binary_type != PROBING:
+            kind = _BINARY_TYPE_NAMES.get(binary_type, str(binary_type))
+            raise ValueError(
+                f"{path} is a KenLM {kind} binary; decoder.lm loads ARPA files and probing "
+                f"binaries only (rebuild with `build_binary probing MODEL.arpa {path}`)"
+            )
+        cdef Config config
+        config.show_progress = False
+        config.arpa_complain = ARPA_COMPLAIN_NONE
+        cdef const char *c_path_ptr = c_path
+        try:
+            with nogil:
+                self.model = new Model(c_path_ptr, config)
+        except Exception as error:
+            raise ValueError(f"cannot load language model {path}: {error}") from error
+        self.path = path
+        self.order = self.model.Order()
+        cdef const ProbingVocabulary *vocab = &self.model.GetVocabulary()
+        self.bos_index = vocab.BeginSentence()
+        self.eos_index = vocab.EndSentence()
+        self.unk_index = vocab.NotFound()
+        self.queries = 0
+
+    def __dealloc__(self):
+        del self.model
+
+    def __repr__(self):
+        return f"LanguageModel({self.path!r}, order={self.order})"
+
+    @property
+    def vocab_size(self):
+        """Number of KenLM word ids, [0, vocab_size); 0 is <unk>."""
+        return self.model.GetVocabulary().Bound()
+
+    def vocab_index(self, word):
+        """KenLM id of a word (unk_index, i.e. 0, if unknown)."""
+        return self.model.GetVocabulary().Index(_encode(word))
+
+    def vocab_indices(self, words):
+        """KenLM ids of many words as a numpy uint32 array (map a grammar's vocabulary once)."""
+        words = list(words)
+        ids = np.empty(len(words), dtype=np.uint32)
+        cdef WordIndex[::1] out = ids
+        cdef const ProbingVocabulary *vocab = &self.model.GetVocabulary()
+        cdef Py_ssize_t i
+        for i, word in enumerate(words):
+            out[i] = vocab.Index(_encode(word))
+        return ids
+
+    def score_sentence(self, words, bint bos=True, bint eos=True):
+        """log10 probability of a sentence (a whitespace-separated str or a list of words)."""
+        if isinstance(words, str):
+            words = words.split()
+        ids = self.vocab_indices(words)
+        cdef const WordIndex[::1] id_view = ids
+        cdef Py_ssize_t length = id_view.shape[0]
+        self.queries += length + (1 if eos else 0)
+        if length == 0:
+            return score_word_ids(self.model, NULL, 0, bos, eos)
+        return score_word_ids(self.model, &id_view[0], length, bos, eos)
+
+    def score_target(self, items):
+        """Score one rule application the way the decoder does: returns (log10, PyChartState).
+
+        `items` is the target side left to right: a str is a word (<s> only
+        first), a PyChartState is a child item, an int is a raw KenLM word id.
+        """
+        cdef vector[int32_t] target
+        cdef vector[const ChartState *] children
+        cdef PyChartState child
+        items = list(items)  # keeps the children alive while we point into them
+        for item in items:
+            if isinstance(item, PyChartState):
+                child = <PyChartState>item
+                children.push_back(&child.state)
+                target.push_back(-<int32_t>children.size())
+            elif isinstance(item, int):
+                if item < 0:
+                    raise ValueError(f"word ids are >= 0, got {item}")
+                target.push_back(<int32_t>item)
+            else:
+                target.push_back(<int32_t>self.model.GetVocabulary().Index(_encode(item)))
+        cdef ChartState out
+        cdef float score = score_target(self.model, target.data(), target.size(),
+                                        children.data(), &out, &self.queries)
+        return score, _wrap_state(out)
+
+    def score_sentence_boundaries(self, PyChartState root not None):
+        """Add <s> and </s> around a complete item: returns (log10, PyChartState)."""
+        cdef ChartState out
+        cdef float score = score_sentence_boundaries(self.model, &root.state, &out, &self.queries)
+        return score, _wrap_state(out)
+
+    def time_terminal_calls(self, words, Py_ssize_t repeats=1000):
+        """Nanoseconds per RuleScore.Terminal call, scoring `words` as one rule `repeats` times."""
+        ids = self.vocab_indices(words).astype(np.int32)
+        cdef const int32_t[::1] target = ids
+        cdef Py_ssize_t length = target.shape[0]
+        if length == 0 or repeats <= 0:
+            raise ValueError("need at least one word and one repeat")
+        cdef ChartState out
+        cdef double total = 0.0
+        cdef Py_ssize_t r
+        started = time.perf_counter()
+        with nogil:
+            for r in range(repeats):
+                total += score_target(self.model, &target[0], length, NULL, &out, NULL)
+        elapsed = time.perf_counter() - started
+        return elapsed * 1e9 / (repeats * length)
