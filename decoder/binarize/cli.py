@@ -1,0 +1,54 @@
+"""`cky binarize`: binarize a Moses rule table and report the grammar cost."""
+from __future__ import annotations
+
+import json
+import sys
+
+from ..grammar import GrammarFormatError, read_rules
+from . import NON_BINARIZABLE_POLICIES, STRATEGIES, binarize, write_binary_grammar
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("input", metavar="IN", help="rule table in Moses format (plain or .gz)")
+    parser.add_argument("output", metavar="OUT", help="binary grammar (text; gzip when it ends in .gz)")
+    parser.add_argument("--strategy", choices=STRATEGIES, default="left", help="binarization strategy (default: left)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random strategy (default: 0)")
+    parser.add_argument("--report", metavar="REPORT.json", help="write the report as JSON here")
+    parser.add_argument("--max-iterations", type=int, default=20, help="icr: maximum sweeps (default: 20)")
+    parser.add_argument("--non-binarizable", choices=NON_BINARIZABLE_POLICIES, default="monolingual",
+                        help="what to do with rules whose permutation is not binarizable (default: binarize "
+                             "them monolingually and flag them)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def main(args) -> int:
+    try:
+        rules = list(read_rules(args.input))
+    except (GrammarFormatError, OSError) as error:
+        print(f"cky binarize: {error}", file=sys.stderr)
+        return 1
+    grammar = binarize(rules, args.strategy, seed=args.seed, max_iterations=args.max_iterations,
+                       non_binarizable=args.non_binarizable, progress=not args.quiet)
+    write_binary_grammar(grammar, args.output)
+    report = grammar.report
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as out:
+            json.dump(report, out, indent=2)
+            out.write("\n")
+    print(summary(report))
+    return 0
+
+
+def summary(report: dict) -> str:
+    lines = [
+        f"strategy             {report['strategy']}",
+        f"source rules         {report['source_rules']:,}",
+        f"binary rules         {report['binary_rules']:,}",
+        f"virtual nonterminals {report['virtual_nonterminals']:,}",
+        f"non-binarizable      {report['non_binarizable']:,} ({report['non_binarizable_policy']})",
+        f"cost Q(G')           {report['cost']:,}",
+        f"seconds              {report['seconds']:.2f}",
+    ]
+    if report["iterations"]:
+        lines.append("icr cost by sweep    " + " -> ".join(f"{q:,}" for q in report["iterations"]))
+    return "\n".join(lines)
