@@ -1,0 +1,260 @@
+"""Compile a `BinaryGrammar` into the arrays of docs/store-format.md and save them.
+
+The only per-rule Python work is interning names into ids (dict look-ups in
+comprehensions); sorting, indexing, and everything else is done on numpy arrays.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..binarize import BinaryGrammar
+from .format import (ARRAYS, FORMAT_VERSION, META_FILE, NONTERMINALS_FILE, SOURCE_VOCAB_FILE,
+                     TARGET_VOCAB_FILE, TREES_FILE, StoreError)
+from .runs import hash_runs
+
+MOSES_LOG_OF_ZERO = -100.0  # what Rule.log_scores (and Moses) use for a score of 0
+
+
+@dataclass
+class CompiledGrammar:
+    """A store in memory, ready to save."""
+
+    arrays: dict[str, np.ndarray]
+    nonterminals: list[str]
+    source_vocab: list[str]
+    target_vocab: list[str]
+    trees: bytes
+    meta: dict
+    # store rule id -> index of the rule in `grammar.rules` (the store sorts rules by key)
+    rule_order: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
+def compile_grammar(grammar: BinaryGrammar, feature_names: list[str] | None = None,
+                    source_table: str | None = None, filter_path: str | None = None) -> CompiledGrammar:
+    rules = grammar.rules
+    n_rules = len(rules)
+
+    # Nonterminals: real labels (sorted), then virtual symbols in order of definition.
+    lhs_names = [r.lhs for r in rules]
+    children0 = [r.children[0] for r in rules]
+    children1 = [r.children[1] if len(r.children) > 1 else None for r in rules]
+    names = set(lhs_names)
+    names.update(c for c in children0 if c.__class__ is str)
+    names.update(c for c in children1 if c.__class__ is str)
+    real = sorted(n for n in names if not n.startswith("<"))
+    virtual = [n for n in dict.fromkeys(lhs_names) if n.startswith("<")]
+    if len(real) + len(virtual) != len(names):
+        undefined = sorted(n for n in names if n.startswith("<") and n not in set(virtual))
+        raise ValueError(f"virtual symbols used but never defined: {undefined[:5]}")
+    nonterminals = real + virtual
+    n_nonterminals = len(nonterminals)
+
+    # Runs: distinct terminal-run children, in order of first use; their symbols follow the nonterminals.
+    runs = list(dict.fromkeys(c for c in children0 + children1 if c.__class__ is tuple))
+    n_runs = len(runs)
+    source_word_id: dict[str, int] = {}
+    run_words = np.fromiter((source_word_id.setdefault(w, len(source_word_id)) for run in runs for w in run),
+                            dtype=np.int32)
+    run_offsets = np.zeros(n_runs + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, runs), dtype=np.int64, count=n_runs), out=run_offsets[1:])
+
+    # One dict for every child kind: str -> nonterminal id, tuple -> run symbol, None -> -1.
+    symbol_id: dict = {name: i for i, name in enumerate(nonterminals)}
+    symbol_id.update((run, n_nonterminals + i) for i, run in enumerate(runs))
+    symbol_id[None] = -1
+    lhs = np.fromiter(map(symbol_id.__getitem__, lhs_names), dtype=np.int32, count=n_rules)
+    child0 = np.fromiter(map(symbol_id.__getitem__, children0), dtype=np.int32, count=n_rules)
+    child1 = np.fromiter(map(symbol_id.__getitem__, children1), dtype=np.int32, count=n_rules)
+    origin = np.fromiter((r.origin for r in rules), dtype=np.int64, count=n_rules)
+    del lhs_names, children0, children1
+
+    # Target sides: word ids >= 0, block reference k as -1-k; None (carry the blocks) as empty.
+    targets = [r.target for r in rules]
+    carries = np.fromiter((t is None for t in targets), dtype=np.uint8, count=n_rules)
+    target_words = list(dict.fromkeys(x for t in targets if t for x in t if x.__class__ is str))
+    item_id: dict = {w: i for i, w in enumerate(target_words)}
+    max_reference = max((x for t in targets if t for x in t if x.__class__ is int), default=-1)
+    item_id.update((k, -1 - k) for k in range(max_reference + 1))
+    target_lengths = np.fromiter((len(t) if t else 0 for t in targets), dtype=np.int64, count=n_rules)
+    target_items = np.fromiter((item_id[x] for t in targets if t for x in t), dtype=np.int32,
+                               count=int(target_lengths.sum()))
+    del targets, item_id
+
+    # Sort the rules by index key: one-child rules by child0, then pairs by (child0, child1).
+    order = np.lexsort((origin, lhs, child1, child0, child1 >= 0))
+    lhs, child0, child1, origin, carries = lhs[order], child0[order], child1[order], origin[order], carries[order]
+    target_offsets, target_items = _permute_ragged(target_lengths, target_items, order)
+
+    n_symbols = n_nonterminals + n_runs
+    n_single = int(np.count_nonzero(child1 < 0))
+    single_keys, single_offsets = _group(child0[:n_single].astype(np.int64))
+    pair_keys, pair_offsets = _group(child0[n_single:].astype(np.int64) * n_symbols + child1[n_single:])
+
+    # Per source rule: its top rule, its features (log scores), its tree fragment.
+    source_rules = grammar.source_rules
+    n_source = len(source_rules)
+    source_top_rule = np.full(n_source, -1, dtype=np.int32)
+    tops = np.flatnonzero(origin >= 0)
+    source_top_rule[origin[tops]] = tops
+    features, feature_names = _features(source_rules, feature_names)
+    encoded_trees = [(r.tree or "").encode("utf-8") for r in source_rules]
+    tree_offsets = np.zeros(n_source + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded_trees), dtype=np.int64, count=n_source), out=tree_offsets[1:])
+
+    symbol_is_virtual = np.zeros(n_nonterminals, dtype=np.uint8)
+    symbol_is_virtual[len(real):] = 1
+    symbol_rule = np.full(n_nonterminals, -1, dtype=np.int32)
+    defining = np.flatnonzero(lhs >= len(real))
+    symbol_rule[lhs[defining]] = defining
+    symbol_carried = _carried_blocks(symbol_rule, child0, child1, carries, n_runs)
+
+    run_hashes = hash_runs(run_offsets, run_words)
+    run_hash_runs = np.argsort(run_hashes, kind="stable").astype(np.int32)
+
+    arrays = {
+        "symbol_carried": symbol_carried,
+        "symbol_is_virtual": symbol_is_virtual,
+        "symbol_rule": symbol_rule,
+        "run_offsets": run_offsets,
+        "run_words": run_words,
+        "run_hash_keys": run_hashes[run_hash_runs],
+        "run_hash_runs": run_hash_runs,
+        "rule_lhs": lhs,
+        "rule_child0": child0,
+        "rule_child1": child1,
+        "rule_target_offsets": target_offsets,
+        "rule_target": target_items,
+        "rule_carries": carries,
+        "rule_origin": origin,
+        "source_top_rule": source_top_rule,
+        "features": features,
+        "tree_offsets": tree_offsets,
+        "pair_keys": pair_keys,
+        "pair_offsets": pair_offsets,
+        "pair_rules": np.arange(n_single, n_rules, dtype=np.int32),
+        "single_keys": single_keys,
+        "single_offsets": single_offsets,
+        "single_rules": np.arange(n_single, dtype=np.int32),
+    }
+    meta = {
+        "format_version": FORMAT_VERSION,
+        "strategy": grammar.strategy,
+        "report": _jsonable(grammar.report),
+        "feature_names": feature_names,
+        "n_real_nonterminals": len(real),
+        "n_nonterminals": n_nonterminals,
+        "n_runs": n_runs,
+        "n_symbols": n_symbols,
+        "n_rules": n_rules,
+        "n_source_rules": n_source,
+        "n_pair_keys": len(pair_keys),
+        "n_single_keys": len(single_keys),
+        "max_run_length": int(np.diff(run_offsets).max()) if n_runs else 0,
+        "oov_id": -1,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "source_table": os.fspath(source_table) if source_table is not None else None,
+        "filter": os.fspath(filter_path) if filter_path is not None else None,
+    }
+    for name, (dtype, _) in ARRAYS.items():
+        assert arrays[name].dtype == dtype, (name, arrays[name].dtype, dtype)
+    return CompiledGrammar(arrays, nonterminals, list(source_word_id), target_words,
+                           b"".join(encoded_trees), meta, order.astype(np.int64))
+
+
+def save_store(compiled: CompiledGrammar, path: str | os.PathLike) -> None:
+    """Write the store directory; meta.json goes last, so an interrupted write is detected at open."""
+    path = os.fspath(path)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise StoreError(path, "exists and is not a directory")
+    os.makedirs(path, exist_ok=True)
+    meta_path = os.path.join(path, META_FILE)
+    if os.path.exists(meta_path):
+        os.remove(meta_path)
+    for name, array in compiled.arrays.items():
+        np.save(os.path.join(path, name + ".npy"), np.ascontiguousarray(array))
+    for file_name, lines in ((NONTERMINALS_FILE, compiled.nonterminals),
+                             (SOURCE_VOCAB_FILE, compiled.source_vocab),
+                             (TARGET_VOCAB_FILE, compiled.target_vocab)):
+        with open(os.path.join(path, file_name), "w", encoding="utf-8") as out:
+            out.writelines(line + "\n" for line in lines)
+    with open(os.path.join(path, TREES_FILE), "wb") as out:
+        out.write(compiled.trees)
+    with open(meta_path + ".tmp", "w", encoding="utf-8") as out:
+        json.dump(compiled.meta, out, indent=1, ensure_ascii=False)
+    os.replace(meta_path + ".tmp", meta_path)
+
+
+def write_store(grammar: BinaryGrammar, path: str | os.PathLike, **kwargs) -> CompiledGrammar:
+    """Compile `grammar` and save it to the directory `path`; keyword arguments go to compile_grammar."""
+    compiled = compile_grammar(grammar, **kwargs)
+    save_store(compiled, path)
+    return compiled
+
+
+def _group(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unique keys of a sorted array and offsets: key i occupies [offsets[i], offsets[i+1])."""
+    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]) if len(sorted_keys) else \
+        np.zeros(0, dtype=np.int64)
+    keys = sorted_keys[starts].astype(np.int64)
+    offsets = np.append(starts, len(sorted_keys)).astype(np.int64)
+    return keys, offsets
+
+
+def _permute_ragged(lengths: np.ndarray, items: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets and items of a ragged array (row i = `lengths[i]` items) with its rows reordered."""
+    old_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=old_offsets[1:])
+    new_lengths = lengths[order]
+    new_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(new_lengths, out=new_offsets[1:])
+    gather = np.repeat(old_offsets[:-1][order] - new_offsets[:-1], new_lengths) + np.arange(new_offsets[-1])
+    return new_offsets, items[gather]
+
+
+def _carried_blocks(symbol_rule: np.ndarray, child0: np.ndarray, child1: np.ndarray, carries: np.ndarray,
+                    n_runs: int) -> np.ndarray:
+    """Blocks an item of each nonterminal carries: 1, except a monolingual virtual symbol, which
+    carries its children's (a fixed point over nesting depth, computed for all symbols at once)."""
+    n = len(symbol_rule)
+    # per symbol id, then 0 for every run, then a trailing 0 that child id -1 picks up
+    carried = np.concatenate([np.ones(n, dtype=np.int32), np.zeros(n_runs + 1, dtype=np.int32)])
+    mono = np.flatnonzero((symbol_rule >= 0) & (carries[np.maximum(symbol_rule, 0)] == 1))
+    left, right = child0[symbol_rule[mono]], child1[symbol_rule[mono]]
+    for _ in range(n + 1):
+        updated = carried[left] + carried[right]
+        if np.array_equal(updated, carried[mono]):
+            break
+        carried[mono] = updated
+    return carried[:n].copy()
+
+
+def _features(source_rules, feature_names):
+    """float32[n, F] natural logs of the Moses scores (0 -> -100, as Rule.log_scores), and F names."""
+    lengths = {len(r.scores) for r in source_rules}
+    if len(lengths) > 1:
+        raise ValueError(f"rules have different numbers of scores: {sorted(lengths)}")
+    n_features = lengths.pop() if lengths else len(feature_names or ())
+    scores = np.array([r.scores for r in source_rules], dtype=np.float64).reshape(len(source_rules), n_features)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.where(scores > 0, np.log(np.where(scores > 0, scores, 1.0)), MOSES_LOG_OF_ZERO)
+    if feature_names is None:
+        feature_names = [f"f{i}" for i in range(n_features)]
+    if len(feature_names) != n_features:
+        raise ValueError(f"{len(feature_names)} feature names for {n_features} scores per rule")
+    return logs.astype(np.float32), list(feature_names)
+
+
+def _jsonable(value):
+    """The binarization report with numpy scalars and tuples made JSON-friendly."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

@@ -1,0 +1,61 @@
+"""The grammar store format (docs/store-format.md): version, array specs, errors.
+
+One table (`ARRAYS`) says which `.npy` files a store has, their dtype and their
+length in terms of `meta.json`, so that compiling and opening check the same thing.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+FORMAT_VERSION = 1
+META_FILE = "meta.json"
+NONTERMINALS_FILE = "nonterminals.txt"
+SOURCE_VOCAB_FILE = "source_vocab.txt"
+TARGET_VOCAB_FILE = "target_vocab.txt"
+TREES_FILE = "trees.bin"
+
+# The id of a source word that is in no rule (no run can match it).
+OOV_ID = -1
+
+
+class StoreError(Exception):
+    """A missing, corrupt or incompatible grammar store; the message names the path."""
+
+    def __init__(self, path: str | os.PathLike, message: str):
+        super().__init__(f"{os.fspath(path)}: {message}")
+        self.path = os.fspath(path)
+
+
+# name -> (dtype, expected first dimension as a function of meta, or None when it is free).
+# `meta["_n_pair_keys"]`-style counts are not in meta: index lengths are checked against each other.
+ARRAYS: dict[str, tuple[np.dtype, object]] = {
+    "symbol_carried": (np.dtype(np.int32), lambda m: m["n_nonterminals"]),
+    "symbol_is_virtual": (np.dtype(np.uint8), lambda m: m["n_nonterminals"]),
+    "symbol_rule": (np.dtype(np.int32), lambda m: m["n_nonterminals"]),
+    "run_offsets": (np.dtype(np.int64), lambda m: m["n_runs"] + 1),
+    "run_words": (np.dtype(np.int32), None),
+    "run_hash_keys": (np.dtype(np.uint64), lambda m: m["n_runs"]),
+    "run_hash_runs": (np.dtype(np.int32), lambda m: m["n_runs"]),
+    "rule_lhs": (np.dtype(np.int32), lambda m: m["n_rules"]),
+    "rule_child0": (np.dtype(np.int32), lambda m: m["n_rules"]),
+    "rule_child1": (np.dtype(np.int32), lambda m: m["n_rules"]),
+    "rule_target_offsets": (np.dtype(np.int64), lambda m: m["n_rules"] + 1),
+    "rule_target": (np.dtype(np.int32), None),
+    "rule_carries": (np.dtype(np.uint8), lambda m: m["n_rules"]),
+    "rule_origin": (np.dtype(np.int64), lambda m: m["n_rules"]),
+    "source_top_rule": (np.dtype(np.int32), lambda m: m["n_source_rules"]),
+    "features": (np.dtype(np.float32), lambda m: m["n_source_rules"]),
+    "tree_offsets": (np.dtype(np.int64), lambda m: m["n_source_rules"] + 1),
+    "pair_keys": (np.dtype(np.int64), None),
+    "pair_offsets": (np.dtype(np.int64), None),
+    "pair_rules": (np.dtype(np.int32), None),
+    "single_keys": (np.dtype(np.int64), None),
+    "single_offsets": (np.dtype(np.int64), None),
+    "single_rules": (np.dtype(np.int32), None),
+}
+
+META_KEYS = ("format_version", "strategy", "report", "feature_names", "n_real_nonterminals",
+             "n_nonterminals", "n_runs", "n_rules", "n_source_rules", "max_run_length", "created",
+             "source_table", "filter")

@@ -1,0 +1,348 @@
+"""`GrammarStore`: a compiled grammar store opened with every array memory-mapped.
+
+    store = GrammarStore.open("model/store")
+    view = store.sentence_view("el perro come".split())
+    for start, end, run in view.runs:              # spans that are a known terminal run
+        lexical = store.rules_for_single(run)        # rule ids (one child: the run)
+    store.rules_for_pair(left_symbol, right_symbol)  # rule ids with these two children
+
+Opening reads meta.json and the .npy headers only; the vocabularies and symbol
+names are text files read on first use. All raw arrays are attributes named as
+in docs/store-format.md (`store.rule_lhs`, `store.pair_keys`, ...), read-only.
+"""
+from __future__ import annotations
+
+import json
+import os
+from functools import cached_property
+from typing import Sequence
+
+import numpy as np
+
+from ..binarize import BinaryRule
+from ..grammar import Rule
+from .format import (ARRAYS, FORMAT_VERSION, META_FILE, NONTERMINALS_FILE, OOV_ID, SOURCE_VOCAB_FILE,
+                     TARGET_VOCAB_FILE, TREES_FILE, StoreError)
+from .runs import match_run_array
+
+EMPTY_RULES = np.zeros(0, dtype=np.int32)
+
+
+class SentenceView:
+    """One sentence against a store: its word ids and the spans that are terminal runs."""
+
+    def __init__(self, store: "GrammarStore", words: Sequence[str]):
+        self.store = store
+        self.words = list(words)
+        self.word_ids = store.source_word_ids(self.words)  # int32, OOV_ID for unknown words
+        self.runs = store.match_run_array(self.word_ids)  # int32[k, 3]: start, end (exclusive), run symbol
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def lexical_rules(self):
+        """(start, end, run symbol, rule ids) for every matched run that has one-child rules."""
+        for start, end, symbol in self.runs.tolist():
+            rules = self.store.rules_for_single(symbol)
+            if len(rules):
+                yield start, end, symbol, rules
+
+
+class GrammarStore:
+    """A grammar store directory; use `GrammarStore.open(path)`."""
+
+    def __init__(self, path: str, meta: dict, arrays: dict[str, np.ndarray], trees: np.ndarray):
+        self.path = path
+        self.meta = meta
+        for name, array in arrays.items():
+            setattr(self, name, array)
+        self.trees_bytes = trees
+        self.n_real_nonterminals = int(meta["n_real_nonterminals"])
+        self.n_nonterminals = int(meta["n_nonterminals"])
+        self.n_runs = int(meta["n_runs"])
+        self.n_symbols = self.n_nonterminals + self.n_runs
+        self.n_source_rules = int(meta["n_source_rules"])
+        self.max_run_length = int(meta["max_run_length"])
+        self.feature_names = list(meta["feature_names"])
+        self.strategy = meta["strategy"]
+
+    # -- opening -------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> "GrammarStore":
+        """Open a store directory, memory-mapping every array; StoreError if it is missing,
+        corrupt, or of another format version."""
+        path = os.fspath(path)
+        if not os.path.isdir(path):
+            raise StoreError(path, "no grammar store here (not a directory)")
+        meta_path = os.path.join(path, META_FILE)
+        if not os.path.isfile(meta_path):
+            raise StoreError(path, f"missing {META_FILE}: not a grammar store, or its compilation did not finish")
+        try:
+            with open(meta_path, encoding="utf-8") as f:
+                meta = json.load(f)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise StoreError(meta_path, f"unreadable meta.json: {e}") from None
+        if not isinstance(meta, dict):
+            raise StoreError(meta_path, "meta.json is not a JSON object")
+        version = meta.get("format_version")
+        if version != FORMAT_VERSION:
+            raise StoreError(path, f"store format version {version!r}, but this code reads version "
+                                   f"{FORMAT_VERSION}: recompile it with `cky compile`")
+        missing = [k for k in ("n_real_nonterminals", "n_nonterminals", "n_runs", "n_rules", "n_source_rules",
+                               "max_run_length", "feature_names", "strategy") if k not in meta]
+        if missing:
+            raise StoreError(meta_path, f"meta.json lacks {', '.join(missing)}")
+        arrays = {name: _load_array(path, name, dtype, length(meta) if length else None)
+                  for name, (dtype, length) in ARRAYS.items()}
+        _check_consistency(path, meta, arrays)
+        trees_path = os.path.join(path, TREES_FILE)
+        if not os.path.isfile(trees_path):
+            raise StoreError(trees_path, "missing file")
+        tree_bytes = int(arrays["tree_offsets"][-1])
+        if os.path.getsize(trees_path) != tree_bytes:
+            raise StoreError(trees_path, f"{os.path.getsize(trees_path)} bytes, expected {tree_bytes} (truncated?)")
+        trees = np.memmap(trees_path, dtype=np.uint8, mode="r") if tree_bytes else np.zeros(0, np.uint8)
+        for name in (NONTERMINALS_FILE, SOURCE_VOCAB_FILE, TARGET_VOCAB_FILE):
+            if not os.path.isfile(os.path.join(path, name)):
+                raise StoreError(os.path.join(path, name), "missing file")
+        return cls(path, meta, arrays, trees)
+
+    def __len__(self) -> int:
+        """The number of binary rules."""
+        return len(self.rule_lhs)
+
+    def __repr__(self) -> str:
+        return (f"GrammarStore({self.path!r}: {len(self):,} binary rules from {self.n_source_rules:,} source rules, "
+                f"{self.n_nonterminals:,} nonterminals, {self.n_runs:,} runs, strategy {self.strategy})")
+
+    # -- vocabularies and names (read on first use) ---------------------------------------------
+
+    @cached_property
+    def nonterminal_names(self) -> list[str]:
+        return self._read_lines(NONTERMINALS_FILE, self.n_nonterminals)
+
+    @cached_property
+    def source_vocab(self) -> list[str]:
+        return self._read_lines(SOURCE_VOCAB_FILE)
+
+    @cached_property
+    def target_vocab(self) -> list[str]:
+        return self._read_lines(TARGET_VOCAB_FILE)
+
+    @cached_property
+    def source_word_index(self) -> dict[str, int]:
+        return {w: i for i, w in enumerate(self.source_vocab)}
+
+    @cached_property
+    def real_label_ids(self) -> dict[str, int]:
+        """Real nonterminal label -> id (reads only the first n_real lines of nonterminals.txt)."""
+        labels = self._read_lines(NONTERMINALS_FILE, self.n_real_nonterminals, prefix_only=True)
+        return {name: i for i, name in enumerate(labels)}
+
+    def symbol_id(self, name: str) -> int:
+        """The id of a nonterminal name (real or virtual); KeyError if it is in no rule."""
+        if not name.startswith("<"):
+            return self.real_label_ids[name]
+        return self._nonterminal_index[name]
+
+    @cached_property
+    def _nonterminal_index(self) -> dict[str, int]:
+        return {name: i for i, name in enumerate(self.nonterminal_names)}
+
+    def symbol_name(self, symbol: int) -> str:
+        """A nonterminal's name, or a run's words joined by spaces and quoted."""
+        if symbol < self.n_nonterminals:
+            return self.nonterminal_names[symbol]
+        return '"' + " ".join(self.run_words_of(symbol)) + '"'
+
+    def is_run(self, symbol: int) -> bool:
+        return symbol >= self.n_nonterminals
+
+    def run_words_of(self, symbol: int) -> tuple[str, ...]:
+        """The source words of a run symbol (n_nonterminals + run index)."""
+        run = symbol - self.n_nonterminals
+        ids = self.run_words[self.run_offsets[run]:self.run_offsets[run + 1]]
+        return tuple(self.source_vocab[i] for i in ids)
+
+    def _read_lines(self, file_name: str, expected: int | None = None, prefix_only: bool = False) -> list[str]:
+        """The lines of a text file of the store (only the first `expected` if prefix_only)."""
+        path = os.path.join(self.path, file_name)
+        with open(path, encoding="utf-8") as f:
+            if prefix_only:
+                lines = [line.rstrip("\n") for line, _ in zip(f, range(expected))]
+            else:
+                lines = f.read().split("\n")
+                if lines and lines[-1] == "":
+                    lines.pop()
+        if expected is not None and len(lines) != expected:
+            raise StoreError(path, f"{len(lines)} lines, expected {expected} (truncated?)")
+        return lines
+
+    # -- per sentence ---------------------------------------------------------------------------
+
+    def source_word_ids(self, words: Sequence[str]) -> np.ndarray:
+        """int32 ids of the words; OOV_ID (-1) for a word in no rule."""
+        index = self.source_word_index
+        return np.fromiter((index.get(w, OOV_ID) for w in words), dtype=np.int32, count=len(words))
+
+    def sentence_view(self, words: Sequence[str]) -> SentenceView:
+        return SentenceView(self, words)
+
+    def match_run_array(self, word_ids) -> np.ndarray:
+        """int32[k, 3]: (start, end, run symbol) for every span word_ids[start:end] that is a run,
+        sorted by (start, end); end is exclusive and the run symbol is n_nonterminals + run index."""
+        return match_run_array(np.asarray(word_ids, dtype=np.int32), self.run_hash_keys, self.run_hash_runs,
+                               self.run_offsets, self.run_words, self.max_run_length, self.n_nonterminals)
+
+    def match_runs(self, word_ids) -> list[tuple[int, int, int]]:
+        """`match_run_array` as a list of (start, end, run symbol) tuples."""
+        return [tuple(row) for row in self.match_run_array(word_ids).tolist()]
+
+    # -- rule look-ups --------------------------------------------------------------------------
+
+    def pair_range(self, left: int, right: int) -> tuple[int, int]:
+        """[lo, hi) into `pair_rules` of the rules whose children are (left, right); (0, 0) if none."""
+        key = left * self.n_symbols + right
+        i = int(np.searchsorted(self.pair_keys, key))
+        if i < len(self.pair_keys) and self.pair_keys[i] == key:
+            return int(self.pair_offsets[i]), int(self.pair_offsets[i + 1])
+        return 0, 0
+
+    def rules_for_pair(self, left: int, right: int) -> np.ndarray:
+        """int32 ids of the binary rules with children (left, right)."""
+        lo, hi = self.pair_range(left, right)
+        return self.pair_rules[lo:hi] if hi > lo else EMPTY_RULES
+
+    def pair_keys_with_left(self, left: int) -> tuple[int, int]:
+        """[lo, hi) into `pair_keys` of the keys whose left child is `left` (right = key - left * n_symbols)."""
+        lo, hi = np.searchsorted(self.pair_keys, [left * self.n_symbols, (left + 1) * self.n_symbols])
+        return int(lo), int(hi)
+
+    def single_range(self, child: int) -> tuple[int, int]:
+        """[lo, hi) into `single_rules` of the one-child rules of `child`; (0, 0) if none."""
+        i = int(np.searchsorted(self.single_keys, child))
+        if i < len(self.single_keys) and self.single_keys[i] == child:
+            return int(self.single_offsets[i]), int(self.single_offsets[i + 1])
+        return 0, 0
+
+    def rules_for_single(self, child: int) -> np.ndarray:
+        """int32 ids of the one-child rules (lexical for a run symbol, unary for a nonterminal)."""
+        lo, hi = self.single_range(child)
+        return self.single_rules[lo:hi] if hi > lo else EMPTY_RULES
+
+    # -- one rule -------------------------------------------------------------------------------
+
+    def children(self, rule: int) -> tuple[int, ...]:
+        c0, c1 = int(self.rule_child0[rule]), int(self.rule_child1[rule])
+        return (c0,) if c1 < 0 else (c0, c1)
+
+    def target_ids(self, rule: int) -> np.ndarray:
+        """The raw target items of a rule: word id >= 0, block reference k as -1-k."""
+        return self.rule_target[self.rule_target_offsets[rule]:self.rule_target_offsets[rule + 1]]
+
+    def target_side(self, rule: int) -> tuple | None:
+        """Target words (str) and block references (int k), as in BinaryRule.target; None if the
+        rule carries its children's blocks (monolingual virtual)."""
+        if self.rule_carries[rule]:
+            return None
+        vocab = self.target_vocab
+        return tuple(vocab[i] if i >= 0 else -1 - i for i in self.target_ids(rule).tolist())
+
+    def rule_features(self, rule: int) -> np.ndarray:
+        """float32[F]: the log scores of a top rule's source rule; zeros for a virtual rule.
+        (`store.features` is the whole float32[n_source_rules, F] array.)"""
+        origin = int(self.rule_origin[rule])
+        if origin < 0:
+            return np.zeros(len(self.feature_names), dtype=np.float32)
+        return np.asarray(self.features[origin])
+
+    def binary_rule(self, rule: int) -> BinaryRule:
+        """The rule with names, as `decoder.binarize` made it."""
+        children = tuple(self.run_words_of(c) if self.is_run(c) else self.nonterminal_names[c]
+                         for c in self.children(rule))
+        return BinaryRule(self.nonterminal_names[self.rule_lhs[rule]], children, self.target_side(rule),
+                          int(self.rule_origin[rule]))
+
+    def tree(self, source_rule: int) -> str | None:
+        """The target tree fragment of a source rule, None if it has none."""
+        lo, hi = self.tree_offsets[source_rule], self.tree_offsets[source_rule + 1]
+        return bytes(self.trees_bytes[lo:hi]).decode("utf-8") if hi > lo else None
+
+    def top_rule(self, source_rule: int) -> int:
+        """The id of a source rule's top rule, -1 if the rule was dropped."""
+        return int(self.source_top_rule[source_rule])
+
+    def source_rule(self, top_rule: int) -> Rule:
+        """The source rule a top rule stands for, rebuilt from the binary rules (scores are the
+        exp of the stored log features; the tree fragment comes along)."""
+        origin = int(self.rule_origin[top_rule])
+        if origin < 0:
+            raise ValueError(f"rule {top_rule} is a virtual rule, not a top rule")
+        source: list = []
+        labels: list[str] = []
+        blocks = self._expand(top_rule, source, labels)
+        if len(blocks) != 1:
+            raise ValueError(f"top rule {top_rule} does not assemble one target side")
+        scores = tuple(float(x) for x in np.exp(self.features[origin].astype(np.float64)))
+        return Rule(self.nonterminal_names[self.rule_lhs[top_rule]], tuple(source), tuple(blocks[0]),
+                    tuple(labels), scores, tree=self.tree(origin))
+
+    def _expand(self, rule: int, source: list, labels: list) -> list[list]:
+        """Append the source side under `rule` to `source`; return the target blocks it carries."""
+        carried: list[list] = []
+        for child in self.children(rule):
+            if self.is_run(child):
+                source.extend(self.run_words_of(child))
+            elif self.symbol_is_virtual[child]:
+                carried.extend(self._expand(int(self.symbol_rule[child]), source, labels))
+            else:
+                slot = len(labels)
+                labels.append(self.nonterminal_names[child])
+                source.append(slot)
+                carried.append([slot])
+        target = self.target_side(rule)
+        if target is None:
+            return carried
+        block: list = []
+        for item in target:
+            if isinstance(item, str):
+                block.append(item)
+            else:
+                block.extend(carried[item])
+        return [block]
+
+
+def _load_array(path: str, name: str, dtype: np.dtype, length: int | None) -> np.ndarray:
+    file_path = os.path.join(path, name + ".npy")
+    if not os.path.isfile(file_path):
+        raise StoreError(file_path, "missing array")
+    try:
+        array = np.load(file_path, mmap_mode="r", allow_pickle=False)
+    except (ValueError, OSError, EOFError) as e:
+        raise StoreError(file_path, f"corrupt array ({e})") from None
+    if array.dtype != dtype:
+        raise StoreError(file_path, f"dtype {array.dtype}, expected {dtype}")
+    if length is not None and (array.ndim == 0 or array.shape[0] != length):
+        raise StoreError(file_path, f"shape {array.shape}, expected first dimension {length}")
+    return array
+
+
+def _check_consistency(path: str, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+    """Cheap checks that the arrays belong together (lengths only: nothing big is read)."""
+
+    def expect(condition: bool, name: str, message: str):
+        if not condition:
+            raise StoreError(os.path.join(path, name + ".npy"), message)
+
+    n_features = len(meta["feature_names"])
+    expect(arrays["features"].ndim == 2 and arrays["features"].shape[1] == n_features, "features",
+           f"shape {arrays['features'].shape}, expected ({meta['n_source_rules']}, {n_features})")
+    for ragged, offsets in (("run_words", "run_offsets"), ("rule_target", "rule_target_offsets")):
+        end = int(arrays[offsets][-1])
+        expect(len(arrays[ragged]) == end, ragged, f"length {len(arrays[ragged])}, but {offsets} ends at {end}")
+    for kind in ("pair", "single"):
+        keys, offsets, rules = (arrays[f"{kind}_{x}"] for x in ("keys", "offsets", "rules"))
+        expect(len(offsets) == len(keys) + 1, f"{kind}_offsets", f"length {len(offsets)}, expected {len(keys) + 1}")
+        expect(int(offsets[-1]) == len(rules), f"{kind}_rules",
+               f"length {len(rules)}, but {kind}_offsets ends at {int(offsets[-1])}")
