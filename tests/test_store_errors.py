@@ -1,0 +1,134 @@
+"""A missing, corrupt or mismatched grammar store gives a StoreError naming the path."""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from decoder.binarize import binarize
+from decoder.grammar import make_rule
+from decoder.store import GrammarStore, StoreError, write_store
+from decoder.store.runs import hash_runs, match_run_array
+
+
+@pytest.fixture()
+def store_dir(tmp_path):
+    rules = [
+        make_rule("NP", ["el", 0], ["the", 0], ["NN"], [0.5, 0.25], tree="[NP [DT the] [NN]]"),
+        make_rule("S", [0, "come", 1], [0, "eats", 1], ["NP", "NP"], [0.5, 1.0]),
+        make_rule("NN", ["perro"], ["dog"], [], [0.9, 0.8], tree="[NN dog]"),
+    ]
+    path = tmp_path / "store"
+    write_store(binarize(rules, "left"), path)
+    assert len(GrammarStore.open(path)) > 0
+    return path
+
+
+def assert_store_error(path, *fragments):
+    with pytest.raises(StoreError) as caught:
+        GrammarStore.open(path)
+    message = str(caught.value)
+    for fragment in fragments:
+        assert fragment in message, message
+    return caught.value
+
+
+def test_missing_directory(tmp_path):
+    error = assert_store_error(tmp_path / "nowhere", "nowhere", "not a directory")
+    assert error.path == str(tmp_path / "nowhere")
+
+
+def test_directory_without_meta(tmp_path):
+    (tmp_path / "empty").mkdir()
+    assert_store_error(tmp_path / "empty", "meta.json")
+
+
+def test_corrupt_meta(store_dir):
+    (store_dir / "meta.json").write_text("{not json")
+    assert_store_error(store_dir, "meta.json", "unreadable")
+
+
+@pytest.mark.parametrize("version", [0, 2, None, "1"])
+def test_wrong_format_version(store_dir, version):
+    meta = json.loads((store_dir / "meta.json").read_text())
+    meta["format_version"] = version
+    (store_dir / "meta.json").write_text(json.dumps(meta))
+    assert_store_error(store_dir, str(store_dir), "format version", "recompile")
+
+
+@pytest.mark.parametrize("name", ["rule_lhs", "pair_keys", "features", "run_hash_keys"])
+def test_missing_array(store_dir, name):
+    os.remove(store_dir / f"{name}.npy")
+    assert_store_error(store_dir, f"{name}.npy", "missing")
+
+
+@pytest.mark.parametrize("keep", [0.3, 0.9])  # inside the header, inside the data
+def test_truncated_array(store_dir, keep):
+    path = store_dir / "rule_target_offsets.npy"
+    data = path.read_bytes()
+    path.write_bytes(data[:int(len(data) * keep)])
+    assert_store_error(store_dir, "rule_target_offsets.npy", "corrupt")
+
+
+def test_array_of_wrong_dtype(store_dir):
+    lhs = np.load(store_dir / "rule_lhs.npy")
+    np.save(store_dir / "rule_lhs.npy", lhs.astype(np.int64))
+    assert_store_error(store_dir, "rule_lhs.npy", "dtype")
+
+
+def test_array_of_wrong_length(store_dir):
+    np.save(store_dir / "rule_child0.npy", np.zeros(1, np.int32))
+    assert_store_error(store_dir, "rule_child0.npy", "shape")
+
+
+def test_arrays_that_do_not_belong_together(store_dir):
+    np.save(store_dir / "rule_target.npy", np.zeros(1, np.int32))
+    assert_store_error(store_dir, "rule_target.npy", "rule_target_offsets")
+
+
+def test_truncated_trees(store_dir):
+    path = store_dir / "trees.bin"
+    path.write_bytes(path.read_bytes()[:5])
+    assert_store_error(store_dir, "trees.bin", "truncated")
+
+
+def test_missing_vocabulary(store_dir):
+    os.remove(store_dir / "source_vocab.txt")
+    assert_store_error(store_dir, "source_vocab.txt", "missing")
+
+
+def test_interrupted_recompile_is_detected(store_dir):
+    # save_store removes meta.json first and writes it last
+    os.remove(store_dir / "meta.json")
+    assert_store_error(store_dir, "meta.json", "did not finish")
+
+
+def test_store_helpers_on_a_small_store(store_dir):
+    store = GrammarStore.open(store_dir)
+    assert store.meta["format_version"] == 1
+    top = store.top_rule(0)
+    assert store.tree(0) == "[NP [DT the] [NN]]" and store.tree(1) is None
+    assert store.source_rule(top).target == ("the", 0)
+    np.testing.assert_allclose(store.rule_features(top), np.log([0.5, 0.25]), rtol=1e-6)
+    view = store.sentence_view("el perro come el gato".split())
+    assert view.word_ids[-1] == -1
+    spans = [(s, e, store.run_words_of(r)) for s, e, r in view.runs.tolist()]
+    assert spans == [(0, 1, ("el",)), (1, 2, ("perro",)), (2, 3, ("come",)), (3, 4, ("el",))]
+    lexical = [(s, e) for s, e, _, _ in view.lexical_rules()]
+    assert lexical == [(1, 2)]
+    (rule,) = store.rules_for_single(view.runs[1, 2])
+    assert store.target_side(rule) == ("dog",)
+    assert store.binary_rule(rule).lhs == "NN"
+
+
+def test_run_matching_checks_words_behind_equal_hashes():
+    offsets = np.array([0, 2, 4], dtype=np.int64)
+    words = np.array([1, 2, 3, 4], dtype=np.int32)  # runs (1 2) and (3 4)
+    sentence = np.array([3, 4, 1, 2], dtype=np.int32)
+    collide = hash_runs(np.array([0, 2]), np.array([3, 4], dtype=np.int32))[0]
+    # both runs filed under the hash of (3 4): only the real (3 4) may match there
+    keys = np.array([collide, collide], dtype=np.uint64)
+    table = match_run_array(sentence, keys, np.array([0, 1], dtype=np.int32), offsets, words, 2, 10)
+    assert table.tolist() == [[0, 2, 11]]
