@@ -2,14 +2,14 @@
 
 Two kinds of declarations live here:
 
-* KenLM's state types (State, Left, ChartState) with their comparison and
-  hash_value. These are plain structs and header-inline functions: any module
-  that cimports this file can store, compare and hash them.
-* KenLM's model and scorer classes (ProbingModel, RuleScore, ...). Their code is
-  compiled into the _lm extension only, so other modules must not call their
-  methods (that would leave undefined symbols in their own .so); they score
-  through the exported nogil functions at the bottom instead, which are plain
-  function pointers imported at module load.
+* KenLM's state types (State, Left, ChartState): plain structs whose == and
+  Compare are header-inline, so any module that cimports this file can store
+  and compare them.
+* KenLM's functions with out-of-line code (hash_value, ProbingModel,
+  RuleScore, ...). That code is compiled into the _lm extension only, so other
+  modules must not call them (their .so would have undefined symbols); they
+  use the exported nogil functions at the bottom instead (chart_state_hash,
+  score_target, ...), plain function pointers imported at module load.
 
 Modules that cimport this need KenLM's include directory and the same
 KENLM_MAX_ORDER (setup.py gives both to every extension).
@@ -59,6 +59,7 @@ cdef extern from "lm/state.hh" namespace "lm::ngram" nogil:
         int Compare(const ChartState &other)
         void ZeroRemaining()
 
+    # Out of line (MurmurHash is in _lm's .so): other modules call chart_state_hash.
     uint64_t hash_value(const State &state)
     uint64_t hash_value(const State &state, uint64_t seed)
     uint64_t hash_value(const Left &left)
@@ -162,3 +163,6 @@ cdef float score_word_ids(const Model *model, const WordIndex *words, Py_ssize_t
 
 # The empty state: the target side of a rule with no words.
 cdef void empty_chart_state(ChartState *out) noexcept nogil
+
+# KenLM's hash_value of a ChartState: equal states (==) hash equal.
+cdef uint64_t chart_state_hash(const ChartState *state) noexcept nogil

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from libc.stdint cimport int32_t
+from libc.stdint cimport int32_t, uint64_t
 from libcpp.vector cimport vector
 
 cdef extern from *:
@@ -108,6 +108,10 @@ cdef float score_word_ids(const Model *model, const WordIndex *words, Py_ssize_t
 
 cdef void empty_chart_state(ChartState *out) noexcept nogil:
     CkyEmptyChartState(out[0])
+
+
+cdef uint64_t chart_state_hash(const ChartState *state) noexcept nogil:
+    return hash_value(state[0])
 
 
 # ---- Python API ----
