@@ -1,0 +1,7 @@
+"""Weight tuning: MERT (Och 2003) over merged k-best lists with an exact line search.
+
+    from decoder.tune import run_mert, line_search, KbestPool
+"""
+from .mert import KbestPool, MertResult, line_search, optimize_weights, run_mert, upper_envelope
+
+__all__ = ["KbestPool", "MertResult", "line_search", "optimize_weights", "run_mert", "upper_envelope"]

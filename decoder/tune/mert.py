@@ -1,0 +1,346 @@
+"""Minimum error rate training (Och 2003).
+
+Each iteration decodes the dev set's k-best lists with the current weights and
+merges them with the lists of all earlier iterations (`KbestPool`). The
+optimizer then moves the weights along one direction at a time with an exact
+line search: along w + g*d every hypothesis's model score is a line in g, each
+sentence's 1-best is given by the upper envelope of its lines, and corpus BLEU
+(from summed sufficient statistics) is constant between the envelopes'
+breakpoints, so the best g is found by visiting every breakpoint of every
+sentence once in order. Directions are the coordinate axes (plus optional
+random ones), repeated until no direction improves, from the current weights
+and from several random starting points.
+
+Weights are kept at L1 norm 1 during the search (the 1-best does not depend on
+the scale); the tuned weights are rescaled to the norm of the initial ones, so
+that the decoder's score-threshold beam keeps its meaning.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..evaluate import N_STATS, BleuStatistics, bleu_from_stats, bleu_from_stats_array
+
+log = logging.getLogger("cky.tune")
+
+try:  # the envelope sweep is a tight loop over all hypotheses: compile it when numba is there
+    from numba import njit
+except ImportError:  # pragma: no cover
+    def njit(*args, **kwargs):
+        return (lambda f: f) if not args or not callable(args[0]) else args[0]
+
+IMPROVEMENT = 1e-9  # BLEU points: smaller gains are ties
+
+
+# ---- merged k-best lists --------------------------------------------------------------------------
+
+class KbestPool:
+    """The distinct hypotheses of every sentence over all iterations: features and BLEU statistics."""
+
+    def __init__(self, feature_names: Sequence[str], bleu: BleuStatistics):
+        self.feature_names = list(feature_names)
+        self._index = {name: i for i, name in enumerate(self.feature_names)}
+        self.bleu = bleu
+        self._seen: list[set] = [set() for _ in range(len(bleu))]
+        self._features: list[list[np.ndarray]] = [[] for _ in range(len(bleu))]
+        self._stats: list[list[np.ndarray]] = [[] for _ in range(len(bleu))]
+        self._texts: list[list[str]] = [[] for _ in range(len(bleu))]
+        self._arrays = None
+
+    def __len__(self) -> int:
+        return sum(len(texts) for texts in self._texts)
+
+    def vector(self, features: dict) -> np.ndarray:
+        """Features by name as a vector in `feature_names` order (features without a weight are ignored)."""
+        vector = np.zeros(len(self.feature_names))
+        for name, value in features.items():
+            i = self._index.get(name)
+            if i is not None:
+                vector[i] = value
+        return vector
+
+    def add(self, sentence: int, text: str, features: dict) -> bool:
+        """Add a hypothesis unless the same output with the same features is there; True if new."""
+        vector = self.vector(features)
+        key = (text, tuple(np.round(vector, 6)))
+        if key in self._seen[sentence]:
+            return False
+        self._seen[sentence].add(key)
+        self._texts[sentence].append(text)
+        self._features[sentence].append(vector)
+        self._stats[sentence].append(self.bleu.sentence(sentence, text))
+        self._arrays = None
+        return True
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(features float64[H, F], stats int64[H, N_STATS], offsets int64[S+1]): sentence s owns rows
+        offsets[s]:offsets[s+1]."""
+        if self._arrays is None:
+            counts = [len(rows) for rows in self._features]
+            offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            rows = [v for sentence in self._features for v in sentence]
+            stats = [v for sentence in self._stats for v in sentence]
+            features = np.array(rows, dtype=np.float64).reshape(-1, len(self.feature_names))
+            self._arrays = (features, np.array(stats, dtype=np.int64).reshape(-1, N_STATS), offsets)
+        return self._arrays
+
+    def text(self, sentence: int, row: int) -> str:
+        return self._texts[sentence][row]
+
+
+# ---- exact line search ----------------------------------------------------------------------------
+
+@njit(cache=True)
+def _envelopes(intercepts, slopes, offsets):
+    """Upper envelope of the lines a + g*b of each sentence (rows offsets[s]:offsets[s+1]).
+
+    Returns (lines, starts, envelope_offsets): sentence s's envelope is
+    lines[e0:e1] with e0, e1 = envelope_offsets[s], envelope_offsets[s+1], in
+    order of increasing g; line lines[e] is the best from g = starts[e] on
+    (starts[e0] = -inf). Among identical lines the first row wins.
+    """
+    n_sentences = len(offsets) - 1
+    lines = np.empty(len(intercepts), np.int64)
+    starts = np.empty(len(intercepts), np.float64)
+    envelope_offsets = np.zeros(n_sentences + 1, np.int64)
+    count = 0
+    for s in range(n_sentences):
+        low, high = offsets[s], offsets[s + 1]
+        base = count
+        # stable sort by slope: among parallel lines the earlier row comes first
+        order = np.argsort(slopes[low:high], kind="mergesort") + low
+        for row in order:
+            a = intercepts[row]
+            b = slopes[row]
+            x = -np.inf
+            dominated = False
+            while count > base:
+                top = lines[count - 1]
+                if slopes[top] == b:
+                    if a <= intercepts[top]:
+                        dominated = True
+                        break
+                    count -= 1
+                    continue
+                x = (intercepts[top] - a) / (b - slopes[top])
+                if x <= starts[count - 1]:
+                    count -= 1  # the new line beats `top` wherever `top` was best
+                    continue
+                break
+            if dominated:
+                continue
+            if count == base:
+                x = -np.inf
+            lines[count] = row
+            starts[count] = x
+            count += 1
+        envelope_offsets[s + 1] = count
+    return lines[:count], starts[:count], envelope_offsets
+
+
+def upper_envelope(intercepts: Sequence[float], slopes: Sequence[float]) -> tuple[list[int], list[float]]:
+    """One sentence's envelope: the lines that are best somewhere, by increasing g, and where each starts."""
+    intercepts = np.asarray(intercepts, dtype=np.float64)
+    lines, starts, _ = _envelopes(intercepts, np.asarray(slopes, dtype=np.float64),
+                                  np.array([0, len(intercepts)], dtype=np.int64))
+    return lines.tolist(), starts.tolist()
+
+
+@dataclass
+class LineSearchResult:
+    step: float  # the best g: the weights become w + step * d
+    bleu: float  # corpus BLEU of the 1-best lists at w + step * d
+    bleu_at_zero: float  # corpus BLEU at w itself
+    intervals: list = field(default_factory=list)  # (left, right, bleu) for every interval of g (for tests, plots)
+
+
+def line_search(features: np.ndarray, stats: np.ndarray, offsets: np.ndarray, weights: np.ndarray,
+                direction: np.ndarray, keep_intervals: bool = False) -> LineSearchResult:
+    """The g that maximizes corpus BLEU of the 1-best lists under weights + g * direction.
+
+    Among equally good intervals of g the one nearest to 0 wins (no move if 0 is
+    among them); inside a bounded interval the midpoint is taken, in an
+    unbounded one a point at distance 1 from its end.
+    """
+    intercepts = features @ weights
+    slopes = features @ direction
+    lines, starts, envelope_offsets = _envelopes(intercepts, slopes, offsets)
+    nonempty = envelope_offsets[1:] > envelope_offsets[:-1]
+    first = envelope_offsets[:-1][nonempty]
+    base = stats[lines[first]].sum(axis=0)
+
+    # Every envelope line after a sentence's first is an event: at g = its start, that
+    # sentence's 1-best changes and the corpus statistics change by the difference.
+    is_event = np.ones(len(lines), dtype=bool)
+    is_event[first] = False
+    events = np.nonzero(is_event)[0]
+    order = np.argsort(starts[events], kind="stable")
+    events = events[order]
+    event_x = starts[events]
+    deltas = stats[lines[events]] - stats[lines[events - 1]]
+    running = base + np.cumsum(deltas, axis=0)
+    # Several sentences may change at the same g: an interval starts after the last of them.
+    last_at_x = np.ones(len(events), dtype=bool)
+    last_at_x[:-1] = event_x[1:] != event_x[:-1]
+    bounds = event_x[last_at_x]
+    interval_stats = np.vstack([base[None, :], running[last_at_x]])
+    bleu = bleu_from_stats_array(interval_stats)
+    lefts = np.concatenate([[-np.inf], bounds])
+    rights = np.concatenate([bounds, [np.inf]])
+
+    contains_zero = (lefts <= 0.0) & (0.0 < rights)
+    bleu_at_zero = float(bleu[np.argmax(contains_zero)])
+    best = float(bleu.max())
+    candidates = np.nonzero(bleu >= best - IMPROVEMENT)[0]
+    distance = np.where(contains_zero[candidates], 0.0,
+                        np.minimum(np.abs(lefts[candidates]), np.abs(rights[candidates])))
+    chosen = int(candidates[np.argmin(distance)])
+    left, right = lefts[chosen], rights[chosen]
+    if left <= 0.0 < right:
+        step = 0.0
+    elif np.isinf(left):
+        step = right - 1.0
+    elif np.isinf(right):
+        step = left + 1.0
+    else:
+        step = (left + right) / 2.0
+    intervals = list(zip(lefts.tolist(), rights.tolist(), bleu.tolist())) if keep_intervals else []
+    return LineSearchResult(float(step), float(bleu[chosen]), bleu_at_zero, intervals)
+
+
+# ---- the optimizer --------------------------------------------------------------------------------
+
+def _normalized(weights: np.ndarray) -> np.ndarray:
+    norm = np.abs(weights).sum()
+    return weights / norm if norm > 0 else weights
+
+
+def corpus_bleu_at(features: np.ndarray, stats: np.ndarray, offsets: np.ndarray, weights: np.ndarray) -> float:
+    """Corpus BLEU of the pool's 1-best lists under `weights` (ties: the first hypothesis)."""
+    scores = features @ weights
+    chosen = [low + int(np.argmax(scores[low:high])) for low, high in zip(offsets[:-1], offsets[1:]) if high > low]
+    return bleu_from_stats(stats[chosen].sum(axis=0))
+
+
+def coordinate_ascent(features, stats, offsets, start: np.ndarray, directions: np.ndarray,
+                      max_sweeps: int = 30) -> tuple[np.ndarray, float]:
+    """Line searches along each direction in turn until a whole sweep gains nothing."""
+    weights = _normalized(start.astype(np.float64))
+    bleu = corpus_bleu_at(features, stats, offsets, weights)
+    for _ in range(max_sweeps):
+        improved = False
+        for direction in directions:
+            result = line_search(features, stats, offsets, weights, direction)
+            if result.bleu > bleu + IMPROVEMENT:
+                weights = _normalized(weights + result.step * direction)
+                bleu = result.bleu
+                improved = True
+        if not improved:
+            break
+    return weights, bleu
+
+
+def optimize_weights(features, stats, offsets, start: np.ndarray, rng: np.random.Generator, restarts: int = 20,
+                     random_directions: int = 0, fixed: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+    """Best weights over coordinate ascent from `start` and from `restarts` random points in [-1, 1]^F.
+
+    `fixed` (bool[F]) marks features that are not searched: no direction moves
+    them and random starts keep their starting value.
+    """
+    n_features = features.shape[1]
+    free = np.ones(n_features, dtype=bool) if fixed is None else ~fixed
+    directions = [np.eye(n_features)[i] for i in range(n_features) if free[i]]
+    for _ in range(random_directions):
+        direction = rng.normal(size=n_features) * free
+        directions.append(direction / np.linalg.norm(direction))
+    directions = np.array(directions)
+    best_weights, best_bleu = coordinate_ascent(features, stats, offsets, start, directions)
+    for _ in range(restarts):
+        point = np.where(free, rng.uniform(-1.0, 1.0, size=n_features), start)
+        weights, bleu = coordinate_ascent(features, stats, offsets, point, directions)
+        if bleu > best_bleu + IMPROVEMENT:
+            best_weights, best_bleu = weights, bleu
+    return best_weights, best_bleu
+
+
+# ---- the MERT loop --------------------------------------------------------------------------------
+
+# decode_kbest(weights by name) -> for each dev sentence, its k-best list of (text, features by name)
+DecodeKbest = Callable[[dict], list]
+
+
+@dataclass
+class MertResult:
+    weights: dict  # tuned weights by name, at the L1 norm of the initial weights
+    bleu: float  # corpus BLEU of the merged k-best lists' 1-best under `weights`
+    history: list  # per iteration: decoded BLEU, optimized BLEU, new hypotheses, pool size, weights, seconds
+    stopped: str  # why the loop ended
+
+
+def run_mert(decode_kbest: DecodeKbest, references, initial_weights: dict, max_iterations: int = 10,
+             restarts: int = 20, random_directions: int = 0, seed: int = 0, tokenize: str = "13a",
+             tolerance: float = 1e-5, fixed: Sequence[str] = (), progress: bool = True) -> MertResult:
+    """MERT until the weights or the k-best lists stop changing, or `max_iterations`."""
+    names = list(initial_weights)
+    initial = np.array([float(initial_weights[n]) for n in names])
+    scale = float(np.abs(initial).sum()) or 1.0
+    fixed_mask = np.array([n in set(fixed) for n in names])
+    pool = KbestPool(names, BleuStatistics(references, tokenize=tokenize))
+    rng = np.random.default_rng(seed)
+    weights = _normalized(initial)
+    history: list[dict] = []
+    stopped = f"reached {max_iterations} iterations"
+    optimized_bleu = float("nan")
+
+    iterations = range(1, max_iterations + 1)
+    if progress:
+        from tqdm import tqdm
+        iterations = tqdm(iterations, desc="MERT", unit="iteration")
+    for iteration in iterations:
+        started = time.perf_counter()
+        by_name = dict(zip(names, (weights * scale).tolist()))
+        kbests = decode_kbest(by_name)
+        if len(kbests) != len(pool.bleu):
+            raise ValueError(f"decoder returned {len(kbests)} k-best lists for {len(pool.bleu)} dev sentences")
+        one_best = []
+        new = 0
+        for sentence, kbest in enumerate(kbests):
+            kbest = list(kbest) or [("", {})]  # a failed sentence still counts against BLEU
+            one_best.append(kbest[0][0])
+            for text, features in kbest:
+                new += pool.add(sentence, text, features)
+        decoded_bleu = bleu_from_stats(pool.bleu.corpus(one_best).sum(axis=0))
+        if new == 0:
+            stopped = f"k-best lists unchanged at iteration {iteration}"
+            history.append({"iteration": iteration, "decoded_bleu": decoded_bleu, "new_hypotheses": 0,
+                            "pool_size": len(pool), "weights": by_name,
+                            "seconds": time.perf_counter() - started})
+            log.info("iteration %d: dev BLEU %.2f, no new hypotheses: stop", iteration, decoded_bleu)
+            break
+        features, stats, offsets = pool.arrays()
+        new_weights, optimized_bleu = optimize_weights(features, stats, offsets, weights, rng, restarts,
+                                                       random_directions, fixed_mask)
+        change = float(np.abs(new_weights - weights).max())
+        history.append({"iteration": iteration, "decoded_bleu": decoded_bleu, "optimized_bleu": optimized_bleu,
+                        "new_hypotheses": new, "pool_size": len(pool), "weights": by_name,
+                        "weight_change": change, "seconds": time.perf_counter() - started})
+        log.info("iteration %d: dev BLEU %.2f (decoded), %.2f (optimized on %d hypotheses, %d new); "
+                 "weight change %.2g", iteration, decoded_bleu, optimized_bleu, len(pool), new, change)
+        if progress:
+            iterations.set_postfix(bleu=f"{decoded_bleu:.2f}", optimized=f"{optimized_bleu:.2f}")
+        weights = new_weights
+        if change < tolerance:
+            stopped = f"weights unchanged at iteration {iteration}"
+            break
+
+    features, stats, offsets = pool.arrays()
+    final_bleu = corpus_bleu_at(features, stats, offsets, weights)
+    tuned = dict(zip(names, (weights * scale).tolist()))
+    return MertResult(tuned, final_bleu if not math.isnan(final_bleu) else optimized_bleu, history, stopped)

@@ -1,0 +1,93 @@
+"""MERT: the exact line search on a hand-made k-best list, and the loop's stopping rule."""
+import math
+
+import numpy as np
+import pytest
+
+from decoder.evaluate import BleuStatistics
+from decoder.tune import KbestPool, line_search, run_mert, upper_envelope
+
+# Two dev sentences, references "a b c d" and "e f g h", two features (f1, f2).
+# Start at w = (1, 0) and search along d = (0, 1): the score of a hypothesis
+# with features (x, y) is the line x + g*y.
+REFERENCES = ["a b c d", "e f g h"]
+KBEST = [
+    [("a b c d", {"f1": 0.0, "f2": 1.0}),    # h1: g           perfect
+     ("a b x y", {"f1": 1.0, "f2": 0.0}),    # h2: 1           2/1/0/0 matches
+     ("x y z w", {"f1": 0.5, "f2": -1.0})],  # h3: 0.5 - g     no match
+    [("e f g h", {"f1": 0.0, "f2": 2.0}),    # k1: 2g          perfect
+     ("e f x y", {"f1": 1.0, "f2": 0.0}),    # k2: 1           2/1/0/0 matches
+     ("x y z w", {"f1": -2.0, "f2": 4.0})],  # k3: 4g - 2      no match
+]
+# Worked by hand. Sentence 1's envelope: h3 until g = -0.5 (0.5 - g = 1), h2 until
+# g = 1, then h1. Sentence 2's: k2 until g = 0.5 (2g = 1), k1 until g = 1 (4g - 2 = 2g),
+# then k3. All outputs have 4 words, so the brevity penalty is 1, and matched / total
+# n-grams (n = 1..4, totals 8/6/4/2) with sacrebleu's 'exp' smoothing (an order with no
+# match counts 1/(2^k * total), k = how many such orders so far) are:
+#   g < -0.5        h3 + k2: 2/8 1/6 (0) (0) -> 1/8 1/8   BLEU = (2/8 * 1/6 * 1/8 * 1/8)^(1/4)
+#   -0.5 <= g < 0.5 h2 + k2: 4/8 2/6 (0) (0) -> 1/8 1/8   BLEU = (4/8 * 2/6 * 1/8 * 1/8)^(1/4) = 22.59
+#   0.5 <= g < 1    h2 + k1: 6/8 4/6 2/4 1/2             BLEU = (1/8)^(1/4) = 59.46  <- best
+#   g >= 1          h1 + k3: 4/8 3/6 2/4 1/2             BLEU = 50.00
+# So the line search moves to the middle of [0.5, 1): g = 0.75.
+BLEU_AT_ZERO = 100 * (4 / 8 * 2 / 6 * 1 / 8 * 1 / 8) ** 0.25
+BEST_BLEU = 100 * (1 / 8) ** 0.25
+
+
+def hand_made_pool():
+    pool = KbestPool(["f1", "f2"], BleuStatistics(REFERENCES, tokenize="none"))
+    for sentence, kbest in enumerate(KBEST):
+        for text, features in kbest:
+            assert pool.add(sentence, text, features)
+    return pool
+
+
+def test_upper_envelope_of_one_sentence():
+    lines, starts = upper_envelope([0.0, 1.0, 0.5], [1.0, 0.0, -1.0])  # h1, h2, h3 at w = (1, 0), d = (0, 1)
+    assert lines == [2, 1, 0]
+    assert starts == [-math.inf, -0.5, 1.0]
+
+
+def test_upper_envelope_drops_dominated_and_parallel_lines():
+    # y = 0 (always below y = 1), two parallel lines with slope 1: only the higher one counts
+    lines, starts = upper_envelope([1.0, 0.0, -5.0, -3.0], [0.0, 0.0, 1.0, 1.0])
+    assert lines == [0, 3]
+    assert starts == [-math.inf, 4.0]
+
+
+def test_line_search_finds_the_hand_worked_optimum():
+    features, stats, offsets = hand_made_pool().arrays()
+    result = line_search(features, stats, offsets, np.array([1.0, 0.0]), np.array([0.0, 1.0]),
+                         keep_intervals=True)
+    assert result.step == pytest.approx(0.75)
+    assert result.bleu == pytest.approx(BEST_BLEU)
+    assert result.bleu_at_zero == pytest.approx(BLEU_AT_ZERO)
+    bounds = [(left, right) for left, right, _ in result.intervals]
+    assert bounds == [(-math.inf, -0.5), (-0.5, 0.5), (0.5, 1.0), (1.0, math.inf)]
+    assert [b for _, _, b in result.intervals][2:] == pytest.approx([BEST_BLEU, 50.0])
+
+
+def test_line_search_stays_put_when_nothing_is_better():
+    features, stats, offsets = hand_made_pool().arrays()
+    # from w = (1, 0.75) the intervals above shift by -0.75: g = 0 is inside the best one, [-0.25, 0.25)
+    weights = np.array([1.0, 0.75])
+    result = line_search(features, stats, offsets, weights, np.array([0.0, 1.0]))
+    assert result.step == 0.0
+    assert result.bleu == pytest.approx(BEST_BLEU) == pytest.approx(result.bleu_at_zero)
+
+
+def test_mert_loop_reaches_the_optimum_and_stops_when_kbest_lists_repeat():
+    decoded = []
+
+    def decode_kbest(weights):
+        # the same hypotheses whatever the weights (so the second iteration adds nothing), best first
+        decoded.append(dict(weights))
+        score = lambda hypothesis: sum(weights[name] * value for name, value in hypothesis[1].items())
+        return [sorted(kbest, key=score, reverse=True) for kbest in KBEST]
+
+    result = run_mert(decode_kbest, REFERENCES, {"f1": 2.0, "f2": 0.0}, max_iterations=5, restarts=5,
+                      tokenize="none", progress=False)
+    assert result.bleu == pytest.approx(BEST_BLEU)  # (h1, k1) together is impossible: 59.46 is the maximum
+    assert len(decoded) == 2 and "unchanged" in result.stopped
+    assert sum(abs(w) for w in result.weights.values()) == pytest.approx(2.0)  # the initial scale is kept
+    assert decoded[1] == result.weights
+    assert [h["decoded_bleu"] for h in result.history] == pytest.approx([BLEU_AT_ZERO, BEST_BLEU])
