@@ -1,0 +1,1 @@
+"""Benchmarks of cky-decoder (`python -m bench.<name>`)."""
