@@ -7,7 +7,7 @@ PIP_STAMP := build/.installed
 
 $(PIP_STAMP): pyproject.toml setup.py $(wildcard ext/*.pyx ext/*.pxd build_support/*.py)
 	bash models/kenlm/fetch_sources.sh
-	$(PYTHON) -m pip install -q --upgrade pip setuptools wheel cython numpy
+	$(PYTHON) -m pip install -q "setuptools>=77" wheel cython numpy
 	$(PYTHON) -m pip install -q --no-build-isolation -e '.[test]'
 	mkdir -p build && touch $(PIP_STAMP)
 
