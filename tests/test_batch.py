@@ -1,0 +1,107 @@
+"""Batch decoding: same output as sequential decoding, failures isolated, resume after a kill."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from decoder.batch import Failure, progress_path, translate_batch, translate_to_files
+
+SENTENCES = [f"palabra{i} y otra{i % 7} {'FALLA' if i == 13 else ''} fin{i % 3}".strip() for i in range(40)]
+
+
+class ToyDecoder:
+    """Stands in for Decoder: reverses the words; 'FALLA' raises."""
+
+    def __init__(self, delay: float = 0.0):
+        self.delay = delay
+
+    def translate(self, sentence):
+        if self.delay:
+            time.sleep(self.delay)
+        if "FALLA" in sentence:
+            raise ValueError("cannot translate this")
+        words = sentence.split()[::-1]
+        return SimpleNamespace(text=" ".join(words), score=-float(len(words)), features={"n": len(words)})
+
+
+def lines_job(decoder, sentence):
+    translation = decoder.translate(sentence)
+    return {"out": translation.text + "\n",
+            "stats": json.dumps({"score": translation.score, "features": translation.features}) + "\n"}
+
+
+def test_batch_equals_sequential_and_isolates_failures(caplog):
+    decoder = ToyDecoder()
+    sequential = translate_batch(decoder, SENTENCES, workers=1)
+    parallel = translate_batch(decoder, SENTENCES, workers=2, chunksize=3)
+    assert [r.text for r in parallel] == [r.text for r in sequential]
+    assert isinstance(parallel[13], Failure) and parallel[13].line == 14 and parallel[13].text == ""
+    assert parallel[12].text == " ".join(SENTENCES[12].split()[::-1])
+    assert "line 14: ValueError: cannot translate this" in caplog.text
+
+
+def test_files_have_one_line_per_input_line(tmp_path):
+    outputs = {"out": str(tmp_path / "out.txt"), "stats": str(tmp_path / "stats.jsonl")}
+    summary = translate_to_files(ToyDecoder(), SENTENCES, outputs, lines_job, workers=2, progress=False)
+    assert summary["failed"] == 1
+    out = (tmp_path / "out.txt").read_text().split("\n")[:-1]
+    assert len(out) == len(SENTENCES) and out[13] == ""
+    assert not os.path.exists(progress_path(outputs))  # a finished run leaves no sidecar
+
+
+RUNNER = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {tests!r})
+    from test_batch import SENTENCES, ToyDecoder, lines_job
+    from decoder.batch import translate_to_files
+    translate_to_files(ToyDecoder(delay={delay}), SENTENCES, {outputs!r}, lines_job, workers=2,
+                       resume={resume}, progress=False)
+""")
+
+
+def run_translation(outputs, delay, resume):
+    code = RUNNER.format(tests=os.path.dirname(__file__), delay=delay, outputs=outputs, resume=resume)
+    return subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+
+
+def test_resume_after_a_kill_gives_the_same_files(tmp_path):
+    expected = {"out": str(tmp_path / "expected.txt"), "stats": str(tmp_path / "expected.jsonl")}
+    translate_to_files(ToyDecoder(), SENTENCES, expected, lines_job, workers=1, progress=False)
+
+    outputs = {"out": str(tmp_path / "out.txt"), "stats": str(tmp_path / "stats.jsonl")}
+    process = run_translation(outputs, delay=0.05, resume=False)
+    sidecar = progress_path(outputs)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # kill it once a checkpoint past the start exists
+        try:
+            if json.load(open(sidecar))["lines_done"] >= 5:
+                break
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)  # no chance to clean up: the worst interruption
+    process.wait()
+    done = json.load(open(sidecar))["lines_done"]
+    assert 5 <= done < len(SENTENCES)
+
+    process = run_translation(outputs, delay=0.0, resume=True)
+    assert process.wait(timeout=60) == 0
+    for name in outputs:
+        assert open(outputs[name]).read() == open(expected[name]).read()
+    assert not os.path.exists(sidecar)
+
+
+def test_resume_ignores_a_checkpoint_of_another_input(tmp_path):
+    outputs = {"out": str(tmp_path / "out.txt")}
+    job = lambda decoder, sentence: {"out": decoder.translate(sentence).text + "\n"}
+    translate_to_files(ToyDecoder(), ["a b", "c d"], outputs, job, progress=False)
+    with open(progress_path(outputs), "w") as f:  # a stale sidecar from some other run
+        json.dump({"input_sha256": "0" * 64, "outputs": outputs, "lines_done": 1, "offsets": {"out": 4}}, f)
+    translate_to_files(ToyDecoder(), ["e f", "g h"], outputs, job, resume=True, progress=False)
+    assert open(outputs["out"]).read() == "f e\nh g\n"
