@@ -1,0 +1,91 @@
+"""Tiny random grammars, sentences and a hand-written trigram ARPA for the search tests."""
+from __future__ import annotations
+
+import random
+
+from decoder.grammar import Rule
+
+LABELS = ("A", "B", "C")
+SOURCE_WORDS = ("a", "b", "c", "d")
+TARGET_WORDS = ("x", "y", "z", "w")
+
+TINY_ARPA = """\
+\\data\\
+ngram 1=7
+ngram 2=9
+ngram 3=5
+
+\\1-grams:
+-99\t<s>\t-0.5
+-1.1\t</s>
+-2.0\t<unk>
+-0.8\tx\t-0.3
+-0.9\ty\t-0.25
+-1.0\tz\t-0.2
+-1.3\tw\t-0.4
+
+\\2-grams:
+-0.3\t<s> x\t-0.2
+-0.6\t<s> y
+-0.4\tx y\t-0.1
+-0.5\ty z\t-0.15
+-0.7\tz w
+-0.45\tw </s>
+-0.55\tz </s>
+-0.9\ty x\t-0.3
+-0.65\tx z
+
+\\3-grams:
+-0.2\t<s> x y
+-0.25\tx y z
+-0.15\ty z </s>
+-0.1\ty x y
+-0.35\t<s> x z
+
+\\end\\
+"""
+
+
+def write_arpa(directory) -> str:
+    path = directory / "tiny.arpa"
+    path.write_text(TINY_ARPA)
+    return str(path)
+
+
+def random_rules(seed: int, n_rules: int = 14, max_arity: int = 3, n_features: int = 2) -> list[Rule]:
+    rng = random.Random(seed)
+    rules = []
+    # Some one-word lexical rules so that most words have a translation.
+    for word in SOURCE_WORDS[:3]:
+        for _ in range(rng.randint(1, 2)):
+            target = tuple(rng.choice(TARGET_WORDS) for _ in range(rng.randint(1, 2)))
+            rules.append(Rule(rng.choice(LABELS), (word,), target, (),
+                              tuple(round(rng.uniform(0.05, 1.0), 3) for _ in range(n_features))))
+    while len(rules) < n_rules:
+        arity = rng.randint(1, max_arity)
+        labels = tuple(rng.choice(LABELS) for _ in range(arity))
+        source = []
+        for slot in range(arity + 1):
+            if rng.random() < 0.3:
+                source.append(rng.choice(SOURCE_WORDS))
+            if slot < arity:
+                source.append(slot)
+        order = list(range(arity))
+        if rng.random() < 0.5:
+            rng.shuffle(order)
+        target = []
+        for slot in order + [None]:
+            if rng.random() < 0.3:
+                target.append(rng.choice(TARGET_WORDS))
+            if slot is not None:
+                target.append(slot)
+        if arity == 1 and len(source) == 1 and labels[0] == "A" and rng.random() < 0.5:
+            pass  # keep some pure unary rules
+        rules.append(Rule(rng.choice(LABELS), tuple(source), tuple(target), labels,
+                          tuple(round(rng.uniform(0.05, 1.0), 3) for _ in range(n_features))))
+    return rules
+
+
+def random_sentence(seed: int, length: int) -> list[str]:
+    rng = random.Random(1000 + seed)
+    return [rng.choice(SOURCE_WORDS + ("q",)) for _ in range(length)]
