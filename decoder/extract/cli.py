@@ -1,0 +1,88 @@
+"""`cky extract`: GHKM string-to-tree rules from a parsed, word-aligned corpus.
+
+    cky extract --source train.es --trees train.trees --alignment train.align \\
+        --out rules.gz --summary summary.json --glue glue.gz --unknown-labels unknown-labels.txt
+
+Filter an existing table to a test set (no extraction):
+
+    cky extract --rules rules.gz --filter-to test.es --out rules.test.gz
+
+With the extraction flags, --filter-to filters the new table while it is written.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .corpus import CorpusPaths
+from .filtering import filter_table
+from .pipeline import ExtractionConfig, run_extraction
+from .rules import Limits
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.ArgumentDefaultsHelpFormatter
+    parser.epilog = __doc__.split("\n\n", 1)[1]
+    io = parser.add_argument_group("input and output")
+    io.add_argument("--source", help="source sentences, one tokenized sentence a line")
+    io.add_argument("--trees", help="target parse trees, one Penn bracketed tree a line")
+    io.add_argument("--alignment", help="word alignments, Pharaoh i-j with the source index first")
+    io.add_argument("--target", help="optional target tokens: a tree whose leaves differ is a bad line")
+    io.add_argument("--out", required=True, help="rule table to write (Moses format, sorted, .gz)")
+    io.add_argument("--summary", help="JSON summary to write")
+    io.add_argument("--glue", help="glue grammar to write (Moses format)")
+    io.add_argument("--glue-label", default="Q", help="LHS of the glue rules (the decoder's goal symbol)")
+    io.add_argument("--unknown-labels", help="unknown-word labels to write (lines 'LABEL probability')")
+    io.add_argument("--unknown-min-frequency", type=float, default=0.03,
+                    help="drop unknown-word labels rarer than this")
+    io.add_argument("--rules", help="an existing table to filter with --filter-to (no extraction)")
+    io.add_argument("--filter-to", metavar="TEST", help="keep only the rules that can match a sentence of TEST")
+    lim = parser.add_argument_group("rule size (composed rules; minimal rules are always kept)")
+    defaults = Limits()
+    lim.add_argument("--compose", type=int, default=defaults.compose,
+                     help="most minimal rules in a composed rule (1: minimal rules only)")
+    lim.add_argument("--max-nonterminals", type=int, default=defaults.max_nonterminals,
+                     help="most nonterminals on the source side")
+    lim.add_argument("--max-symbols", type=int, default=defaults.max_symbols,
+                     help="most symbols (words + nonterminals) on the source side")
+    lim.add_argument("--max-depth", type=int, default=defaults.max_depth,
+                     help="deepest target tree fragment (a slot, word or preterminal is depth 0)")
+    lim.add_argument("--min-count", type=float, default=0.0, help="drop rules seen fewer times than this")
+    run = parser.add_argument_group("run")
+    run.add_argument("--jobs", type=int, default=0, help="worker processes (0: all cores)")
+    run.add_argument("--shards", type=int, default=16, help="temporary shards (more: less memory)")
+    run.add_argument("--chunk-size", type=int, default=250, help="sentence pairs per task")
+    run.add_argument("--tmp-dir", help="where the temporary shards go (default: beside --out)")
+    run.add_argument("--compress-level", type=int, default=6, help="gzip level of the table")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--keep-tmp", action="store_true", help="keep the temporary shards")
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.rules:
+        if not args.filter_to:
+            print("cky extract: --rules needs --filter-to", file=sys.stderr)
+            return 2
+        read, kept = filter_table(args.rules, args.filter_to, args.out)
+        print(f"kept {kept} of {read} rules", file=sys.stderr)
+        return 0
+    missing = [flag for flag, value in (("--source", args.source), ("--trees", args.trees),
+                                        ("--alignment", args.alignment)) if not value]
+    if missing:
+        print(f"cky extract: missing {', '.join(missing)} (or give --rules and --filter-to)", file=sys.stderr)
+        return 2
+    config = ExtractionConfig(
+        corpus=CorpusPaths(args.source, args.trees, args.alignment, args.target),
+        out=args.out, summary=args.summary, glue=args.glue, unknown_labels=args.unknown_labels,
+        limits=Limits(args.compose, args.max_nonterminals, args.max_symbols, args.max_depth),
+        jobs=args.jobs, shards=args.shards, chunk_size=args.chunk_size, tmp_dir=args.tmp_dir,
+        min_count=args.min_count, filter_to=args.filter_to, glue_label=args.glue_label,
+        unknown_min_frequency=args.unknown_min_frequency, compress_level=args.compress_level,
+        progress=not args.no_progress, keep_tmp=args.keep_tmp,
+    )
+    summary = run_extraction(config)
+    brief = {k: summary[k] for k in ("sentence_pairs", "skipped", "minimal_rules", "composed_rules",
+                                     "distinct_rules", "nonterminals_per_rule", "seconds", "pairs_per_second")}
+    print(json.dumps(brief), file=sys.stderr)
+    return 0

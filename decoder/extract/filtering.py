@@ -1,0 +1,111 @@
+"""Filtering a rule table to a test set.
+
+A rule is kept when its source words all occur, in order and contiguous
+where they are adjacent in the rule, in some test sentence: the runs of
+words between nonterminals must appear in that order without overlapping
+(a nonterminal may stand for any gap, even an empty one, so this keeps a
+superset of the rules a decoder could apply). Rules without source words
+are always kept. Test sentences are tokenized like the training source and
+escaped with `trees.escape_token`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from bisect import bisect_left
+
+from ..grammar import feature_names_path, open_text
+from .trees import escape_token
+
+
+class TestSetFilter:
+    __test__ = False  # not a pytest test class
+    def __init__(self, sentences: list[list[str]]):
+        self.sentences = sentences
+        # word -> {sentence id: positions}
+        self._positions: dict[str, dict[int, list[int]]] = {}
+        for sid, words in enumerate(sentences):
+            for pos, w in enumerate(words):
+                self._positions.setdefault(w, {}).setdefault(sid, []).append(pos)
+        self._runs: dict[tuple[str, ...], dict[int, list[int]]] = {}
+
+    @classmethod
+    def from_file(cls, path: str) -> "TestSetFilter":
+        with open_text(path) as f:
+            return cls([[escape_token(w) for w in line.split()] for line in f])
+
+    def _starts(self, run: tuple[str, ...]) -> dict[int, list[int]]:
+        """Sentence id -> sorted start positions of a contiguous run of words."""
+        found = self._runs.get(run)
+        if found is not None:
+            return found
+        first = self._positions.get(run[0], {})
+        found = {}
+        for sid, starts in first.items():
+            words = self.sentences[sid]
+            ok = [p for p in starts if words[p:p + len(run)] == list(run)]
+            if ok:
+                found[sid] = ok
+        if len(self._runs) < 1_000_000:  # a bounded cache
+            self._runs[run] = found
+        return found
+
+    def keeps(self, source_field: str) -> bool:
+        """Whether the rule with this Moses source field can match a test sentence."""
+        runs = []
+        current: list[str] = []
+        for tok in source_field.split()[:-1]:  # the last token is the [X] LHS
+            if tok[0] == "[":
+                if current:
+                    runs.append(tuple(current))
+                    current = []
+            else:
+                current.append(tok)
+        if current:
+            runs.append(tuple(current))
+        if not runs:
+            return True
+        starts = [self._starts(run) for run in runs]
+        candidates = set(starts[0])
+        for s in starts[1:]:
+            candidates &= s.keys()
+            if not candidates:
+                return False
+        for sid in candidates:
+            position = 0  # the earliest place the next run may start
+            for run, s in zip(runs, starts):
+                options = s[sid]
+                k = bisect_left(options, position)
+                if k == len(options):
+                    break
+                position = options[k] + len(run)
+            else:
+                return True
+        return False
+
+
+def filter_table(rules_path: str, test_path: str, out_path: str) -> tuple[int, int]:
+    """Copy the lines of a rule table whose rules match the test set; return (read, kept)."""
+    keep = TestSetFilter.from_file(test_path)
+    read = kept = 0
+    with open_text(rules_path) as lines, open_text(out_path, "w") as out:
+        for line in lines:
+            if not line.strip():
+                continue
+            read += 1
+            if keep.keeps(line[:line.index(" |||")]):
+                out.write(line)
+                kept += 1
+    names = feature_names_path(rules_path)
+    if os.path.exists(names):
+        shutil.copyfile(names, feature_names_path(out_path))
+    return read, kept
+
+
+def read_feature_names(rules_path: str) -> list[str] | None:
+    names = feature_names_path(rules_path)
+    if not os.path.exists(names):
+        return None
+    with open(names) as f:
+        return json.load(f)

@@ -1,0 +1,376 @@
+"""The extraction run: streaming, sharded counting on all cores, then the sorted table.
+
+Stage 1, extract (parallel over chunks of sentence pairs): each chunk's rule
+occurrences are counted and written to temporary files, one per target-side
+hash shard. Word-link counts, label counts and a sample of source sides come
+back to the parent.
+Stage 2, score by target side (parallel over the shards): a shard holds
+every occurrence of its target sides, so it finds c(target side), each
+rule's count and its most frequent word links and tree, and the lexical
+weights. Rules go on to source-side range partitions (bounds from the sample).
+Stage 3, score by source side and write (parallel over the partitions):
+c(source side), the remaining features, the optional test-set filter; each
+partition is sorted and gzipped as a gzip member. The members, in range
+order, are concatenated into the table, so the table is sorted by line as
+`LC_ALL=C sort` would sort it (the source side first).
+
+Memory is bounded by a chunk (stage 1) and a shard or partition (stages 2
+and 3); only the word-link counts, labels and the sample stay in the parent.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import marshal
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import time
+import zlib
+from bisect import bisect_right
+from collections import Counter, deque
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Iterable, Iterator
+
+from tqdm import tqdm
+
+from ..grammar import feature_names_path
+from . import glue as glue_module
+from .corpus import BadLine, CorpusPaths, count_lines, pair_graph, read_corpus
+from .filtering import TestSetFilter
+from .rules import Limits, extract_rules
+from .scoring import (FEATURE_NAMES, LexicalTable, count_links, count_nonterminals, count_target_words,
+                      features, lexical_weights, lhs_of, rule_fields, table_line)
+
+SAMPLE_EVERY = 64  # one source side in this many goes to the partition sample
+MAX_REPORTED_ERRORS = 20  # bad lines printed; all are counted, the first 1000 kept in the summary
+
+
+@dataclass
+class ExtractionConfig:
+    corpus: CorpusPaths
+    out: str
+    summary: str | None = None
+    glue: str | None = None
+    unknown_labels: str | None = None
+    limits: Limits = field(default_factory=Limits)
+    jobs: int = 0  # 0: all cores
+    shards: int = 16
+    chunk_size: int = 250
+    tmp_dir: str | None = None
+    min_count: float = 0.0
+    filter_to: str | None = None
+    glue_label: str = "Q"
+    unknown_min_frequency: float = 0.03
+    compress_level: int = 6
+    progress: bool = True
+    keep_tmp: bool = False
+
+
+# Read-only state of a stage, set by the parent before it forks the workers.
+_STATE: dict = {}
+
+
+def run_extraction(config: ExtractionConfig) -> dict:
+    """Extract, score and write the rule table (and glue, unknown labels, summary); return the summary."""
+    started = time.time()
+    jobs = config.jobs or os.cpu_count() or 1
+    out_dir = os.path.dirname(os.path.abspath(config.out))
+    os.makedirs(out_dir, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="cky-extract-", dir=config.tmp_dir or out_dir)
+    try:
+        summary = _run(config, jobs, tmp, started)
+    finally:
+        if not config.keep_tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if config.summary:
+        os.makedirs(os.path.dirname(os.path.abspath(config.summary)), exist_ok=True)
+        with open(config.summary, "w") as f:
+            json.dump(summary, f, indent=2)
+            f.write("\n")
+    return summary
+
+
+def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float) -> dict:
+    shards = config.shards
+    for k in range(shards):
+        os.makedirs(os.path.join(tmp, "stage1", f"t{k:03d}"))
+        os.makedirs(os.path.join(tmp, "stage2", f"s{k:03d}"))
+    os.makedirs(os.path.join(tmp, "stage3"))
+    timings = {}
+
+    # Stage 1: extract.
+    _STATE.clear()
+    _STATE.update(config=config, tmp=tmp)
+    total = Totals()
+    n_lines = count_lines(config.corpus.source)
+    with tqdm(total=n_lines, unit="pairs", desc="extract", disable=not config.progress,
+              smoothing=0.1) as bar:
+        for result in _parallel_map(_extract_chunk, _chunks(config), jobs):
+            total.add(result)
+            for kind, message in result["errors"]:
+                if total.reported < MAX_REPORTED_ERRORS:
+                    tqdm.write(message, file=sys.stderr)
+                total.reported += 1
+            bar.update(result["pairs"])
+    if total.reported > MAX_REPORTED_ERRORS:
+        print(f"... {total.reported - MAX_REPORTED_ERRORS} more bad lines (see the summary)", file=sys.stderr)
+    timings["extract"] = time.time() - started
+
+    # Stage 2: score by target side.
+    t = time.time()
+    sample = sorted(set(total.sample))
+    bounds = sorted(set(sample[len(sample) * p // shards] for p in range(1, shards))) if sample else []
+    _STATE.update(lexicon=LexicalTable(total.links), bounds=bounds)
+    for _ in tqdm(_parallel_map(_score_by_target, range(shards), jobs), total=shards, unit="shards",
+                  desc="score", disable=not config.progress):
+        pass
+    timings["score"] = time.time() - t
+
+    # Stage 3: score by source side, filter, sort and write.
+    t = time.time()
+    _STATE.update(lhs_counts=dict(total.lhs),
+                  test_filter=TestSetFilter.from_file(config.filter_to) if config.filter_to else None)
+    written: Counter = Counter()
+    distinct = 0
+    for result in tqdm(_parallel_map(_write_partition, range(len(bounds) + 1), jobs), total=len(bounds) + 1,
+                       unit="parts", desc="write", disable=not config.progress):
+        written.update(result["nonterminals"])
+        distinct += result["distinct"]
+    with open(config.out, "wb") as out:
+        for p in range(len(bounds) + 1):
+            with open(os.path.join(tmp, "stage3", f"p{p:03d}.gz"), "rb") as member:
+                shutil.copyfileobj(member, out, 1 << 20)
+    with open(feature_names_path(config.out), "w") as f:
+        json.dump(FEATURE_NAMES, f)
+        f.write("\n")
+    timings["write"] = time.time() - t
+
+    glue_rules = 0
+    if config.glue:
+        glue_rules = glue_module.write_glue(config.glue, total.lhs, total.roots, config.glue_label)
+    unknown = glue_module.unknown_word_labels(total.single_word_labels, total.source_words,
+                                              config.unknown_min_frequency)
+    if config.unknown_labels:
+        glue_module.write_unknown_labels(config.unknown_labels, unknown)
+
+    seconds = time.time() - started
+    return {
+        "sentence_pairs": total.pairs,
+        "skipped": total.skipped,
+        "skipped_by_reason": dict(sorted(total.skipped_by_reason.items())),
+        "pairs_without_alignment": total.unaligned_pairs,
+        "minimal_rules": total.minimal,
+        "composed_rules": total.composed,
+        "distinct_rules_extracted": distinct,
+        "distinct_rules": sum(written.values()),
+        "nonterminals_per_rule": {str(k): v for k, v in sorted(written.items())},
+        "nonterminals_per_extracted_rule": {str(k): v for k, v in sorted(total.nonterminals.items())},
+        "seconds": round(seconds, 2),
+        "pairs_per_second": round(total.pairs / seconds, 1) if seconds else None,
+        "seconds_by_stage": {k: round(v, 2) for k, v in timings.items()},
+        "jobs": jobs,
+        "limits": asdict(config.limits),
+        "min_count": config.min_count,
+        "filtered_to": config.filter_to,
+        "feature_names": FEATURE_NAMES,
+        "glue_rules": glue_rules,
+        "unknown_word_labels": unknown,
+        "rules": config.out,
+        "errors": total.errors[:1000],
+    }
+
+
+class Totals:
+    """What the parent accumulates from the stage-1 chunks."""
+
+    def __init__(self):
+        self.pairs = self.skipped = self.unaligned_pairs = self.minimal = self.composed = 0
+        self.reported = 0
+        self.skipped_by_reason: Counter = Counter()
+        self.nonterminals: Counter = Counter()
+        self.links: Counter = Counter()
+        self.source_words: Counter = Counter()
+        self.single_word_labels: Counter = Counter()
+        self.lhs: Counter = Counter()
+        self.roots: Counter = Counter()
+        self.sample: list[str] = []
+        self.errors: list[str] = []
+
+    def add(self, r: dict) -> None:
+        self.pairs += r["pairs"]
+        self.skipped += len(r["errors"])
+        self.unaligned_pairs += r["unaligned_pairs"]
+        self.minimal += r["minimal"]
+        self.composed += r["composed"]
+        for kind, message in r["errors"]:
+            self.skipped_by_reason[kind] += 1
+            if len(self.errors) < 1000:
+                self.errors.append(message)
+        for name in ("nonterminals", "links", "source_words", "single_word_labels", "lhs", "roots"):
+            getattr(self, name).update(r[name])
+        self.sample.extend(r["sample"])
+
+
+def _chunks(config: ExtractionConfig) -> Iterator[tuple[int, list]]:
+    chunk = []
+    chunk_id = 0
+    for pair in read_corpus(config.corpus):
+        chunk.append(pair)
+        if len(chunk) == config.chunk_size:
+            yield chunk_id, chunk
+            chunk_id += 1
+            chunk = []
+    if chunk:
+        yield chunk_id, chunk
+
+
+def _parallel_map(func: Callable, tasks: Iterable, jobs: int) -> Iterator:
+    """func over tasks, in order, on `jobs` forked processes with few tasks in flight (bounded memory)."""
+    if jobs <= 1:
+        yield from map(func, tasks)
+        return
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        pending: deque = deque()
+        for task in tasks:
+            pending.append(pool.apply_async(func, (task,)))
+            if len(pending) >= 2 * jobs:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
+
+
+def _shard_of(target_field: str, shards: int) -> int:
+    return zlib.crc32(target_field.encode()) % shards
+
+
+def _extract_chunk(task: tuple[int, list]) -> dict:
+    """Stage 1 on one chunk: extract, count, write the shards; return the chunk's totals."""
+    chunk_id, pairs = task
+    config: ExtractionConfig = _STATE["config"]
+    tmp = _STATE["tmp"]
+    limits = config.limits
+    corpus = config.corpus
+    occurrences: Counter = Counter()
+    links: Counter = Counter()
+    source_words: Counter = Counter()
+    single_word_labels: Counter = Counter()
+    lhs: Counter = Counter()
+    roots: Counter = Counter()
+    nonterminals: Counter = Counter()
+    errors = []
+    minimal = composed = unaligned = 0
+    for pair in pairs:
+        try:
+            graph = pair_graph(pair, corpus)
+        except BadLine as e:
+            errors.append((e.kind, str(e)))
+            continue
+        tree = graph.tree
+        count_links(graph.source_words, tree.words, graph.source_links, graph.target_links, links)
+        source_words.update(graph.source_words)
+        roots[tree.label[0]] += 1
+        if not graph.frontier[0]:
+            unaligned += 1
+            continue
+        for rule in extract_rules(graph, limits):
+            if rule.size == 1:
+                minimal += 1
+                if len(rule.source) == 1 and not rule.labels:
+                    single_word_labels[rule.source[0], rule.lhs] += 1
+            else:
+                composed += 1
+            nonterminals[len(rule.labels)] += 1
+            lhs[rule.lhs] += 1
+            occurrences[rule_fields(rule)] += 1
+
+    shards = config.shards
+    buckets: list[list] = [[] for _ in range(shards)]
+    for fields, c in occurrences.items():
+        buckets[_shard_of(fields[1], shards)].append(fields + (c,))
+    for k, bucket in enumerate(buckets):
+        if bucket:
+            with open(os.path.join(tmp, "stage1", f"t{k:03d}", f"c{chunk_id:06d}"), "wb") as f:
+                marshal.dump(bucket, f)
+    sample = [fields[0] for n, fields in enumerate(occurrences) if n % SAMPLE_EVERY == 0]
+    return dict(pairs=len(pairs), errors=errors, unaligned_pairs=unaligned, minimal=minimal,
+                composed=composed, nonterminals=nonterminals, links=links, source_words=source_words,
+                single_word_labels=single_word_labels, lhs=lhs, roots=roots, sample=sample)
+
+
+def _score_by_target(shard: int) -> int:
+    """Stage 2 on one target shard; return its number of distinct rules."""
+    tmp = _STATE["tmp"]
+    lexicon: LexicalTable = _STATE["lexicon"]
+    bounds: list[str] = _STATE["bounds"]
+    counts: Counter = Counter()
+    for path in sorted(glob.glob(os.path.join(tmp, "stage1", f"t{shard:03d}", "*"))):
+        with open(path, "rb") as f:
+            for source, target, nt_links, alignment, tree, c in marshal.load(f):
+                counts[source, target, nt_links, alignment, tree] += c
+            os.unlink(path)
+    # One rule per (source, target, nonterminal links); keep its most frequent links and tree.
+    best: dict[tuple, list] = {}
+    for (source, target, nt_links, alignment, tree), c in counts.items():
+        key = (source, target, nt_links)
+        b = best.get(key)
+        if b is None:
+            best[key] = [c, c, alignment, tree]
+        else:
+            b[0] += c
+            if c > b[1] or (c == b[1] and (alignment, tree) < (b[2], b[3])):
+                b[1], b[2], b[3] = c, alignment, tree
+    del counts
+    target_count: Counter = Counter()
+    for (source, target, _), b in best.items():
+        target_count[target] += b[0]
+    parts: list[list] = [[] for _ in range(len(bounds) + 1)]
+    for (source, target, _), (c, _, alignment, tree) in best.items():
+        lex_ts, lex_st = lexical_weights(source, target, alignment, lexicon)
+        parts[bisect_right(bounds, source)].append(
+            (source, target, alignment, tree, c, target_count[target], lex_ts, lex_st))
+    for p, rows in enumerate(parts):
+        if rows:
+            with open(os.path.join(tmp, "stage2", f"s{p:03d}", f"t{shard:03d}"), "wb") as f:
+                marshal.dump(rows, f)
+    return len(best)
+
+
+def _write_partition(part: int) -> dict:
+    """Stage 3 on one source-side range: final scores, filter, sort, gzip."""
+    import gzip
+
+    tmp = _STATE["tmp"]
+    config: ExtractionConfig = _STATE["config"]
+    lhs_counts: dict = _STATE["lhs_counts"]
+    test_filter: TestSetFilter | None = _STATE["test_filter"]
+    rows = []
+    for path in sorted(glob.glob(os.path.join(tmp, "stage2", f"s{part:03d}", "*"))):
+        with open(path, "rb") as f:
+            rows.extend(marshal.load(f))
+        os.unlink(path)
+    source_count: Counter = Counter()
+    for row in rows:
+        source_count[row[0]] += row[4]
+    lines = []
+    nonterminals: Counter = Counter()
+    min_count = config.min_count
+    for source, target, alignment, tree, c, c_target, lex_ts, lex_st in rows:
+        if c < min_count:
+            continue
+        if test_filter is not None and not test_filter.keeps(source):
+            continue
+        c_source = source_count[source]
+        scores = features(c, c_source, c_target, lhs_counts[lhs_of(target)], lex_ts, lex_st,
+                          count_target_words(target))
+        lines.append(table_line(source, target, scores, alignment, (c_target, c_source, c), tree))
+        nonterminals[count_nonterminals(source)] += 1
+    lines.sort()
+    with gzip.open(os.path.join(tmp, "stage3", f"p{part:03d}.gz"), "wb",
+                   compresslevel=config.compress_level) as out:
+        if lines:
+            out.write("\n".join(lines).encode())
+            out.write(b"\n")
+    return dict(distinct=len(rows), nonterminals=nonterminals)

@@ -1,0 +1,170 @@
+"""Rule features from corpus counts, and the Moses rule-table fields of a rule.
+
+Score columns, in order (`FEATURE_NAMES`, written to RULES.features.json).
+As in Moses, each column holds a positive value whose natural log is the
+feature: probabilities as probabilities, a count-like feature f as exp(f).
+
+    p_tgt_given_src    c(rule) / c(source side)             source side = the source field, slot labels included
+    p_src_given_tgt    c(rule) / c(target side)             target side = the target field, LHS included
+    lex_tgt_given_src  lexical weight lex(t|s) (Koehn et al. 2003) from the word alignment
+    lex_src_given_tgt  lexical weight lex(s|t)
+    p_rule_given_root  c(rule) / c(rules with the same LHS)
+    singleton          exp(1) if the rule was seen once, else exp(0) = 1
+    target_words       exp(number of target words)
+    rule_penalty       exp(1) for every rule (Moses' phrase penalty)
+
+A rule's identity is its source field, target field and nonterminal links;
+occurrences that differ only in their word links or tree fragment are one
+rule, which keeps the most frequent of them (ties: the smallest string),
+as Moses' consolidate does. The counts field is c(target side), c(source
+side), c(rule), as in Moses.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Iterable
+
+from ..grammar import FIELD_SEP, SOURCE_NT_LABEL
+from .rules import ExtractedRule
+
+FEATURE_NAMES = ["p_tgt_given_src", "p_src_given_tgt", "lex_tgt_given_src", "lex_src_given_tgt",
+                 "p_rule_given_root", "singleton", "target_words", "rule_penalty"]
+
+NULL = None  # the empty word of the lexical tables
+E = math.e
+
+
+def rule_fields(rule: ExtractedRule) -> tuple[str, str, str, str, str]:
+    """(source field, target field, nonterminal links, all links, tree) of a rule occurrence."""
+    labels = rule.labels
+    source_tokens = []
+    slot_position = [0] * len(labels)
+    for pos, s in enumerate(rule.source):
+        if s.__class__ is str:
+            source_tokens.append(s)
+        else:
+            source_tokens.append(f"[{SOURCE_NT_LABEL}][{labels[s]}]")
+            slot_position[s] = pos
+    target_tokens = []
+    nt_links = []
+    for pos, s in enumerate(rule.target):
+        if s.__class__ is str:
+            target_tokens.append(s)
+        else:
+            target_tokens.append(f"[{SOURCE_NT_LABEL}][{labels[s]}]")
+            nt_links.append((slot_position[s], pos))
+    source_tokens.append(f"[{SOURCE_NT_LABEL}]")
+    target_tokens.append(f"[{rule.lhs}]")
+    nt_links.sort()
+    links = sorted(rule.alignment + tuple(nt_links)) if nt_links else rule.alignment
+    return (" ".join(source_tokens), " ".join(target_tokens),
+            " ".join(f"{i}-{j}" for i, j in nt_links),
+            " ".join(f"{i}-{j}" for i, j in links), rule.tree)
+
+
+class LexicalTable:
+    """Word translation probabilities w(t|s) and w(s|t) from link counts, with NULL
+    for unaligned words: an unaligned target word t counts as (NULL, t), an
+    unaligned source word s as (s, NULL)."""
+
+    def __init__(self, link_counts: Counter):
+        source_total: Counter = Counter()
+        target_total: Counter = Counter()
+        for (s, t), c in link_counts.items():
+            source_total[s] += c
+            target_total[t] += c
+        self.t_given_s = {(s, t): c / source_total[s] for (s, t), c in link_counts.items()}
+        self.s_given_t = {(s, t): c / target_total[t] for (s, t), c in link_counts.items()}
+
+
+def count_links(source: list[str], target: list[str], source_links: list[list[int]],
+                target_links: list[list[int]], counts: Counter) -> None:
+    """Add a sentence pair's word links (and NULL links of unaligned words) to counts."""
+    for i, js in enumerate(source_links):
+        s = source[i]
+        if js:
+            for j in js:
+                counts[s, target[j]] += 1
+        else:
+            counts[s, NULL] += 1
+    for j, is_ in enumerate(target_links):
+        if not is_:
+            counts[NULL, target[j]] += 1
+
+
+def lexical_weights(source_field: str, target_field: str, alignment_field: str,
+                    table: LexicalTable) -> tuple[float, float]:
+    """(lex(t|s), lex(s|t)) of a rule, over its words; nonterminals are ignored."""
+    source = source_field.split()
+    target = target_field.split()
+    to_source: dict[int, list[int]] = {}
+    to_target: dict[int, list[int]] = {}
+    for link in alignment_field.split():
+        i, _, j = link.partition("-")
+        i, j = int(i), int(j)
+        if source[i][0] == "[":  # a nonterminal pair
+            continue
+        to_source.setdefault(j, []).append(i)
+        to_target.setdefault(i, []).append(j)
+    t_given_s = table.t_given_s
+    s_given_t = table.s_given_t
+    lex_ts = 1.0
+    for j in range(len(target) - 1):  # the last token is the LHS
+        t = target[j]
+        if t[0] == "[":
+            continue
+        linked = to_source.get(j)
+        if linked:
+            lex_ts *= sum(t_given_s.get((source[i], t), 0.0) for i in linked) / len(linked)
+        else:
+            lex_ts *= t_given_s.get((NULL, t), 0.0)
+    lex_st = 1.0
+    for i in range(len(source) - 1):
+        s = source[i]
+        if s[0] == "[":
+            continue
+        linked = to_target.get(i)
+        if linked:
+            lex_st *= sum(s_given_t.get((s, target[j]), 0.0) for j in linked) / len(linked)
+        else:
+            lex_st *= s_given_t.get((s, NULL), 0.0)
+    return lex_ts, lex_st
+
+
+def format_score(x: float) -> str:
+    """Six significant digits, as Moses writes scores."""
+    return "%.6g" % x
+
+
+def format_count(x: float) -> str:
+    return str(int(x)) if x == int(x) else repr(float(x))
+
+
+def features(count: float, source_count: float, target_count: float, lhs_count: float,
+             lex_ts: float, lex_st: float, target_words: int) -> list[float]:
+    """The score columns of one rule, in the order of FEATURE_NAMES."""
+    return [count / source_count, count / target_count, lex_ts, lex_st, count / lhs_count,
+            E if count <= 1 else 1.0, math.exp(target_words), E]
+
+
+def table_line(source_field: str, target_field: str, scores: Iterable[float], alignment_field: str,
+               counts: Iterable[float], tree: str | None) -> str:
+    """One rule-table line, field for field as decoder.grammar.format_rule writes it."""
+    fields = [source_field, target_field, " ".join(format_score(s) for s in scores), alignment_field,
+              " ".join(format_count(c) for c in counts), "",
+              f"{{{{Tree {tree}}}}}" if tree is not None else ""]
+    return FIELD_SEP.join(fields).rstrip()
+
+
+def lhs_of(target_field: str) -> str:
+    """The LHS label of a target field ("the [X][NN] [NP]" -> "NP")."""
+    return target_field[target_field.rindex("[") + 1:-1]
+
+
+def count_target_words(target_field: str) -> int:
+    return sum(1 for tok in target_field.split() if tok[0] != "[")
+
+
+def count_nonterminals(source_field: str) -> int:
+    return source_field.count(f"[{SOURCE_NT_LABEL}][")
