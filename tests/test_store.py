@@ -148,8 +148,14 @@ def test_lookups_agree_with_naive_scan(seed, tmp_path):
         lo, hi = store.pair_keys_with_left(a)
         assert sorted(int(k) - a * store.n_symbols for k in store.pair_keys[lo:hi]) == \
                sorted(set(child1[(child0 == a) & (child1 >= 0)].tolist()))
-        for b in rng.sample(probes, 5) + [int(x) for x in child1[child0 == a] if x >= 0]:
+        rights = rng.sample(probes, 5) + [int(x) for x in child1[child0 == a] if x >= 0]
+        for b in rights:
             assert sorted(store.rules_for_pair(a, b).tolist()) == np.flatnonzero((child0 == a) & (child1 == b)).tolist()
+        # the batch form agrees with the one-pair form
+        los, his = store.pair_ranges([a] * len(rights), rights)
+        assert list(zip(los.tolist(), his.tolist())) == [store.pair_range(a, b) for b in rights]
+    los, his = store.single_ranges(probes)
+    assert list(zip(los.tolist(), his.tolist())) == [store.single_range(a) for a in probes]
 
 
 def test_rules_are_grouped_by_key(tmp_path):

@@ -54,9 +54,11 @@ class GrammarStore:
     def __init__(self, path: str, meta: dict, arrays: dict[str, np.ndarray], trees: np.ndarray):
         self.path = path
         self.meta = meta
+        # plain ndarray views of the memory maps: cheaper to index than np.memmap, and what numba
+        # and Cython expect; each keeps its map open through `.base`
         for name, array in arrays.items():
-            setattr(self, name, array)
-        self.trees_bytes = trees
+            setattr(self, name, np.asarray(array))
+        self.trees_bytes = np.asarray(trees)
         self.n_real_nonterminals = int(meta["n_real_nonterminals"])
         self.n_nonterminals = int(meta["n_nonterminals"])
         self.n_runs = int(meta["n_runs"])
@@ -209,6 +211,15 @@ class GrammarStore:
             return int(self.pair_offsets[i]), int(self.pair_offsets[i + 1])
         return 0, 0
 
+    def pair_ranges(self, lefts, rights) -> tuple[np.ndarray, np.ndarray]:
+        """`pair_range` for arrays of child pairs at once: int64 arrays lo, hi (lo == hi: no rules)."""
+        keys = np.asarray(lefts, dtype=np.int64) * self.n_symbols + np.asarray(rights, dtype=np.int64)
+        return _ranges(self.pair_keys, self.pair_offsets, keys)
+
+    def single_ranges(self, children) -> tuple[np.ndarray, np.ndarray]:
+        """`single_range` for an array of children at once."""
+        return _ranges(self.single_keys, self.single_offsets, np.asarray(children, dtype=np.int64))
+
     def rules_for_pair(self, left: int, right: int) -> np.ndarray:
         """int32 ids of the binary rules with children (left, right)."""
         lo, hi = self.pair_range(left, right)
@@ -311,6 +322,15 @@ class GrammarStore:
             else:
                 block.extend(carried[item])
         return [block]
+
+
+def _ranges(sorted_keys: np.ndarray, offsets: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    index = np.searchsorted(sorted_keys, keys)
+    found = index < len(sorted_keys)
+    found[found] = sorted_keys[index[found]] == keys[found]
+    lo = np.where(found, offsets[np.minimum(index, len(offsets) - 1)], 0)
+    hi = np.where(found, offsets[np.minimum(index + 1, len(offsets) - 1)], 0)
+    return lo, hi
 
 
 def _load_array(path: str, name: str, dtype: np.dtype, length: int | None) -> np.ndarray:
