@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strategy", default="left", choices=STRATEGIES, help="binarization strategy (default: left)")
     parser.add_argument("--filter", metavar="TEST.txt", default=None,
                         help="keep only the rules whose source terminals occur in a sentence of this tokenized text")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the random strategy (default: 0)")
+    parser.add_argument("--seed", type=int, default=0, metavar="N", help="random seed of the random strategy (default: 0)")
     parser.add_argument("--non-binarizable", default="monolingual", choices=("monolingual", "drop"),
                         help="what to do with rules whose permutation is not binarizable (default: monolingual)")
     parser.add_argument("--progress", action="store_true", help="show binarization progress")
