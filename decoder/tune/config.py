@@ -1,0 +1,119 @@
+"""Decoder configs (TOML) as tuning and benchmarks use them: read, change weights or settings, write.
+
+The decoder's config holds the feature weights in a `[weights]` table (by
+feature name); other settings (pop limit, beam, ...) are looked up by key
+wherever they are in the file, so that this module does not depend on how the
+decoder groups them.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import os
+import re
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    import tomli as tomllib
+
+WEIGHTS = "weights"
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def read_config(path: str) -> dict:
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+def find_key(config: dict, key: str):
+    """The table holding `key` (depth first), or None."""
+    if key in config:
+        return config
+    for value in config.values():
+        if isinstance(value, dict):
+            table = find_key(value, key)
+            if table is not None:
+                return table
+    return None
+
+
+def with_settings(config: dict, weights: dict | None = None, **settings) -> dict:
+    """A copy of config with these weights merged into [weights] and each setting replaced where it is
+    (or added at the top level)."""
+    config = copy.deepcopy(config)
+    if weights is not None:
+        config.setdefault(WEIGHTS, {}).update({name: float(value) for name, value in weights.items()})
+    for key, value in settings.items():
+        table = find_key(config, key)
+        (table if table is not None else config)[key] = value
+    return config
+
+
+def absolute_paths(config: dict, base_dir: str, keys=("store", "lm", "glue", "path", "store_path", "lm_path")) -> dict:
+    """A copy with relative paths under these keys made absolute against base_dir (the config's directory),
+    so that the config still works when written elsewhere."""
+    config = copy.deepcopy(config)
+
+    def fix(table: dict) -> None:
+        for key, value in table.items():
+            if isinstance(value, dict):
+                fix(value)
+            elif key in keys and isinstance(value, str) and value and not os.path.isabs(value):
+                table[key] = os.path.normpath(os.path.join(base_dir, value))
+
+    fix(config)
+    return config
+
+
+# ---- writing TOML (the subset configs use: tables of scalars and lists of scalars) ------------------
+
+def _key(key: str) -> str:
+    return key if _BARE_KEY.match(key) else '"' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        return f'"{escaped}"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def dumps(config: dict) -> str:
+    lines: list[str] = []
+
+    def table(values: dict, prefix: tuple) -> None:
+        scalars = {k: v for k, v in values.items() if not isinstance(v, dict)}
+        tables = {k: v for k, v in values.items() if isinstance(v, dict)}
+        if prefix and (scalars or not tables):
+            lines.append("")
+            lines.append("[" + ".".join(_key(p) for p in prefix) + "]")
+        for key, value in scalars.items():
+            lines.append(f"{_key(key)} = {_value(value)}")
+        for key, value in tables.items():
+            table(value, prefix + (key,))
+
+    table(config, ())
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def write_config(config: dict, path: str, header: str | None = None) -> None:
+    text = dumps(config)
+    if header:
+        text = "".join(f"# {line}\n" for line in header.splitlines()) + text
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)

@@ -1,0 +1,69 @@
+"""Driving the decoder from tuning and benchmarks: a decoder for given weights and settings, k-best lists.
+
+Weights and settings are changed by deriving a config (decoder.tune.config)
+and building the decoder from it, so that tuning uses exactly what `cky
+translate --config` would.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+
+from ..batch import translate_batch
+from .config import absolute_paths, read_config, with_settings, write_config
+
+
+def derived_config(config_path: str, weights: dict | None = None, **settings) -> dict:
+    """The config at config_path with these weights and settings, its paths made absolute."""
+    config = read_config(config_path)
+    base_dir = os.path.dirname(os.path.abspath(config_path))
+    return absolute_paths(with_settings(config, weights, **settings), base_dir)
+
+
+def decoder_from_config(config: dict):
+    """A Decoder built through Decoder.from_config from a config dict (written to a temporary file)."""
+    from ..decoder import Decoder
+
+    fd, path = tempfile.mkstemp(suffix=".toml", prefix="cky-config-")
+    os.close(fd)
+    try:
+        write_config(config, path)
+        return Decoder.from_config(path)
+    finally:
+        os.unlink(path)
+
+
+def load_decoder(config_path: str, weights: dict | None = None, **settings):
+    return decoder_from_config(derived_config(config_path, weights, **settings))
+
+
+def model_weights(decoder, config: dict) -> dict:
+    """Every feature's weight as the decoder uses it (documented defaults for those the config omits)."""
+    weights = getattr(decoder, "weights", None)
+    for attribute in ("by_name", "as_dict"):
+        value = getattr(weights, attribute, None)
+        if value is not None:
+            return dict(value() if callable(value) else value)
+    if isinstance(weights, dict):
+        return dict(weights)
+    return dict(config.get("weights", {}))
+
+
+def kbest_job(decoder, sentence: str, k: int) -> list[tuple[str, dict]]:
+    """One sentence's k-best list as plain (text, features) pairs (picklable, for worker processes)."""
+    return [(t.text, dict(t.features)) for t in decoder.kbest(sentence, k, unique=True)]
+
+
+def kbest_lists(decoder, sentences, k: int, workers: int = 1, progress: bool = True) -> list[list]:
+    """The k-best list of every sentence; a sentence that failed gets an empty list."""
+    results = translate_batch(decoder, sentences, workers=workers, job=functools.partial(kbest_job, k=k),
+                              progress=progress)
+    return [result if isinstance(result, list) else [] for result in results]
+
+
+def stats_job(decoder, sentence: str) -> dict:
+    """One sentence's 1-best text, score, features and search statistics (picklable)."""
+    translation = decoder.translate(sentence)
+    return {"text": translation.text, "score": float(translation.score), "features": dict(translation.features),
+            "stats": dict(translation.stats or {})}
