@@ -1,0 +1,197 @@
+"""`cky bench`: reproduce Xiao et al. 2009 and Venugopal et al. 2007 (section 6) on the Bible system.
+
+    cky bench                  # every experiment on the Bible Spanish-English system (must be built)
+    cky bench --quick          # a reduced run on the tiny fixture system (minutes; CI runs it)
+    cky bench --demo           # the README's demo: build and run the default system end to end
+
+Results go to --out (default bench/results): results.json (numbers, machine,
+versions, settings), results.md (the tables) and PNG plots.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+from bench import experiments  # noqa: E402
+from bench.experiments import QUICK, Settings  # noqa: E402
+
+DEFAULT_OUT = os.path.join(REPO, "bench", "results")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quick", action="store_true", help="reduced run on the tiny fixture system (CI)")
+    parser.add_argument("--demo", action="store_true", help="run the default system end to end (make demo)")
+    parser.add_argument("--out", default=None, help="results directory (default: bench/results, "
+                                                    "bench/results/quick with --quick)")
+    parser.add_argument("--work", default=None, help="where stores, configs and outputs are built "
+                                                     "(default: OUT/work, not committed)")
+    parser.add_argument("--strategies", nargs="+", choices=experiments.STRATEGIES, default=None)
+    parser.add_argument("--pop-limits", nargs="+", type=int, default=None)
+    parser.add_argument("--dev-sentences", type=int, default=None, help="use the first N dev sentences")
+    parser.add_argument("--test-sentences", type=int, default=None, help="use the first N test sentences")
+    parser.add_argument("--sweep-sentences", type=int, default=None,
+                        help="test sentences of the pop-limit sweep (default: all used test sentences)")
+    parser.add_argument("--mert-iterations", type=int, default=None)
+    parser.add_argument("--kbest", type=int, default=None)
+    parser.add_argument("--no-tune", action="store_true", help="decode with the default weights")
+    parser.add_argument("--workers", type=int, default=1, help="decoding processes")
+
+
+def settings_from(args) -> Settings:
+    settings = Settings(**vars(QUICK)) if args.quick else Settings()
+    overrides = {"strategies": tuple(args.strategies) if args.strategies else None,
+                 "pop_limits": tuple(args.pop_limits) if args.pop_limits else None,
+                 "dev_sentences": args.dev_sentences, "test_sentences": args.test_sentences,
+                 "sweep_sentences": args.sweep_sentences, "mert_iterations": args.mert_iterations,
+                 "kbest": args.kbest}
+    for key, value in overrides.items():
+        if value is not None:
+            setattr(settings, key, value)
+    settings.tune = not args.no_tune
+    settings.workers = args.workers
+    return settings
+
+
+def main(args) -> int:
+    if args.demo:
+        from bench.demo import run_demo
+
+        return run_demo(workers=args.workers)
+    out = args.out or (os.path.join(DEFAULT_OUT, "quick") if args.quick else DEFAULT_OUT)
+    work = args.work or os.path.join(out, "work")
+    os.makedirs(work, exist_ok=True)
+    if args.quick:
+        system = experiments.fixture_system(work)
+    else:
+        system = experiments.bible_system(work)
+        if system is None:
+            print(f"cky bench: the Bible system is not built under {experiments.BIBLE_BUILD} (run `cky data "
+                  f"bible-es-en` and `cky extract`), or use --quick", file=sys.stderr)
+            return 1
+    settings = settings_from(args)
+    results = experiments.run_all(system, settings, log=lambda message: print(message, file=sys.stderr,
+                                                                              flush=True))
+    results["command"] = "cky bench " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["bench"] else sys.argv[1:])
+    write_results(results, out)
+    print(markdown(results))
+    print(f"\nresults in {out}", file=sys.stderr)
+    return 0
+
+
+def write_results(results: dict, out: str) -> None:
+    from bench.plots import plot_all
+
+    os.makedirs(out, exist_ok=True)
+    results["plots"] = [os.path.basename(p) for p in plot_all(results, out)]
+    with open(os.path.join(out, "results.json"), "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=2, default=str)
+        f.write("\n")
+    with open(os.path.join(out, "results.md"), "w", encoding="utf-8") as f:
+        f.write(markdown(results))
+
+
+# ---- the markdown tables --------------------------------------------------------------------------
+
+def _row(cells) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _table(header, rows) -> list[str]:
+    return [_row(header), _row(["---"] * len(header))] + [_row(r) for r in rows]
+
+
+def _number(value, digits=2) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return f"{value:,}"
+
+
+def markdown(results: dict) -> str:
+    system = results["system"]
+    lines = [f"# cky bench: {system['name']}", "",
+             f"{results['date']}, `{results.get('command', 'cky bench')}`, commit "
+             f"{results['machine'].get('git_commit', '?')[:10]}, {results['machine'].get('cpu_model')} "
+             f"({results['machine'].get('cpus')} CPUs), total {results.get('seconds', 0):.0f} s.", ""]
+    for note in system.get("notes", []):
+        lines += [f"Note: {note}.", ""]
+
+    costs = results["grammar_cost"]
+    lines += [f"## 1. Grammar cost Q(G') (Xiao Table 2) of {costs['source_rules']:,} rules", ""]
+    rows = []
+    for strategy, entry in costs["strategies"].items():
+        name = strategy + (f" (mean of {entry['seeds']} seeds, sd {entry['cost_stdev']:,.0f})"
+                           if strategy == "random" else "")
+        rows.append([name, _number(entry["cost"], 0), _number(entry["binary_rules"], 0),
+                     _number(entry["virtual_nonterminals"], 0), _number(entry["non_binarizable"], 0),
+                     _number(entry["seconds"])])
+    lines += _table(["strategy", "Q(G')", "binary rules", "virtual NTs", "non-binarizable", "seconds"], rows)
+    per_iteration = costs["strategies"].get("icr", {}).get("cost_by_iteration")
+    if per_iteration:
+        lines += ["", "icr cost per iteration: " + " -> ".join(f"{q:,}" for q in per_iteration)]
+
+    skipped = results.get("skipped", {})
+    if "bleu" in results:
+        lines += ["", "## 2. BLEU after MERT (Xiao Table 3), paired bootstrap p against `left`", ""]
+        rows = []
+        for strategy, entry in results["bleu"].items():
+            p_dev = entry["dev"].get("bootstrap", {}).get("p_value")
+            p_test = entry["test"].get("bootstrap", {}).get("p_value")
+            rows.append([strategy, _number(entry["dev"]["bleu"]), _number(p_dev, 3), _number(entry["test"]["bleu"]),
+                         _number(p_test, 3), entry.get("mert", {}).get("iterations", "-")])
+        lines += _table(["strategy", "dev BLEU", "p (dev)", "test BLEU", "p (test)", "MERT iterations"], rows)
+
+        lines += ["", "## 3. BLEU and edges per sentence against the pop limit (Xiao Fig. 8-10), common weights",
+                  ""]
+        rows = []
+        for strategy, points in results["pop_limit_sweep"].items():
+            for pop_limit, v in points.items():
+                rows.append([strategy, pop_limit, _number(v["bleu"]), _number(v["edges_per_sentence"], 0),
+                             _number(v["edges_kept_per_sentence"], 0), _number(v["sentences_per_second"])])
+        lines += _table(["strategy", "pop limit", "BLEU", "edges/sentence", "kept/sentence", "sentences/s"], rows)
+
+        lines += ["", "## 4. Competing items per cell by span length (Xiao Fig. 11-12): mean / variance", ""]
+        competition = results["cell_competition"]
+        lengths = sorted({int(n) for table in competition.values() for n in table})
+        rows = []
+        for length in lengths:
+            row = [length]
+            for strategy, table in competition.items():
+                cell = table.get(length) or table.get(str(length))
+                row.append(f"{cell['mean']:.1f} / {cell['variance']:.1f}" if cell else "-")
+            rows.append(row)
+        lines += _table(["span"] + list(competition), rows)
+
+        lines += ["", "## 5. Accumulated model cost against novel LM queries and seconds (Venugopal Fig. 3-5)", ""]
+        rows = []
+        for strategy, points in results["model_cost"].items():
+            for p in points:
+                rows.append([strategy, p["pop_limit"], _number(p["model_cost"]), _number(p["lm_queries_novel"], 0),
+                             _number(p["seconds"]), _number(p["bleu"])])
+        lines += _table(["strategy", "pop limit", "model cost", "novel LM queries", "seconds", "BLEU"], rows)
+
+        speed = results["throughput"]
+        lines += ["", "## 6. Speed and memory of one `cky translate` process", ""]
+        lines += _table(["strategy", "sentences", "seconds (with loading)", "sentences/s", "peak memory (MB)"],
+                        [[speed["strategy"], speed["sentences"], _number(speed["seconds"]),
+                          _number(speed["sentences_per_second"]), _number(speed["peak_memory_mb"], 0)]])
+    if skipped:
+        lines += ["", "## Not measured", ""]
+        lines += [f"- {key}: {reason}" for key, reason in skipped.items()]
+    if results.get("plots"):
+        lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in results["plots"]]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="cky bench")
+    add_arguments(parser)
+    sys.exit(main(parser.parse_args()))

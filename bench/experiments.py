@@ -1,0 +1,394 @@
+"""The experiments of `cky bench`: Xiao et al. 2009 section 4 and Venugopal et al. 2007 section 6.
+
+1. grammar cost Q(G') per strategy (random: mean of 5 seeds), icr's cost per iteration (Xiao Table 2, Fig. 6/7);
+2. BLEU on dev and test per strategy after MERT, paired bootstrap against `left` (Xiao Table 3);
+3. BLEU and edges per sentence against the pop limit, per strategy (Xiao Fig. 8-10);
+4. mean and variance of competing items per cell against span length, per strategy (Xiao Fig. 11-12);
+5. accumulated model cost against novel LM queries and against seconds as the pop limit varies
+   (Venugopal Fig. 3-5);
+6. sentences per second and peak memory of one decoding process.
+
+A `System` names the files of an MT system (rule table, LM, dev and test
+sets); `fixture_system` builds the tiny CI system, `bible_system` finds the
+Bible Spanish-English build. Experiments 2-6 need the decoder (decoder.decoder);
+when it is missing they are reported as skipped with the reason.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+STRATEGIES = ("monolingual", "left", "right", "random", "icr")
+RANDOM_SEEDS = 5
+BASELINE = "left"
+
+
+@dataclass
+class System:
+    """The files of one MT system, and a work directory for what the benchmark builds from them."""
+
+    name: str
+    rules: str  # Moses rule table (the grammar whose cost is measured)
+    lm: str
+    dev_src: str
+    dev_ref: str
+    test_src: str
+    test_ref: str
+    work: str
+    glue: str | None = None
+    tokenize: str = "13a"  # sacrebleu tokenizer for BLEU
+    notes: list = field(default_factory=list)
+
+
+def fixture_system(work: str) -> System:
+    from models.fixtures.build_fixture import build_fixture
+
+    paths = build_fixture(os.path.join(work, "fixture"))
+    return System("fixture", paths["rules"], paths["lm"], paths["dev_es"], paths["dev_en"], paths["test_es"],
+                  paths["test_en"], work, glue=paths["glue"], tokenize="none",
+                  notes=["tiny generated system (models/fixtures/build_fixture.py): not comparable to the papers"])
+
+
+BIBLE_BUILD = os.path.join(REPO, "models", "bible-es-en", "build")
+
+
+def bible_system(work: str, build: str = BIBLE_BUILD) -> System | None:
+    """The Bible system if its data and rules are built (None otherwise)."""
+    candidates = {
+        "rules": ["rules/rules.gz", "rules.gz"],
+        "glue": ["rules/glue.gz", "glue.gz"],
+        "lm": ["lm.bin", "lm/lm.bin", "lm.arpa", "lm/lm.arpa", "lm.arpa.gz"],
+        "dev_src": ["dev.es", "dev.tok.es", "data/dev.es"],
+        "dev_ref": ["dev.en", "dev.tok.en", "data/dev.en"],
+        "test_src": ["test.es", "test.tok.es", "data/test.es"],
+        "test_ref": ["test.en", "test.tok.en", "data/test.en"],
+    }
+    found = {}
+    for key, names in candidates.items():
+        path = next((os.path.join(build, n) for n in names if os.path.exists(os.path.join(build, n))), None)
+        if path is None and key != "glue":
+            return None
+        found[key] = path
+    return System("bible-es-en", found["rules"], found["lm"], found["dev_src"], found["dev_ref"], found["test_src"],
+                  found["test_ref"], work, glue=found["glue"], tokenize="none")
+
+
+# ---- the machine --------------------------------------------------------------------------------------
+
+def machine_info() -> dict:
+    info = {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
+            "processor": platform.processor()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            info["cpu_model"] = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")),
+                                     None)
+        with open("/proc/meminfo") as f:
+            info["memory_gb"] = round(int(f.readline().split()[1]) / 1024 ** 2, 1)
+    except OSError:
+        pass
+    versions = {}
+    for module in ("numpy", "sacrebleu", "matplotlib", "numba", "Cython", "kenlm"):
+        try:
+            versions[module] = __import__(module).__version__
+        except Exception:  # not installed, or no __version__
+            versions[module] = None
+    info["versions"] = versions
+    try:
+        info["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
+                                            text=True).stdout.strip()
+    except OSError:
+        pass
+    return info
+
+
+def peak_memory_mb() -> float:
+    """Peak resident memory of this process so far (MB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+# ---- 1. grammar cost -------------------------------------------------------------------------------
+
+def grammar_costs(rules_path: str, strategies=STRATEGIES, seeds: int = RANDOM_SEEDS,
+                  max_iterations: int = 20) -> dict:
+    """Q(G') and sizes per strategy; random: mean (and each) over `seeds` seeds; icr: cost per iteration."""
+    from decoder.binarize import binarize
+    from decoder.grammar import read_rules
+
+    rules = list(read_rules(rules_path))
+    results = {"rules": rules_path, "source_rules": len(rules), "strategies": {}}
+    for strategy in strategies:
+        runs = []
+        for seed in (range(seeds) if strategy == "random" else [0]):
+            report = binarize(rules, strategy, seed=seed, max_iterations=max_iterations).report
+            runs.append({key: report[key] for key in ("cost", "binary_rules", "virtual_nonterminals",
+                                                      "non_binarizable", "seconds", "iterations")})
+        entry = {key: statistics.mean(run[key] for run in runs)
+                 for key in ("cost", "binary_rules", "virtual_nonterminals", "non_binarizable", "seconds")}
+        if strategy == "random":
+            entry["seeds"] = seeds
+            entry["cost_by_seed"] = [run["cost"] for run in runs]
+            entry["cost_stdev"] = statistics.stdev(entry["cost_by_seed"]) if seeds > 1 else 0.0
+        if strategy == "icr":
+            entry["cost_by_iteration"] = runs[0]["iterations"]
+        results["strategies"][strategy] = entry
+    return results
+
+
+# ---- the decoder ----------------------------------------------------------------------------------
+
+def decoder_missing() -> str | None:
+    """Why the decoder cannot be used (None if it can)."""
+    try:
+        from decoder.decoder import Decoder  # noqa: F401
+    except Exception as error:  # ImportError, or a compiled module not built
+        return f"decoder.decoder is not importable ({type(error).__name__}: {error})"
+    return None
+
+
+def store_for(system: System, strategy: str, seed: int = 0) -> str:
+    """The system's grammar store for a strategy, filtered to its dev and test sets (compiled once)."""
+    from decoder.binarize import binarize
+    from decoder.grammar import feature_names_path, read_rules
+    from decoder.store import filter_rules, read_sentences, write_store
+
+    name = strategy if strategy != "random" else f"random-{seed}"
+    store_dir = os.path.join(system.work, "stores", name)
+    if os.path.exists(os.path.join(store_dir, "meta.json")):
+        return store_dir
+    rules = filter_rules(list(read_rules(system.rules)), read_sentences(system.dev_src) + read_sentences(system.test_src))
+    names_path = feature_names_path(system.rules)
+    feature_names = json.load(open(names_path, encoding="utf-8")) if os.path.exists(names_path) else None
+    write_store(binarize(rules, strategy, seed=seed), store_dir, feature_names=feature_names,
+                source_table=system.rules)
+    return store_dir
+
+
+def write_decoder_config(system: System, store_dir: str, path: str, weights: dict | None = None,
+                         **settings) -> str:
+    """A decoder config for the system and a store (settings as in docs of `cky translate --config`)."""
+    from decoder.tune.config import write_config
+
+    config = {"store": os.path.abspath(store_dir), "lm": os.path.abspath(system.lm)}
+    if system.glue:
+        config["glue"] = os.path.abspath(system.glue)
+    config.update(settings)
+    if weights:
+        config["weights"] = dict(weights)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_config(config, path)
+    return path
+
+
+def decode_with_stats(config_path: str, sentences: list[str], workers: int = 1, weights: dict | None = None,
+                      **settings) -> list[dict]:
+    """1-best text, score, features and search stats of every sentence (failed: text '' and an error)."""
+    from decoder.batch import translate_batch
+    from decoder.tune.decoding import load_decoder, stats_job
+
+    decoder = load_decoder(config_path, weights, **settings)
+    results = translate_batch(decoder, sentences, workers=workers, job=stats_job)
+    return [r if isinstance(r, dict) else {"text": "", "score": float("nan"), "features": {}, "stats": {},
+                                           "error": r.error} for r in results]
+
+
+def summarize_decoding(results: list[dict], references: list[str], tokenize: str) -> dict:
+    """BLEU and totals of the search statistics over a decoded set."""
+    from decoder.evaluate import corpus_bleu
+
+    def total(key):
+        return sum(float(r["stats"].get(key, 0.0) or 0.0) for r in results)
+
+    n = max(len(results), 1)
+    seconds = total("seconds")
+    return {
+        "bleu": corpus_bleu([r["text"] for r in results], references, tokenize=tokenize).score,
+        "sentences": len(results), "failed": sum("error" in r for r in results),
+        "model_cost": -sum(r["score"] for r in results if r["score"] == r["score"]),
+        "edges_per_sentence": total("edges_proposed") / n, "edges_kept_per_sentence": total("edges_kept") / n,
+        "lm_queries": total("lm_queries"), "lm_queries_novel": total("lm_queries_novel"),
+        "seconds": seconds, "sentences_per_second": len(results) / seconds if seconds > 0 else None,
+    }
+
+
+def cell_competition(results: list[dict]) -> dict:
+    """Mean and variance of items per cell by span length, pooled over sentences.
+
+    Each sentence's stats give, per span length, the count, mean and variance
+    of the items in its cells (`items_per_cell`: {length: {"cells", "mean",
+    "variance"}}); pooling uses the law of total variance.
+    """
+    pooled: dict[int, list] = {}
+    for r in results:
+        for length, cell in (r["stats"].get("items_per_cell") or {}).items():
+            pooled.setdefault(int(length), []).append((cell["cells"], cell["mean"], cell["variance"]))
+    table = {}
+    for length, parts in sorted(pooled.items()):
+        cells = sum(c for c, _, _ in parts)
+        if cells == 0:
+            continue
+        mean = sum(c * m for c, m, _ in parts) / cells
+        variance = sum(c * (v + (m - mean) ** 2) for c, m, v in parts) / cells
+        table[length] = {"cells": cells, "mean": mean, "variance": variance}
+    return table
+
+
+def throughput(config_path: str, input_path: str, out_path: str, workers: int = 1) -> dict:
+    """Wall time, sentences per second and peak memory of `cky translate` as its own process."""
+    n = len(read_lines(input_path))
+    started = time.perf_counter()
+    with open(input_path, "rb") as stdin, open(out_path, "wb") as stdout:
+        process = subprocess.Popen([sys.executable, "-m", "decoder.cli", "translate", "--config", config_path]
+                                   + (["--workers", str(workers)] if workers > 1 else []),
+                                   stdin=stdin, stdout=stdout, stderr=subprocess.DEVNULL, cwd=REPO)
+        _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    return {"sentences": n, "seconds": seconds, "sentences_per_second": n / seconds, "workers": workers,
+            "peak_memory_mb": usage.ru_maxrss / 1024.0, "exit_status": os.waitstatus_to_exitcode(status)}
+
+
+def read_lines(path: str) -> list[str]:
+    from decoder.evaluate import read_lines as read
+
+    return read(path)
+
+
+# ---- all experiments ---------------------------------------------------------------------------------
+
+@dataclass
+class Settings:
+    strategies: tuple = STRATEGIES
+    random_seeds: int = RANDOM_SEEDS
+    icr_max_iterations: int = 20
+    tune: bool = True
+    kbest: int = 100
+    mert_iterations: int = 5
+    mert_restarts: int = 10
+    pop_limits: tuple = (10, 50, 100, 200, 1000)
+    default_pop_limit: int = 100
+    dev_sentences: int | None = None  # None: all
+    test_sentences: int | None = None
+    sweep_sentences: int | None = None  # test sentences of the pop-limit sweep (3 and 5)
+    bootstrap_samples: int = 1000
+    workers: int = 1
+
+
+QUICK = Settings(kbest=20, mert_iterations=2, mert_restarts=2, pop_limits=(2, 10, 50), default_pop_limit=10,
+                 bootstrap_samples=200)
+
+
+def run_all(system: System, settings: Settings, log=print) -> dict:
+    """Every experiment on the system; what cannot run is listed under "skipped" with the reason."""
+    started = time.perf_counter()
+    results = {"system": asdict(system), "settings": asdict(settings), "machine": machine_info(),
+               "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "skipped": {}}
+    log(f"1. grammar cost of {system.rules}")
+    results["grammar_cost"] = grammar_costs(system.rules, settings.strategies, settings.random_seeds,
+                                            settings.icr_max_iterations)
+    missing = decoder_missing()
+    if missing:
+        for key in ("bleu", "pop_limit_sweep", "cell_competition", "model_cost", "throughput"):
+            results["skipped"][key] = missing
+        log(f"experiments 2-6 skipped: {missing}")
+    else:
+        results.update(decoding_experiments(system, settings, log))
+    results["seconds"] = time.perf_counter() - started
+    results["peak_memory_mb_bench"] = peak_memory_mb()
+    return results
+
+
+def _first(lines: list[str], n: int | None) -> list[str]:
+    return lines if n is None else lines[:n]
+
+
+def decoding_experiments(system: System, settings: Settings, log=print) -> dict:
+    from decoder.evaluate import paired_bootstrap
+    from decoder.tune.cli import tune
+    from decoder.tune.config import read_config
+
+    dev_src, dev_ref = _first(read_lines(system.dev_src), settings.dev_sentences), \
+        _first(read_lines(system.dev_ref), settings.dev_sentences)
+    test_src, test_ref = _first(read_lines(system.test_src), settings.test_sentences), \
+        _first(read_lines(system.test_ref), settings.test_sentences)
+    configs = os.path.join(system.work, "configs")
+    outputs_dir = os.path.join(system.work, "outputs")
+    os.makedirs(outputs_dir, exist_ok=True)
+
+    # 2. tune each strategy on dev, then translate dev and test with its weights
+    bleu: dict = {}
+    weights_by_strategy: dict = {}
+    outputs: dict = {}
+    for strategy in settings.strategies:
+        store = store_for(system, strategy)
+        config = write_decoder_config(system, store, os.path.join(configs, f"{strategy}.toml"),
+                                      pop_limit=settings.default_pop_limit)
+        entry: dict = {"store": store}
+        if settings.tune:
+            log(f"2. tuning {strategy} on {len(dev_src)} dev sentences")
+            tuned_path = os.path.join(configs, f"{strategy}.tuned.toml")
+            summary = tune(config, dev_src, [dev_ref], tuned_path, kbest=settings.kbest,
+                           max_iterations=settings.mert_iterations, restarts=settings.mert_restarts,
+                           tokenize=system.tokenize, workers=settings.workers, progress=False)
+            entry["mert"] = {"iterations": len(summary["history"]), "stopped": summary["stopped"],
+                             "bleu_by_iteration": [h["decoded_bleu"] for h in summary["history"]],
+                             "seconds": summary["seconds"]}
+            config = tuned_path
+        weights_by_strategy[strategy] = read_config(config).get("weights", {})
+        for split, sentences, references in (("dev", dev_src, dev_ref), ("test", test_src, test_ref)):
+            log(f"2. translating {split} with {strategy}")
+            decoded = decode_with_stats(config, sentences, settings.workers)
+            outputs[(strategy, split)] = [r["text"] for r in decoded]
+            with open(os.path.join(outputs_dir, f"{strategy}.{split}.txt"), "w", encoding="utf-8") as f:
+                f.writelines(text + "\n" for text in outputs[(strategy, split)])
+            entry[split] = summarize_decoding(decoded, references, system.tokenize)
+            if split == "test":
+                entry["cell_competition"] = cell_competition(decoded)
+        entry["weights"] = weights_by_strategy[strategy]
+        entry["config"] = config
+        bleu[strategy] = entry
+    if BASELINE in settings.strategies:
+        for split, references in (("dev", dev_ref), ("test", test_ref)):
+            others = [(s, outputs[(s, split)]) for s in settings.strategies if s != BASELINE]
+            significance = paired_bootstrap((BASELINE, outputs[(BASELINE, split)]), others, [references],
+                                            tokenize=system.tokenize, samples=settings.bootstrap_samples)
+            for strategy, result in significance.items():
+                bleu[strategy][split]["bootstrap"] = result
+
+    # 3 and 5: one weight vector for every strategy and pop limit (the baseline's tuned weights), so
+    # that model costs are comparable: binarization does not change the model, only the search.
+    common = weights_by_strategy.get(BASELINE) or next(iter(weights_by_strategy.values()))
+    sweep_src = _first(test_src, settings.sweep_sentences)
+    sweep_ref = _first(test_ref, settings.sweep_sentences)
+    sweep: dict = {}
+    for strategy in settings.strategies:
+        sweep[strategy] = {}
+        config = os.path.join(configs, f"{strategy}.toml")
+        for pop_limit in settings.pop_limits:
+            log(f"3/5. {strategy} at pop limit {pop_limit}")
+            decoded = decode_with_stats(config, sweep_src, settings.workers, weights=common, pop_limit=pop_limit)
+            sweep[strategy][pop_limit] = summarize_decoding(decoded, sweep_ref, system.tokenize)
+
+    # 6. one decoding process end to end at the default pop limit (icr, else the first strategy)
+    strategy = "icr" if "icr" in settings.strategies else settings.strategies[0]
+    log(f"6. throughput and peak memory of cky translate ({strategy})")
+    test_input = os.path.join(outputs_dir, "throughput.input")
+    with open(test_input, "w", encoding="utf-8") as f:
+        f.writelines(s + "\n" for s in test_src)
+    speed = throughput(bleu[strategy]["config"], test_input, os.path.join(outputs_dir, "throughput.output"))
+    speed["strategy"] = strategy
+    return {"bleu": bleu, "pop_limit_sweep": sweep,
+            "cell_competition": {s: bleu[s].get("cell_competition", {}) for s in settings.strategies},
+            "model_cost": {s: [{"pop_limit": p, "model_cost": v["model_cost"], "lm_queries_novel":
+                                v["lm_queries_novel"], "seconds": v["seconds"], "bleu": v["bleu"]}
+                               for p, v in sweep[s].items()] for s in settings.strategies},
+            "throughput": speed, "common_weights": common}
