@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # name -> (module, one-line help)
@@ -23,13 +24,19 @@ COMMANDS = {
 }
 
 
+def _import(module_name: str):
+    if module_name.startswith("bench."):  # bench/ is a top-level directory of the repo, not installed
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return importlib.import_module(module_name)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cky", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         sub_parser = sub.add_parser(name, help=help_text, description=help_text)
         if name == command:
-            importlib.import_module(module_name).add_arguments(sub_parser)
+            _import(module_name).add_arguments(sub_parser)
     return parser
 
 
@@ -43,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    module = importlib.import_module(COMMANDS[args.command][0])
+    module = _import(COMMANDS[args.command][0])
     return int(module.main(args) or 0)
 
 
