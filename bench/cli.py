@@ -61,7 +61,7 @@ def settings_from(args) -> Settings:
 
 def main(args) -> int:
     if args.demo:
-        from bench.demo import run_demo
+        from bench.experiments_demo import run_demo
 
         return run_demo(workers=args.workers)
     out = args.out or (os.path.join(DEFAULT_OUT, "quick") if args.quick else DEFAULT_OUT)

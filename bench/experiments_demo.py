@@ -1,0 +1,131 @@
+"""`cky bench --demo` (the README's `make demo`): the default system end to end on a fresh machine.
+
+1. data: the full Bible build if it is there (models/bible-es-en/build/manifest.json), else
+   `cky data bible-es-en --small` (models/bible-es-en/build/small/; cached after the first run);
+2. GHKM extraction with `cky extract`, filtered to the test set;
+3. `cky compile --strategy icr` (filtered to the test set);
+4. weights: the shipped tuned weights for the system if there are any
+   (decoder/tune/weights/NAME.toml), else the decoder's documented defaults;
+5. translation of the test set on all cores; prints BLEU, edges per sentence and sentences per second.
+
+Steps already done are reused (each writes its output last). Until the
+decoder exists the demo runs the binarization comparison
+(`python -m bench.bench_binarize --quick`) and says what is missing.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+from bench.experiments import decoder_missing, read_lines, write_decoder_config  # noqa: E402
+
+MODEL_DIR = os.path.join(REPO, "models", "bible-es-en", "build")
+SHIPPED_WEIGHTS = os.path.join(REPO, "decoder", "tune", "weights")
+
+
+def say(message: str) -> None:
+    print(f"[demo] {message}", flush=True)
+
+
+def cky(*arguments: str) -> None:
+    """Run a cky subcommand in its own process (its progress bars and logs go to the terminal)."""
+    command = [sys.executable, "-m", "decoder.cli", *arguments]
+    say(" ".join(["cky", *arguments]))
+    subprocess.run(command, cwd=REPO, check=True)
+
+
+def data_dir() -> str:
+    if os.path.exists(os.path.join(MODEL_DIR, "manifest.json")):
+        return MODEL_DIR
+    small = os.path.join(MODEL_DIR, "small")
+    if not os.path.exists(os.path.join(small, "manifest.json")):
+        cky("data", "bible-es-en", "--small")
+    return small
+
+
+def binarization_only(reason: str) -> int:
+    say(f"the decoder is not there yet: {reason}")
+    if os.path.exists(os.path.join(REPO, "bench", "bench_binarize.py")):
+        say("running the binarization comparison instead: python -m bench.bench_binarize --quick")
+        return subprocess.run([sys.executable, "-m", "bench.bench_binarize", "--quick"], cwd=REPO).returncode
+    say("bench/bench_binarize.py is not there yet either: comparing the strategies on the fixture grammar")
+    from bench.experiments import fixture_system, grammar_costs
+
+    system = fixture_system(os.path.join(REPO, "models", "fixtures", "build"))
+    costs = grammar_costs(system.rules)
+    for strategy, entry in costs["strategies"].items():
+        print(f"{strategy:12s} Q(G') = {entry['cost']:>14,.0f}   binary rules {entry['binary_rules']:>10,.0f}")
+    return 0
+
+
+def run_demo(workers: int | None = None) -> int:
+    started = time.perf_counter()
+    missing = decoder_missing()
+    if missing:
+        return binarization_only(missing)
+    from decoder.batch import translate_batch
+    from decoder.evaluate import corpus_bleu, corpus_chrf
+    from decoder.tune.config import read_config
+    from decoder.tune.decoding import load_decoder, stats_job
+
+    data = data_dir()
+    name = "bible-es-en" if data == MODEL_DIR else "bible-es-en-small"
+    work = os.path.join(data, "demo")
+    os.makedirs(work, exist_ok=True)
+    test_src, test_ref = os.path.join(data, "test.es"), os.path.join(data, "test.en")
+
+    rules = os.path.join(work, "rules.test.gz")
+    glue = os.path.join(work, "glue.gz")
+    if not os.path.exists(rules):
+        cky("extract", "--source", os.path.join(data, "train.es"), "--trees", os.path.join(data, "train.trees"),
+            "--alignment", os.path.join(data, "train.align"), "--filter-to", test_src, "--glue", glue,
+            "--out", rules)
+    store = os.path.join(work, "store-icr")
+    if not os.path.exists(os.path.join(store, "meta.json")):
+        cky("compile", "--strategy", "icr", "--filter", test_src, rules, store)
+
+    shipped = os.path.join(SHIPPED_WEIGHTS, f"{name}.toml")
+    weights = read_config(shipped).get("weights") if os.path.exists(shipped) else None
+    say(f"weights: {'shipped, tuned with MERT: ' + shipped if weights else 'the decoder defaults (not tuned)'}")
+    config = os.path.join(work, "config.toml")
+    from bench.experiments import System
+
+    system = System(name, rules, os.path.join(data, "lm.bin"), "", "", test_src, test_ref, work,
+                    glue=glue if os.path.exists(glue) else None)
+    write_decoder_config(system, store, config, weights=weights)
+
+    sentences = read_lines(test_src)
+    references = read_lines(test_ref)
+    workers = workers or os.cpu_count() or 1
+    say(f"translating {len(sentences)} test sentences with {workers} processes")
+    decoder = load_decoder(config)
+    decode_started = time.perf_counter()
+    results = translate_batch(decoder, sentences, workers=workers, job=stats_job, progress=True)
+    wall = time.perf_counter() - decode_started
+    hypotheses = [r["text"] if isinstance(r, dict) else "" for r in results]
+    with open(os.path.join(work, "test.out"), "w", encoding="utf-8") as f:
+        f.writelines(h + "\n" for h in hypotheses)
+    stats = [r["stats"] for r in results if isinstance(r, dict)]
+    edges = sum(float(s.get("edges_proposed", 0)) for s in stats) / max(len(stats), 1)
+    bleu = corpus_bleu(hypotheses, references, tokenize="none")
+    chrf = corpus_chrf(hypotheses, references)
+    summary = {"system": name, "test_sentences": len(sentences), "failed": len(sentences) - len(stats),
+               "bleu": bleu.score, "chrf": chrf.score, "edges_per_sentence": edges,
+               "sentences_per_second": len(sentences) / wall, "workers": workers,
+               "weights": "shipped" if weights else "defaults", "seconds_total": time.perf_counter() - started}
+    with open(os.path.join(work, "demo.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    print()
+    print(f"system              {name} (icr binarization, output in {os.path.join(work, 'test.out')})")
+    print(f"test BLEU           {bleu.score:.2f}   ({bleu})")
+    print(f"test chrF           {chrf.score:.2f}")
+    print(f"edges per sentence  {edges:,.0f}")
+    print(f"sentences/s         {summary['sentences_per_second']:.2f} ({workers} processes)")
+    return 0
