@@ -91,3 +91,43 @@ def test_mert_loop_reaches_the_optimum_and_stops_when_kbest_lists_repeat():
     assert sum(abs(w) for w in result.weights.values()) == pytest.approx(2.0)  # the initial scale is kept
     assert decoded[1] == result.weights
     assert [h["decoded_bleu"] for h in result.history] == pytest.approx([BLEU_AT_ZERO, BEST_BLEU])
+
+
+class RankingDecoder:
+    """Stands in for Decoder in `cky tune`: its k-best lists are KBEST ranked by its weights."""
+
+    def __init__(self, weights):
+        self.weights = dict(weights)
+
+    def kbest(self, sentence, k, unique=True):
+        from types import SimpleNamespace
+
+        kbest = KBEST[int(sentence)]
+        score = lambda h: sum(self.weights.get(name, 0.0) * value for name, value in h[1].items())
+        return [SimpleNamespace(text=t, features=f) for t, f in sorted(kbest, key=score, reverse=True)][:k]
+
+
+def test_cky_tune_writes_a_config_with_the_tuned_weights(tmp_path, monkeypatch):
+    import json
+
+    import decoder.tune.cli as tune_cli
+    from decoder.cli import main
+    from decoder.tune.config import read_config
+
+    monkeypatch.setattr(tune_cli, "decoder_from_config", lambda config: RankingDecoder(config["weights"]))
+    config = tmp_path / "config.toml"
+    config.write_text('store = "store"\npop_limit = 100\n\n[weights]\nf1 = 1.0\nf2 = 0.0\n')
+    (tmp_path / "dev.src").write_text("0\n1\n")
+    (tmp_path / "dev.ref").write_text("\n".join(REFERENCES) + "\n")
+    out = tmp_path / "tuned.toml"
+    assert main(["tune", "--config", str(config), "--dev-src", str(tmp_path / "dev.src"), "--dev-ref",
+                 str(tmp_path / "dev.ref"), "--out", str(out), "--tokenize", "none", "--quiet",
+                 "--restarts", "3"]) == 0
+    tuned = read_config(str(out))
+    assert tuned["store"] == "store" and tuned["pop_limit"] == 100  # everything else is kept
+    ranked = RankingDecoder(tuned["weights"])
+    one_best = [ranked.kbest(str(i), 1)[0].text for i in range(2)]
+    assert one_best in (["a b x y", "e f g h"], ["a b c d", "e f x y"])  # a BLEU 59.46 pair
+    log = json.loads(open(str(out) + ".log.json").read())
+    assert log["bleu"] == pytest.approx(BEST_BLEU)
+    assert out.read_text().startswith("# MERT-tuned weights")
