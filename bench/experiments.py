@@ -156,20 +156,38 @@ def decoder_missing() -> str | None:
     return None
 
 
+def filtered_rules(system: System) -> str:
+    """The system's rule table filtered to its dev and test sentences (written once, streaming)."""
+    from decoder.extract.filtering import filter_table
+
+    path = os.path.join(system.work, "rules.devtest.gz")
+    if not os.path.exists(path):
+        sentences = os.path.join(system.work, "devtest.src")
+        with open(sentences, "w", encoding="utf-8") as out:
+            out.writelines(line + "\n" for line in read_lines(system.dev_src) + read_lines(system.test_src))
+        filter_table(system.rules, sentences, path + ".tmp")
+        for suffix in ("", ".features.json"):  # the table and its feature names
+            if os.path.exists(path + ".tmp" + suffix):
+                os.replace(path + ".tmp" + suffix, path + suffix)
+    return path
+
+
 def store_for(system: System, strategy: str, seed: int = 0) -> str:
-    """The system's grammar store for a strategy, filtered to its dev and test sets (compiled once)."""
+    """The grammar store of the dev+test-filtered rules for a strategy (compiled once)."""
     from decoder.binarize import binarize
     from decoder.grammar import feature_names_path, read_rules
-    from decoder.store import filter_rules, read_sentences, write_store
+    from decoder.store import write_store
 
     name = strategy if strategy != "random" else f"random-{seed}"
     store_dir = os.path.join(system.work, "stores", name)
     if os.path.exists(os.path.join(store_dir, "meta.json")):
         return store_dir
-    rules = filter_rules(list(read_rules(system.rules)), read_sentences(system.dev_src) + read_sentences(system.test_src))
-    names_path = feature_names_path(system.rules)
+    rules_path = filtered_rules(system)
+    names_path = feature_names_path(rules_path)
+    if not os.path.exists(names_path):
+        names_path = feature_names_path(system.rules)
     feature_names = json.load(open(names_path, encoding="utf-8")) if os.path.exists(names_path) else None
-    write_store(binarize(rules, strategy, seed=seed), store_dir, feature_names=feature_names,
+    write_store(binarize(read_rules(rules_path), strategy, seed=seed), store_dir, feature_names=feature_names,
                 source_table=system.rules)
     return store_dir
 
@@ -276,6 +294,7 @@ class Settings:
     mert_restarts: int = 10
     pop_limits: tuple = (10, 50, 100, 200, 1000)
     default_pop_limit: int = 100
+    cost_on_full_grammar: bool = False  # grammar cost of the whole table (else: filtered to dev+test)
     dev_sentences: int | None = None  # None: all
     test_sentences: int | None = None
     sweep_sentences: int | None = None  # test sentences of the pop-limit sweep (3 and 5)
@@ -292,9 +311,11 @@ def run_all(system: System, settings: Settings, log=print) -> dict:
     started = time.perf_counter()
     results = {"system": asdict(system), "settings": asdict(settings), "machine": machine_info(),
                "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "skipped": {}}
-    log(f"1. grammar cost of {system.rules}")
-    results["grammar_cost"] = grammar_costs(system.rules, settings.strategies, settings.random_seeds,
+    cost_rules = system.rules if settings.cost_on_full_grammar else filtered_rules(system)
+    log(f"1. grammar cost of {cost_rules}")
+    results["grammar_cost"] = grammar_costs(cost_rules, settings.strategies, settings.random_seeds,
                                             settings.icr_max_iterations)
+    results["grammar_cost"]["filtered_to_dev_and_test"] = not settings.cost_on_full_grammar
     missing = decoder_missing()
     if missing:
         for key in ("bleu", "pop_limit_sweep", "cell_competition", "model_cost", "throughput"):
