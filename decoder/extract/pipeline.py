@@ -44,6 +44,13 @@ from .rules import Limits, extract_rules
 from .scoring import (FEATURE_NAMES, LexicalTable, count_links, count_nonterminals, count_target_words,
                       features, lexical_weights, lhs_of, rule_fields, table_line)
 
+try:  # the compiled extraction (ext/_extract.pyx); the pure-Python reference otherwise
+    from .._ext._extract import count_sentence as _compiled_count_sentence
+    from .._ext._extract import extract_sentence as _compiled_extract_sentence
+    from .._ext._extract import lexical_weights as _compiled_lexical_weights
+except ImportError:  # not built
+    _compiled_extract_sentence = _compiled_lexical_weights = _compiled_count_sentence = None
+
 SAMPLE_EVERY = 64  # one source side in this many goes to the partition sample
 MAX_REPORTED_ERRORS = 20  # bad lines printed; all are counted, the first 1000 kept in the summary
 
@@ -65,6 +72,7 @@ class ExtractionConfig:
     glue_label: str = "Q"
     unknown_min_frequency: float = 0.03
     compress_level: int = 6
+    compiled: bool = True  # use ext/_extract.pyx when it is built
     progress: bool = True
     keep_tmp: bool = False
 
@@ -242,6 +250,37 @@ def _parallel_map(func: Callable, tasks: Iterable, jobs: int) -> Iterator:
             yield pending.popleft().get()
 
 
+def extract_occurrences(graph, limits: Limits, compiled: bool = True) -> list[tuple]:
+    """The rule occurrences of a sentence pair as (fields, size, n_nonterminals, lhs, n_source_symbols),
+    fields as `scoring.rule_fields` gives them; compiled when possible, same result either way."""
+    if compiled and _compiled_extract_sentence is not None:
+        return _compiled_extract_sentence(graph.tree, graph, limits.compose, limits.max_nonterminals,
+                                          limits.max_symbols, limits.max_depth)
+    return [(rule_fields(r), r.size, len(r.labels), r.lhs, len(r.source)) for r in extract_rules(graph, limits)]
+
+
+def count_occurrences(graph, limits: Limits, compiled: bool, occurrences: dict, lhs: dict, nonterminals: dict,
+                      single_word_labels: dict) -> tuple[int, int]:
+    """Add a sentence pair's rules to the counts: occurrences by fields, LHS labels, nonterminals
+    per rule, (word, LHS) of single-word minimal rules; return (rules extracted, of which minimal)."""
+    if compiled and _compiled_count_sentence is not None:
+        return _compiled_count_sentence(graph.tree, graph, limits.compose, limits.max_nonterminals,
+                                        limits.max_symbols, limits.max_depth, occurrences, lhs, nonterminals,
+                                        single_word_labels)
+    found = extract_occurrences(graph, limits, compiled=False)
+    minimal = 0
+    for fields, size, n_nonterminals, label, n_symbols in found:
+        occurrences[fields] = occurrences.get(fields, 0) + 1
+        lhs[label] = lhs.get(label, 0) + 1
+        nonterminals[n_nonterminals] = nonterminals.get(n_nonterminals, 0) + 1
+        if size == 1:
+            minimal += 1
+            if n_symbols == 1 and n_nonterminals == 0:
+                key = (fields[0][:-4], label)  # "word [X]" -> word
+                single_word_labels[key] = single_word_labels.get(key, 0) + 1
+    return len(found), minimal
+
+
 def _shard_of(target_field: str, shards: int) -> int:
     return zlib.crc32(target_field.encode()) % shards
 
@@ -253,15 +292,16 @@ def _extract_chunk(task: tuple[int, list]) -> dict:
     tmp = _STATE["tmp"]
     limits = config.limits
     corpus = config.corpus
-    occurrences: Counter = Counter()
-    links: Counter = Counter()
+    compiled = config.compiled
+    occurrences: dict = {}  # rule fields -> count (plain dicts: Counter's += is slower)
+    links: dict = {}
     source_words: Counter = Counter()
-    single_word_labels: Counter = Counter()
-    lhs: Counter = Counter()
+    single_word_labels: dict = {}
+    lhs: dict = {}
     roots: Counter = Counter()
-    nonterminals: Counter = Counter()
+    nonterminals: dict = {}
     errors = []
-    minimal = composed = unaligned = 0
+    minimal = extracted = unaligned = 0
     for pair in pairs:
         try:
             graph = pair_graph(pair, corpus)
@@ -275,16 +315,11 @@ def _extract_chunk(task: tuple[int, list]) -> dict:
         if not graph.frontier[0]:
             unaligned += 1
             continue
-        for rule in extract_rules(graph, limits):
-            if rule.size == 1:
-                minimal += 1
-                if len(rule.source) == 1 and not rule.labels:
-                    single_word_labels[rule.source[0], rule.lhs] += 1
-            else:
-                composed += 1
-            nonterminals[len(rule.labels)] += 1
-            lhs[rule.lhs] += 1
-            occurrences[rule_fields(rule)] += 1
+        n_rules, n_minimal = count_occurrences(graph, limits, compiled, occurrences, lhs, nonterminals,
+                                               single_word_labels)
+        extracted += n_rules
+        minimal += n_minimal
+    composed = extracted - minimal
 
     shards = config.shards
     buckets: list[list] = [[] for _ in range(shards)]
@@ -293,7 +328,7 @@ def _extract_chunk(task: tuple[int, list]) -> dict:
     for k, bucket in enumerate(buckets):
         if bucket:
             with open(os.path.join(tmp, "stage1", f"t{k:03d}", f"c{chunk_id:06d}"), "wb") as f:
-                marshal.dump(bucket, f)
+                f.write(marshal.dumps(bucket))
     sample = [fields[0] for n, fields in enumerate(occurrences) if n % SAMPLE_EVERY == 0]
     return dict(pairs=len(pairs), errors=errors, unaligned_pairs=unaligned, minimal=minimal,
                 composed=composed, nonterminals=nonterminals, links=links, source_words=source_words,
@@ -305,12 +340,13 @@ def _score_by_target(shard: int) -> int:
     tmp = _STATE["tmp"]
     lexicon: LexicalTable = _STATE["lexicon"]
     bounds: list[str] = _STATE["bounds"]
-    counts: Counter = Counter()
+    counts: dict = {}
     for path in sorted(glob.glob(os.path.join(tmp, "stage1", f"t{shard:03d}", "*"))):
         with open(path, "rb") as f:
-            for source, target, nt_links, alignment, tree, c in marshal.load(f):
-                counts[source, target, nt_links, alignment, tree] += c
-            os.unlink(path)
+            for record in marshal.loads(f.read()):
+                key = record[:5]  # source, target, nonterminal links, links, tree
+                counts[key] = counts.get(key, 0) + record[5]
+        os.unlink(path)
     # One rule per (source, target, nonterminal links); keep its most frequent links and tree.
     best: dict[tuple, list] = {}
     for (source, target, nt_links, alignment, tree), c in counts.items():
@@ -323,18 +359,25 @@ def _score_by_target(shard: int) -> int:
             if c > b[1] or (c == b[1] and (alignment, tree) < (b[2], b[3])):
                 b[1], b[2], b[3] = c, alignment, tree
     del counts
-    target_count: Counter = Counter()
+    target_count: dict = {}
     for (source, target, _), b in best.items():
-        target_count[target] += b[0]
+        target_count[target] = target_count.get(target, 0) + b[0]
     parts: list[list] = [[] for _ in range(len(bounds) + 1)]
+    if _STATE["config"].compiled and _compiled_lexical_weights is not None:
+        t_given_s, s_given_t = lexicon.t_given_s, lexicon.s_given_t
+
+        def weights(source, target, alignment, _):
+            return _compiled_lexical_weights(source, target, alignment, t_given_s, s_given_t)
+    else:
+        weights = lexical_weights
     for (source, target, _), (c, _, alignment, tree) in best.items():
-        lex_ts, lex_st = lexical_weights(source, target, alignment, lexicon)
+        lex_ts, lex_st = weights(source, target, alignment, lexicon)
         parts[bisect_right(bounds, source)].append(
             (source, target, alignment, tree, c, target_count[target], lex_ts, lex_st))
     for p, rows in enumerate(parts):
         if rows:
             with open(os.path.join(tmp, "stage2", f"s{p:03d}", f"t{shard:03d}"), "wb") as f:
-                marshal.dump(rows, f)
+                f.write(marshal.dumps(rows))
     return len(best)
 
 
@@ -349,13 +392,13 @@ def _write_partition(part: int) -> dict:
     rows = []
     for path in sorted(glob.glob(os.path.join(tmp, "stage2", f"s{part:03d}", "*"))):
         with open(path, "rb") as f:
-            rows.extend(marshal.load(f))
+            rows.extend(marshal.loads(f.read()))
         os.unlink(path)
-    source_count: Counter = Counter()
+    source_count: dict = {}
     for row in rows:
-        source_count[row[0]] += row[4]
+        source_count[row[0]] = source_count.get(row[0], 0) + row[4]
     lines = []
-    nonterminals: Counter = Counter()
+    nonterminals: dict = {}
     min_count = config.min_count
     for source, target, alignment, tree, c, c_target, lex_ts, lex_st in rows:
         if c < min_count:
@@ -366,7 +409,8 @@ def _write_partition(part: int) -> dict:
         scores = features(c, c_source, c_target, lhs_counts[lhs_of(target)], lex_ts, lex_st,
                           count_target_words(target))
         lines.append(table_line(source, target, scores, alignment, (c_target, c_source, c), tree))
-        nonterminals[count_nonterminals(source)] += 1
+        n = count_nonterminals(source)
+        nonterminals[n] = nonterminals.get(n, 0) + 1
     lines.sort()
     with gzip.open(os.path.join(tmp, "stage3", f"p{part:03d}.gz"), "wb",
                    compresslevel=config.compress_level) as out:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
 
 from ..grammar import FIELD_SEP, SOURCE_NT_LABEL
 from .rules import ExtractedRule
@@ -68,7 +68,7 @@ class LexicalTable:
     for unaligned words: an unaligned target word t counts as (NULL, t), an
     unaligned source word s as (s, NULL)."""
 
-    def __init__(self, link_counts: Counter):
+    def __init__(self, link_counts: Mapping):
         source_total: Counter = Counter()
         target_total: Counter = Counter()
         for (s, t), c in link_counts.items():
@@ -79,18 +79,22 @@ class LexicalTable:
 
 
 def count_links(source: list[str], target: list[str], source_links: list[list[int]],
-                target_links: list[list[int]], counts: Counter) -> None:
+                target_links: list[list[int]], counts: dict) -> None:
     """Add a sentence pair's word links (and NULL links of unaligned words) to counts."""
+    get = counts.get
     for i, js in enumerate(source_links):
         s = source[i]
         if js:
             for j in js:
-                counts[s, target[j]] += 1
+                key = (s, target[j])
+                counts[key] = get(key, 0) + 1
         else:
-            counts[s, NULL] += 1
+            key = (s, NULL)
+            counts[key] = get(key, 0) + 1
     for j, is_ in enumerate(target_links):
         if not is_:
-            counts[NULL, target[j]] += 1
+            key = (NULL, target[j])
+            counts[key] = get(key, 0) + 1
 
 
 def lexical_weights(source_field: str, target_field: str, alignment_field: str,
@@ -148,13 +152,18 @@ def features(count: float, source_count: float, target_count: float, lhs_count: 
             E if count <= 1 else 1.0, math.exp(target_words), E]
 
 
-def table_line(source_field: str, target_field: str, scores: Iterable[float], alignment_field: str,
+_SCORES_FORMAT = " ".join(["%.6g"] * len(FEATURE_NAMES))
+
+
+def table_line(source_field: str, target_field: str, scores: Sequence[float], alignment_field: str,
                counts: Iterable[float], tree: str | None) -> str:
     """One rule-table line, field for field as decoder.grammar.format_rule writes it."""
-    fields = [source_field, target_field, " ".join(format_score(s) for s in scores), alignment_field,
-              " ".join(format_count(c) for c in counts), "",
-              f"{{{{Tree {tree}}}}}" if tree is not None else ""]
-    return FIELD_SEP.join(fields).rstrip()
+    score_field = (_SCORES_FORMAT % tuple(scores) if len(scores) == len(FEATURE_NAMES)
+                   else " ".join(format_score(s) for s in scores))
+    count_field = " ".join([str(c) if c.__class__ is int else format_count(c) for c in counts])
+    if tree is None:
+        return FIELD_SEP.join([source_field, target_field, score_field, alignment_field, count_field, "", ""]).rstrip()
+    return f"{source_field} ||| {target_field} ||| {score_field} ||| {alignment_field} ||| {count_field} |||  ||| {{{{Tree {tree}}}}}"
 
 
 def lhs_of(target_field: str) -> str:
@@ -163,7 +172,8 @@ def lhs_of(target_field: str) -> str:
 
 
 def count_target_words(target_field: str) -> int:
-    return sum(1 for tok in target_field.split() if tok[0] != "[")
+    # tokens less the LHS and the nonterminals (words never start with "[": they are escaped)
+    return target_field.count(" ") - target_field.count(f"[{SOURCE_NT_LABEL}][")
 
 
 def count_nonterminals(source_field: str) -> int:
