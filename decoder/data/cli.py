@@ -1,0 +1,40 @@
+"""`cky data bible-es-en [--small] [--out DIR]`: build the Spanish-English Bible data.
+
+Writes DIR/{train,dev,test}.{es,en,ids,align}, DIR/train.trees, DIR/lm.bin and
+DIR/manifest.json (see models/bible-es-en/README.md). Everything it needs is
+installed when missing; parses are cached in chunks, so an interrupted run
+resumes.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+DATASETS = ("bible-es-en",)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dataset", choices=DATASETS, help="the data set to build")
+    parser.add_argument("--small", action="store_true",
+                        help="only the first --small-verses training verses (builds in minutes)")
+    parser.add_argument("--small-verses", type=int, default=3000, metavar="N",
+                        help="training verses kept by --small (default 3000)")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+                        help="output directory (default models/bible-es-en/build/, "
+                             "or models/bible-es-en/build/small/ with --small)")
+    parser.add_argument("--cache", type=Path, default=None, metavar="DIR",
+                        help="cache directory (default models/bible-es-en/build/cache/)")
+    parser.add_argument("--processes", type=int, default=None, metavar="N",
+                        help="parser processes (default: all cores)")
+
+
+def main(args: argparse.Namespace) -> int:
+    from decoder.data import build
+
+    out_dir = args.out or (build.DEFAULT_SMALL_OUT if args.small else build.DEFAULT_OUT)
+    cache_dir = args.cache or build.DEFAULT_CACHE
+    processes = args.processes or build.default_processes()
+    if processes < 1 or args.small_verses < 1:
+        raise SystemExit("cky data: --processes and --small-verses must be at least 1")
+    build.build(out_dir.resolve(), cache_dir.resolve(), args.small, processes, args.small_verses)
+    return 0

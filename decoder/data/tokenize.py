@@ -1,0 +1,107 @@
+"""Tokenizer and detokenizer for both sides of the corpus.
+
+Tokenization (`tokenize(text, language)`), in this order:
+
+1. Unicode NFC; typographic quotes become ASCII: “ ” „ « » -> `"`, ‘ ’ ‚ -> `'`;
+   the em dash — becomes the token `--`, the en dash – a hyphen.
+2. Everything is lowercased (both languages, consistently; no truecasing).
+3. Parentheses become the Penn tokens `-LRB-` and `-RRB-`, so that every
+   token can be a leaf of a Penn-bracketed tree.
+4. English only: the possessive clitic is split off Penn-style
+   ("god's" -> "god 's", "servants'" -> "servants '"); negative contractions
+   stay whole ("don't"), as link-grammar's dictionary knows them.
+5. Tokens are: numbers with inner separators ("3:16", "1,000"), words of
+   letters/digits with inner hyphens or apostrophes ("burnt-offering"), the
+   clitic "'s", and any other non-space character alone (punctuation:
+   `, . ; : ! ? ¿ ¡ " '` ...).
+
+`detokenize(tokens, language)` undoes the spacing (attaches punctuation,
+pairs double quotes, rejoins clitics, restores parentheses and dashes) and
+capitalizes the first letter of each sentence; other casing is not restored.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+QUOTE_MAP = str.maketrans({
+    "“": '"', "”": '"', "„": '"', "«": '"', "»": '"', "‟": '"',
+    "‘": "'", "’": "'", "‚": "'", "‛": "'", "–": "-",
+})
+TOKEN_RE = re.compile(r"""
+      \d+(?:[.,:]\d+)+              # numbers with separators: 3:16 1,000
+    | [^\W_]+(?:[-'][^\W_]+)*       # words, with inner hyphens or apostrophes
+    | '[s](?![^\W_])                # the possessive clitic 's
+    | --                            # dash
+    | \S                            # any other character alone
+""", re.VERBOSE)
+POSSESSIVE_S_RE = re.compile(r"(?<=[^\W_])'s(?![^\W_])")
+POSSESSIVE_PLURAL_RE = re.compile(r"(?<=[^\W_]s)'(?![^\W_])")
+BRACKET_TOKENS = {"(": "-LRB-", ")": "-RRB-"}
+BRACKET_TEXT = {token: text for text, token in BRACKET_TOKENS.items()}
+
+
+def normalize(text: str) -> str:
+    """Steps 1 and 2 of the module docstring: NFC, ASCII quotes, dashes, lowercase."""
+    text = unicodedata.normalize("NFC", text).translate(QUOTE_MAP)
+    return text.replace("—", " -- ").lower()
+
+
+def tokenize(text: str, language: str) -> list[str]:
+    """Split `text` (language "en" or "es") into lowercased tokens."""
+    if language not in ("en", "es"):
+        raise ValueError(f"tokenize: unknown language {language!r} (expected 'en' or 'es')")
+    text = normalize(text)
+    if language == "en":
+        text = POSSESSIVE_S_RE.sub(" 's", text)
+        text = POSSESSIVE_PLURAL_RE.sub(" '", text)
+    return [BRACKET_TOKENS.get(token, token) for token in TOKEN_RE.findall(text)]
+
+
+NO_SPACE_BEFORE = {",", ".", ";", ":", "!", "?", ")", "'s", "%"}
+NO_SPACE_AFTER = {"(", "¿", "¡"}
+
+
+def detokenize(tokens: list[str], language: str = "en") -> str:
+    """Join tokens into readable text (see the module docstring)."""
+    pieces: list[str] = []
+    glue_next = True          # no space before the next token
+    open_double_quote = False
+    previous = ""
+    for token in tokens:
+        token = BRACKET_TEXT.get(token, token)
+        if token == "--":
+            pieces.append("—")
+            glue_next = True
+            previous = token
+            continue
+        if token == '"':
+            if open_double_quote:
+                pieces.append('"')
+                glue_next = False
+            else:
+                if not glue_next:
+                    pieces.append(" ")
+                pieces.append('"')
+                glue_next = True
+            open_double_quote = not open_double_quote
+            previous = token
+            continue
+        attach = glue_next or token in NO_SPACE_BEFORE or (
+            language == "en" and token == "'" and previous.endswith("s"))
+        if not attach:
+            pieces.append(" ")
+        if _starts_sentence(pieces):
+            token = token[:1].upper() + token[1:]
+        pieces.append(token)
+        glue_next = token in NO_SPACE_AFTER
+        previous = token
+    return "".join(pieces)
+
+
+def _starts_sentence(pieces: list[str]) -> bool:
+    """True when the text so far ends a sentence (or is empty, ignoring quotes and spaces)."""
+    text = "".join(pieces[-6:]).rstrip(' "¿¡(—')
+    if not "".join(pieces).strip(' "¿¡(—'):
+        return True
+    return text.endswith((".", "!", "?"))

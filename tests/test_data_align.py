@@ -1,0 +1,62 @@
+"""grow-diag-final-and on hand-worked examples, and Pharaoh reading/writing."""
+import pytest
+
+from decoder.data.align import check_alignment, grow_diag_final_and, read_pharaoh, write_pharaoh
+
+
+def test_intersection_grows_into_union_neighbours():
+    # intersection {0-0, 1-1}; 1-2 neighbours 1-1 and English word 2 is unaligned -> added;
+    # 2-2 then neighbours 1-1 diagonally and Spanish word 2 is unaligned -> added
+    forward = {(0, 0), (1, 1), (1, 2)}
+    reverse = {(0, 0), (1, 1), (2, 2)}
+    assert grow_diag_final_and(forward, reverse) == {(0, 0), (1, 1), (1, 2), (2, 2)}
+
+
+def test_no_growth_when_both_words_already_aligned():
+    # 0-1 neighbours 0-0, but Spanish 0 and English 1 are both aligned already
+    forward = {(0, 0), (1, 1), (0, 1)}
+    reverse = {(0, 0), (1, 1)}
+    assert grow_diag_final_and(forward, reverse) == {(0, 0), (1, 1)}
+
+
+def test_final_and_adds_isolated_points_of_unaligned_words():
+    # 2-3 and 3-2 neighbour nothing; their words are unaligned -> FINAL-AND adds both
+    forward = {(0, 0), (2, 3)}
+    reverse = {(0, 0), (3, 2)}
+    assert grow_diag_final_and(forward, reverse) == {(0, 0), (2, 3), (3, 2)}
+
+
+def test_final_and_needs_both_words_unaligned():
+    # 2-0: Spanish 2 is unaligned but English 0 is aligned; plain FINAL would add it, FINAL-AND does not
+    forward = {(0, 0), (2, 0)}
+    reverse = {(0, 0)}
+    assert grow_diag_final_and(forward, reverse) == {(0, 0)}
+
+
+def test_final_and_forward_before_reverse():
+    # forward 1-1 and reverse 1-2 compete for Spanish word 1 (isolated from the intersection):
+    # the forward point comes first, then Spanish 1 is aligned and 1-2 is rejected
+    forward = {(3, 3), (1, 1)}
+    reverse = {(3, 3), (1, 2)}
+    assert grow_diag_final_and(forward, reverse) == {(3, 3), (1, 1)}
+
+
+def test_growth_continues_until_nothing_changes():
+    # a diagonal chain only reachable step by step from 0-0
+    forward = {(0, 0), (1, 1), (2, 2), (3, 3)}
+    reverse = {(0, 0)}
+    assert grow_diag_final_and(forward, reverse) == {(0, 0), (1, 1), (2, 2), (3, 3)}
+
+
+def test_empty_alignments():
+    assert grow_diag_final_and(set(), set()) == set()
+
+
+def test_pharaoh_round_trip_and_errors():
+    assert read_pharaoh("0-0 2-1 1-2") == {(0, 0), (2, 1), (1, 2)}
+    assert write_pharaoh({(2, 1), (0, 0), (1, 2)}) == "0-0 1-2 2-1"
+    assert read_pharaoh("") == set()
+    with pytest.raises(ValueError, match=r"f\.align:7: bad alignment point '0:1'"):
+        read_pharaoh("0-0 0:1", "f.align", 7)
+    with pytest.raises(ValueError, match="outside 2x3"):
+        check_alignment({(2, 0)}, 2, 3, "train Genesis 1:1")
