@@ -228,7 +228,7 @@ def summarize_decoding(results: list[dict], references: list[str], tokenize: str
         return sum(float(r["stats"].get(key, 0.0) or 0.0) for r in results)
 
     n = max(len(results), 1)
-    seconds = total("seconds")
+    seconds = total("seconds") or total("search_seconds")
     return {
         "bleu": corpus_bleu([r["text"] for r in results], references, tokenize=tokenize).score,
         "sentences": len(results), "failed": sum("error" in r for r in results),
@@ -240,21 +240,22 @@ def summarize_decoding(results: list[dict], references: list[str], tokenize: str
 
 
 def cell_competition(results: list[dict]) -> dict:
-    """Mean and variance of items per cell by span length, pooled over sentences.
+    """Mean and variance of the items per cell by span length, pooled over sentences.
 
-    Each sentence's stats give, per span length, the count, mean and variance
-    of the items in its cells (`items_per_cell`: {length: {"cells", "mean",
-    "variance"}}); pooling uses the law of total variance.
+    Each sentence's stats give `items_per_cell` = {span length: [mean, variance]}
+    over its cells of that length (there are words - length + 1 of them); the
+    pooled variance is the law of total variance over all those cells.
     """
     pooled: dict[int, list] = {}
     for r in results:
-        for length, cell in (r["stats"].get("items_per_cell") or {}).items():
-            pooled.setdefault(int(length), []).append((cell["cells"], cell["mean"], cell["variance"]))
+        words = int(r["stats"].get("words", 0))
+        for length, (mean, variance) in (r["stats"].get("items_per_cell") or {}).items():
+            cells = words - int(length) + 1
+            if cells > 0:
+                pooled.setdefault(int(length), []).append((cells, float(mean), float(variance)))
     table = {}
     for length, parts in sorted(pooled.items()):
         cells = sum(c for c, _, _ in parts)
-        if cells == 0:
-            continue
         mean = sum(c * m for c, m, _ in parts) / cells
         variance = sum(c * (v + (m - mean) ** 2) for c, m, v in parts) / cells
         table[length] = {"cells": cells, "mean": mean, "variance": variance}
