@@ -42,6 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kbest", type=int, default=None)
     parser.add_argument("--full-grammar-cost", action="store_true",
                         help="experiment 1 on the whole rule table (default: the table filtered to dev+test)")
+    parser.add_argument("--data", default=None, help="Bible data build to use (default: the full build if "
+                                                     "complete, else models/bible-es-en/build/small)")
+    parser.add_argument("--tune-only", nargs="+", choices=experiments.STRATEGIES, default=None,
+                        help="tune only these strategies; the others use the tuned weights of left")
+    parser.add_argument("--bootstrap-samples", type=int, default=None)
     parser.add_argument("--no-tune", action="store_true", help="decode with the default weights")
     parser.add_argument("--workers", type=int, default=1, help="decoding processes")
 
@@ -52,7 +57,8 @@ def settings_from(args) -> Settings:
                  "pop_limits": tuple(args.pop_limits) if args.pop_limits else None,
                  "dev_sentences": args.dev_sentences, "test_sentences": args.test_sentences,
                  "sweep_sentences": args.sweep_sentences, "mert_iterations": args.mert_iterations,
-                 "kbest": args.kbest}
+                 "kbest": args.kbest, "bootstrap_samples": args.bootstrap_samples,
+                 "tune_strategies": tuple(args.tune_only) if args.tune_only else None}
     for key, value in overrides.items():
         if value is not None:
             setattr(settings, key, value)
@@ -73,10 +79,10 @@ def main(args) -> int:
     if args.quick:
         system = experiments.fixture_system(work)
     else:
-        system = experiments.bible_system(work)
+        system = experiments.bible_system(work, args.data, log=lambda m: print(m, file=sys.stderr, flush=True))
         if system is None:
-            print(f"cky bench: the Bible system is not built under {experiments.BIBLE_BUILD} (run `cky data "
-                  f"bible-es-en` and `cky extract`), or use --quick", file=sys.stderr)
+            print(f"cky bench: no Bible data build under {experiments.BIBLE_BUILD} (run `cky data bible-es-en "
+                  f"[--small]`), or use --quick", file=sys.stderr)
             return 1
     settings = settings_from(args)
     results = experiments.run_all(system, settings, log=lambda message: print(message, file=sys.stderr,

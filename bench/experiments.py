@@ -61,27 +61,44 @@ def fixture_system(work: str) -> System:
 
 
 BIBLE_BUILD = os.path.join(REPO, "models", "bible-es-en", "build")
+DATA_FILES = ("train.es", "train.trees", "train.align", "dev.es", "dev.en", "test.es", "test.en", "lm.bin")
 
 
-def bible_system(work: str, build: str = BIBLE_BUILD) -> System | None:
-    """The Bible system if its data and rules are built (None otherwise)."""
-    candidates = {
-        "rules": ["rules/rules.gz", "rules.gz"],
-        "glue": ["rules/glue.gz", "glue.gz"],
-        "lm": ["lm.bin", "lm/lm.bin", "lm.arpa", "lm/lm.arpa", "lm.arpa.gz"],
-        "dev_src": ["dev.es", "dev.tok.es", "data/dev.es"],
-        "dev_ref": ["dev.en", "dev.tok.en", "data/dev.en"],
-        "test_src": ["test.es", "test.tok.es", "data/test.es"],
-        "test_ref": ["test.en", "test.tok.en", "data/test.en"],
-    }
-    found = {}
-    for key, names in candidates.items():
-        path = next((os.path.join(build, n) for n in names if os.path.exists(os.path.join(build, n))), None)
-        if path is None and key != "glue":
-            return None
-        found[key] = path
-    return System("bible-es-en", found["rules"], found["lm"], found["dev_src"], found["dev_ref"], found["test_src"],
-                  found["test_ref"], work, glue=found["glue"], tokenize="none")
+def bible_data_dir(build: str = BIBLE_BUILD) -> str | None:
+    """The full Bible build if it is complete, else the --small one, else None."""
+    for directory in (build, os.path.join(build, "small")):
+        if os.path.exists(os.path.join(directory, "manifest.json")):
+            return directory
+    return None
+
+
+def bible_system(work: str, data_dir: str | None = None, log=print) -> System | None:
+    """The Bible system of a data build (`cky data bible-es-en [--small]`); None if there is no build.
+
+    Rules: the build's rules/rules.gz from `cky extract` if it is there, else
+    extracted here (into the work directory, filtered to dev+test).
+    """
+    data_dir = data_dir or bible_data_dir()
+    if data_dir is None or not all(os.path.exists(os.path.join(data_dir, f)) for f in DATA_FILES):
+        return None
+    path = lambda name: os.path.join(data_dir, name)  # noqa: E731
+    rules, glue = path("rules/rules.gz"), path("rules/glue.gz")
+    notes = []
+    if not os.path.exists(rules):
+        os.makedirs(work, exist_ok=True)
+        rules, glue = os.path.join(work, "rules.gz"), os.path.join(work, "glue.gz")
+        if not os.path.exists(rules):
+            devtest = os.path.join(work, "devtest.src")
+            with open(devtest, "w", encoding="utf-8") as out:
+                out.writelines(line + "\n" for line in read_lines(path("dev.es")) + read_lines(path("test.es")))
+            log(f"extracting GHKM rules from {data_dir} (filtered to dev+test)")
+            subprocess.run([sys.executable, "-m", "decoder.cli", "extract", "--source", path("train.es"),
+                            "--trees", path("train.trees"), "--alignment", path("train.align"), "--out", rules,
+                            "--glue", glue, "--filter-to", devtest, "--no-progress"], cwd=REPO, check=True)
+        notes.append("rules extracted by the benchmark with `cky extract` defaults, filtered to dev+test")
+    name = "bible-es-en" + ("-small" if os.path.basename(os.path.normpath(data_dir)) == "small" else "")
+    return System(name, rules, path("lm.bin"), path("dev.es"), path("dev.en"), path("test.es"), path("test.en"),
+                  work, glue=glue if os.path.exists(glue) else None, tokenize="none", notes=notes)
 
 
 # ---- the machine --------------------------------------------------------------------------------------
@@ -290,6 +307,7 @@ class Settings:
     random_seeds: int = RANDOM_SEEDS
     icr_max_iterations: int = 20
     tune: bool = True
+    tune_strategies: tuple | None = None  # None: all; the others decode with the baseline's tuned weights
     kbest: int = 100
     mert_iterations: int = 5
     mert_restarts: int = 10
@@ -350,12 +368,20 @@ def decoding_experiments(system: System, settings: Settings, log=print) -> dict:
     bleu: dict = {}
     weights_by_strategy: dict = {}
     outputs: dict = {}
-    for strategy in settings.strategies:
+    # the baseline first: strategies that are not tuned reuse its weights
+    order = sorted(settings.strategies, key=lambda s: s != BASELINE)
+    for strategy in order:
         store = store_for(system, strategy)
         config = write_decoder_config(system, store, os.path.join(configs, f"{strategy}.toml"),
                                       pop_limit=settings.default_pop_limit)
         entry: dict = {"store": store}
-        if settings.tune:
+        tuned_here = settings.tune and (settings.tune_strategies is None or strategy in settings.tune_strategies)
+        if settings.tune and not tuned_here:
+            config = write_decoder_config(system, store, os.path.join(configs, f"{strategy}.baseline-weights.toml"),
+                                          weights=weights_by_strategy[BASELINE],
+                                          pop_limit=settings.default_pop_limit)
+            entry["weights_from"] = BASELINE
+        if tuned_here:
             log(f"2. tuning {strategy} on {len(dev_src)} dev sentences")
             tuned_path = os.path.join(configs, f"{strategy}.tuned.toml")
             summary = tune(config, dev_src, [dev_ref], tuned_path, kbest=settings.kbest,
@@ -378,6 +404,7 @@ def decoding_experiments(system: System, settings: Settings, log=print) -> dict:
         entry["weights"] = weights_by_strategy[strategy]
         entry["config"] = config
         bleu[strategy] = entry
+    bleu = {strategy: bleu[strategy] for strategy in settings.strategies}
     if BASELINE in settings.strategies:
         for split, references in (("dev", dev_ref), ("test", test_ref)):
             others = [(s, outputs[(s, split)]) for s in settings.strategies if s != BASELINE]
