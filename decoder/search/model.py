@@ -19,7 +19,8 @@ The search space besides the grammar's rules:
 - Rules other than glue cover at most `max_span` source words.
 - Unary rules (one nonterminal child) are applied in at most `max_unary_depth`
   rounds per cell; round k only extends items made in round k-1, so unary cycles
-  (X -> Y -> X) cannot loop.
+  (X -> Y -> X) cannot loop. Items of different rounds never recombine (that could
+  close a cycle in the hypergraph); parent cells see the items of every round.
 - Glue: the goal symbol covers [0, j]: GOAL -> X over [0, j] (start) and
   GOAL -> GOAL X over [0, k] + [k, j] (concatenation), X any real nonterminal;
   the output is <s> GOAL[0, n] </s>.

@@ -218,16 +218,16 @@ class ReferenceDecoder:
                                     proposed += 1
                     visible = dict(round_nodes)
                     frontier = list(round_nodes.values())
-                    for _ in range(space.max_unary_depth):
+                    for unary_round in range(1, space.max_unary_depth + 1):
                         new_nodes: dict = {}
                         for child in frontier:
                             for rule in self.unary.get(child.symbol, ()):
                                 contexts, edge = self.apply(rule, (child,))
                                 new_nodes.setdefault((rule.lhs, contexts), Node(rule.lhs, (i, j), contexts)).add(edge)
                                 proposed += 1
-                        for key, node in new_nodes.items():
-                            if key not in visible or node.best > visible[key].best:
-                                visible[key] = node
+                        # Equal items of different rounds stay distinct: merging could close a unary cycle.
+                        for (symbol, contexts), node in new_nodes.items():
+                            visible[(symbol, contexts, unary_round)] = node
                         n_nodes += len(new_nodes)
                         frontier = list(new_nodes.values())
                         if not frontier:

@@ -1,0 +1,193 @@
+# distutils: language = c++
+"""The compiled CKY chart: items, edges, cube-pruning hypotheses (see _chart.pyx)."""
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint64_t
+from libcpp.vector cimport vector
+from libcpp.unordered_map cimport unordered_map
+from libcpp.unordered_set cimport unordered_set
+
+from decoder._ext._lm cimport ChartState, LanguageModel, Model
+
+cdef extern from *:
+    """
+    #include <algorithm>
+    #include <cstdint>
+    struct CkySortEntry { int32_t symbol; double score; int32_t id; };
+    /* By symbol, then best score first (ties: older item first). */
+    static inline void cky_sort_entries(CkySortEntry *first, size_t n) {
+        std::sort(first, first + n, [](const CkySortEntry &a, const CkySortEntry &b) {
+            if (a.symbol != b.symbol) return a.symbol < b.symbol;
+            if (a.score != b.score) return a.score > b.score;
+            return a.id < b.id;
+        });
+    }
+    static inline uint64_t cky_mix(uint64_t h, uint64_t x) {
+        x *= 0x9E3779B97F4A7C15ULL;
+        x ^= x >> 29;
+        h ^= x + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+        return h;
+    }
+    """
+    cdef struct CkySortEntry:
+        int32_t symbol
+        double score
+        int32_t id
+    void cky_sort_entries(CkySortEntry *first, size_t n) nogil
+    uint64_t cky_mix(uint64_t h, uint64_t x) nogil
+
+
+# Edge kinds besides a grammar rule id (>= 0).
+cdef enum:
+    EDGE_OOV = -1          # pass-through of the source word at tail0 (a position)
+    EDGE_GLUE_START = -2   # GOAL -> X
+    EDGE_GLUE_CONCAT = -3  # GOAL -> GOAL X
+
+# Group kinds: what the first dimension of a cube enumerates.
+cdef enum:
+    GROUP_RULES = 0        # grammar rules (sorted best first)
+    GROUP_GLUE_START = 1
+    GROUP_GLUE_CONCAT = 2
+
+
+# [X, i, j, e]: symbol X over cell (i, j); e = n_states KenLM states from states[state_offset].
+cdef struct Item:
+    int32_t symbol
+    int32_t cell
+    int32_t state_offset
+    int16_t n_states
+    int8_t round          # unary round that built it (0: lexical/binary/OOV; GOAL items: 0)
+    int8_t alive          # 0 when pruned or shadowed by a better duplicate
+    double score          # best inside score (rule scores + weighted LM, with KenLM's estimates)
+    int32_t best_edge
+    int32_t first_edge    # incoming edges: a linked list through Edge.next_edge
+    int32_t next_same_hash
+    uint64_t hash
+
+
+# A hyperedge: head <- rule(tail0, tail1); score is its own part (not the tails').
+cdef struct Edge:
+    int32_t head
+    int32_t rule          # rule id, or EDGE_* above
+    int32_t tail0         # item id, -1 for none; for EDGE_OOV the source position
+    int32_t tail1
+    double score
+    float lm              # log10 LM score this edge adds (KenLM, with estimates)
+    int32_t next_edge
+
+
+# A cube: rules x left items x right items (a run or absent child is a list of one -1).
+cdef struct Group:
+    int8_t kind
+    int32_t symbol        # lhs for GROUP_RULES is per rule; GOAL for glue
+    int64_t rules_lo      # into the sorted rule array (pair or single), or -1 for glue
+    int32_t n_rules
+    int8_t single         # rules come from the single-child (unary/lexical) array
+    int32_t left_lo       # into item_lists
+    int32_t n_left
+    int32_t right_lo
+    int32_t n_right
+    double fixed_score    # glue: weight * glue value
+
+
+cdef struct Hypothesis:
+    double score
+    float lm
+    int32_t group
+    int32_t rule_rank
+    int32_t left_rank
+    int32_t right_rank
+    int32_t state_offset  # into pending_states
+    int16_t n_states
+    int32_t lhs
+    int32_t rule
+
+
+cdef struct LmCacheEntry:
+    float lm
+    ChartState state
+
+
+cdef class ChartSearch:
+    # ---- grammar (read-only arrays, prepared by decoder/search/chart.py)
+    cdef const int32_t[::1] rule_lhs
+    cdef const uint8_t[::1] rule_carries
+    cdef const int64_t[::1] rule_target_offsets
+    cdef const int32_t[::1] rule_target_lm      # KenLM ids (>= 0) and block references (< 0)
+    cdef const double[::1] rule_score           # weights . features + word-count weight * target words
+    cdef const uint64_t[::1] rule_target_hash
+    cdef const int64_t[::1] pair_keys
+    cdef const int64_t[::1] pair_offsets
+    cdef const int32_t[::1] pair_rules_sorted   # within a key, best rule first
+    cdef const int64_t[::1] pair_left_offsets   # [n_symbols + 1]: keys with left child a
+    cdef const int64_t[::1] single_lo           # [all symbols]: range in single_rules_sorted
+    cdef const int64_t[::1] single_hi
+    cdef const int32_t[::1] single_rules_sorted
+    cdef const uint8_t[::1] symbol_is_real
+    cdef const double[::1] glue_start_value     # NaN: no such glue rule
+    cdef const double[::1] glue_concat_value
+    cdef const int32_t[::1] oov_symbols
+    cdef int64_t n_symbols                      # store symbols (nonterminals + runs)
+    cdef int32_t goal_symbol
+    cdef LanguageModel lm
+    cdef const Model *model
+
+    # ---- settings
+    cdef public double weight_lm, weight_oov, weight_glue, weight_word_count
+    cdef public int max_span, max_unary_depth, pop_limit, beam_size
+    cdef public double beam_threshold
+    cdef public bint exhaustive
+
+    # ---- per sentence
+    cdef int n
+    cdef vector[int32_t] words_lm
+    cdef vector[int32_t] run_at                 # cell -> run symbol matching the span exactly, or -1
+    cdef vector[uint8_t] oov_at
+    cdef vector[Item] items
+    cdef vector[Edge] edges
+    cdef vector[ChartState] states
+    cdef vector[int32_t] item_lists             # [0] = -1: the placeholder list for runs and absent children
+    cdef vector[int32_t] cell_group_lo          # per cell: its symbol groups in cell_groups
+    cdef vector[int32_t] cell_group_n
+    cdef vector[int32_t] cell_groups_symbol     # per symbol group: symbol, list offset, size
+    cdef vector[int32_t] cell_groups_list
+    cdef vector[int32_t] cell_groups_size
+    cdef vector[int32_t] goal_list_lo           # per j: GOAL items over [0, j) in item_lists
+    cdef vector[int32_t] goal_list_n
+    cdef vector[int32_t] cell_first_item        # items of a cell are contiguous
+    cdef vector[int32_t] cell_end_item
+    cdef vector[Group] groups
+    cdef vector[Hypothesis] heap
+    cdef vector[ChartState] pending_states
+    cdef unordered_set[uint64_t] seen
+    cdef unordered_map[uint64_t, int32_t] recombine_map
+    cdef unordered_map[uint64_t, int32_t] lm_cache_index
+    cdef vector[LmCacheEntry] lm_cache
+    cdef vector[const ChartState *] child_pointers
+    cdef vector[int32_t] scratch
+
+    # ---- per-sentence counters
+    cdef public unsigned long long edges_proposed, edges_kept, lm_queries, lm_queries_novel
+    cdef vector[int32_t] items_in_cell          # alive items after pruning, per cell
+
+    # ---- the chart (see _chart.pyx)
+    cdef void _reset(self, int n)
+    cdef void _build_cell(self, int i, int j) noexcept nogil
+    cdef uint64_t _item_hash(self, int32_t symbol, const ChartState *states, int n_states) noexcept nogil
+    cdef bint _same_states(self, const Item *item, int32_t symbol, const ChartState *states, int n_states) noexcept nogil
+    cdef int32_t _add_edge(self, int32_t head, int32_t rule, int32_t tail0, int32_t tail1, double score, float lm) noexcept nogil
+    cdef void _add_hypothesis(self, int c, int round, Hypothesis *hyp) noexcept nogil
+    cdef void _add_oov_items(self, int i, int c) noexcept nogil
+    cdef float _score(self, const int32_t *target, Py_ssize_t length, uint64_t target_hash, ChartState *out) noexcept nogil
+    cdef void _push_group(self, int8_t kind, int64_t rules_lo, int32_t n_rules, int8_t single, int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right, double fixed_score) noexcept nogil
+    cdef void _add_single_group(self, int32_t child, int32_t list_lo, int32_t list_n) noexcept nogil
+    cdef int _find_symbol_group(self, int cell, int32_t symbol) noexcept nogil
+    cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int64_t key) noexcept nogil
+    cdef void _add_binary_groups(self, int left_cell, int right_cell) noexcept nogil
+    cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil
+    cdef void _evaluate(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank, Hypothesis *hyp) noexcept nogil
+    cdef void _heap_push(self, Hypothesis *hyp) noexcept nogil
+    cdef Hypothesis _heap_pop(self) noexcept nogil
+    cdef void _push_corner(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank) noexcept nogil
+    cdef void _search(self, int c, int round) noexcept nogil
+    cdef int32_t _prune_and_sort(self, int32_t first_item, int32_t end_item, bint goal, vector[CkySortEntry] *kept) noexcept nogil
+    cdef void _finish_cell(self, int c, int32_t first_item) noexcept nogil
+    cdef void _build_goal(self, int j) noexcept nogil

@@ -1,0 +1,765 @@
+# distutils: language = c++
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The CKY chart with an integrated KenLM language model, compiled.
+
+One `ChartSearch` per decoder holds the grammar arrays (prepared once by
+decoder/search/chart.py from the store) and, per sentence, the chart: items
+[X, i, j, e] (e = KenLM ChartStates, one per carried target block), hyperedges,
+and the sorted item lists the next cells read. Everything between `decode`'s
+entry and exit runs without the GIL and without Python objects:
+
+- cell combination: per split point, the rule groups whose (left, right) child
+  symbols are present, found by a merge of the cells' symbol lists with the
+  store's sorted pair keys;
+- cube pruning (Chiang 2007): a heap of hypotheses (rule rank, left rank, right
+  rank) per cell, up to `pop_limit` pops; or every combination in exhaustive mode;
+- recombination hashing: items equal in (X, e) in one cell and unary round are
+  one item (KenLM's hash_value and operator==), with every edge kept for k-best;
+- unary rounds, beam pruning (histogram and threshold), glue over [0, j);
+- LM scoring through KenLM's RuleScore (decoder._ext._lm.score_target), cached
+  per sentence by (target side, child states).
+
+Python reads the finished chart back as arrays (`export`) for derivations and k-best.
+"""
+import numpy as np
+
+from cython.operator cimport dereference as deref
+
+from libc.math cimport isnan, INFINITY
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+
+from decoder._ext._lm cimport (ChartState, LanguageModel, Model, chart_state_hash, empty_chart_state,
+                               score_sentence_boundaries, score_target)
+
+cdef int32_t GLUE_CONCAT_TARGET[2]
+GLUE_CONCAT_TARGET[0] = -1
+GLUE_CONCAT_TARGET[1] = -2
+cdef uint64_t GLUE_CONCAT_HASH = 0x5bd1e995
+
+
+cdef class ChartSearch:
+    """The compiled chart search over one grammar and one language model."""
+
+    def __init__(self, dict arrays, LanguageModel lm, int64_t n_symbols, int32_t goal_symbol):
+        self.rule_lhs = arrays["rule_lhs"]
+        self.rule_carries = arrays["rule_carries"]
+        self.rule_target_offsets = arrays["rule_target_offsets"]
+        self.rule_target_lm = arrays["rule_target_lm"]
+        self.rule_score = arrays["rule_score"]
+        self.rule_target_hash = arrays["rule_target_hash"]
+        self.pair_keys = arrays["pair_keys"]
+        self.pair_offsets = arrays["pair_offsets"]
+        self.pair_rules_sorted = arrays["pair_rules_sorted"]
+        self.pair_left_offsets = arrays["pair_left_offsets"]
+        self.single_lo = arrays["single_lo"]
+        self.single_hi = arrays["single_hi"]
+        self.single_rules_sorted = arrays["single_rules_sorted"]
+        self.symbol_is_real = arrays["symbol_is_real"]
+        self.glue_start_value = arrays["glue_start_value"]
+        self.glue_concat_value = arrays["glue_concat_value"]
+        self.oov_symbols = arrays["oov_symbols"]
+        self.n_symbols = n_symbols
+        self.goal_symbol = goal_symbol
+        self.lm = lm
+        self.model = lm.model
+        self.weight_lm = 1.0
+        self.weight_oov = -10.0
+        self.weight_glue = 0.0
+        self.weight_word_count = 0.0
+        self.max_span = 20
+        self.max_unary_depth = 3
+        self.pop_limit = 100
+        self.beam_size = 0
+        self.beam_threshold = 0.0
+        self.exhaustive = False
+
+    # ------------------------------------------------------------------ Python API
+
+    def decode(self, words_lm, runs, oov_at):
+        """Fill the chart for one sentence.
+
+        words_lm: int32[n] KenLM ids of the source words (for pass-through);
+        runs: int32[k, 3] (start, end, run symbol) of the spans that are terminal runs;
+        oov_at: uint8[n], 1 where the word gets a pass-through item.
+        """
+        cdef const int32_t[::1] words = np.ascontiguousarray(words_lm, dtype=np.int32)
+        cdef const int32_t[:, ::1] run_rows = np.ascontiguousarray(runs, dtype=np.int32).reshape(-1, 3)
+        cdef const uint8_t[::1] oov = np.ascontiguousarray(oov_at, dtype=np.uint8)
+        cdef int n = words.shape[0]
+        cdef int i, length, k
+        self._reset(n)
+        for i in range(n):
+            self.words_lm[i] = words[i]
+            self.oov_at[i] = oov[i]
+        for k in range(run_rows.shape[0]):
+            if run_rows[k, 1] - run_rows[k, 0] >= 1 and run_rows[k, 1] <= n:
+                self.run_at[run_rows[k, 0] * (n + 1) + run_rows[k, 1]] = run_rows[k, 2]
+        with nogil:
+            for length in range(1, n + 1):
+                for i in range(0, n - length + 1):
+                    self._build_cell(i, i + length)
+
+    def roots(self):
+        """(GOAL item ids over the whole sentence, their LM sentence-boundary scores), best inside first."""
+        cdef int32_t lo, count, t, item
+        cdef ChartState out
+        if self.n == 0:
+            return np.zeros(0, np.int32), np.zeros(0, np.float64)
+        lo = self.goal_list_lo[self.n]
+        count = self.goal_list_n[self.n]
+        ids = np.empty(count, dtype=np.int32)
+        boundary = np.empty(count, dtype=np.float64)
+        for t in range(count):
+            item = self.item_lists[lo + t]
+            ids[t] = item
+            boundary[t] = score_sentence_boundaries(self.model, &self.states[self.items[item].state_offset],
+                                                    &out, NULL)
+            self.lm_queries += 2
+            self.lm_queries_novel += 2
+        return ids, boundary
+
+    def export(self):
+        """The chart as numpy arrays (items and edges), for derivations and k-best in Python."""
+        cdef Py_ssize_t n_items = self.items.size(), n_edges = self.edges.size(), t
+        item_symbol = np.empty(n_items, np.int32)
+        item_cell = np.empty(n_items, np.int32)
+        item_score = np.empty(n_items, np.float64)
+        item_best_edge = np.empty(n_items, np.int32)
+        item_first_edge = np.empty(n_items, np.int32)
+        item_alive = np.empty(n_items, np.uint8)
+        item_round = np.empty(n_items, np.int8)
+        item_hash = np.empty(n_items, np.uint64)
+        cdef int32_t[::1] i_symbol = item_symbol, i_cell = item_cell, i_best = item_best_edge, i_first = item_first_edge
+        cdef double[::1] i_score = item_score
+        cdef uint8_t[::1] i_alive = item_alive
+        for t in range(n_items):
+            i_symbol[t] = self.items[t].symbol
+            i_cell[t] = self.items[t].cell
+            i_score[t] = self.items[t].score
+            i_best[t] = self.items[t].best_edge
+            i_first[t] = self.items[t].first_edge
+            i_alive[t] = self.items[t].alive
+            item_round[t] = self.items[t].round
+            item_hash[t] = self.items[t].hash
+        edge_head = np.empty(n_edges, np.int32)
+        edge_rule = np.empty(n_edges, np.int32)
+        edge_tail0 = np.empty(n_edges, np.int32)
+        edge_tail1 = np.empty(n_edges, np.int32)
+        edge_score = np.empty(n_edges, np.float64)
+        edge_lm = np.empty(n_edges, np.float64)
+        edge_next = np.empty(n_edges, np.int32)
+        cdef int32_t[::1] e_head = edge_head, e_rule = edge_rule, e_t0 = edge_tail0, e_t1 = edge_tail1, e_next = edge_next
+        cdef double[::1] e_score = edge_score, e_lm = edge_lm
+        for t in range(n_edges):
+            e_head[t] = self.edges[t].head
+            e_rule[t] = self.edges[t].rule
+            e_t0[t] = self.edges[t].tail0
+            e_t1[t] = self.edges[t].tail1
+            e_score[t] = self.edges[t].score
+            e_lm[t] = self.edges[t].lm
+            e_next[t] = self.edges[t].next_edge
+        return dict(item_symbol=item_symbol, item_cell=item_cell, item_score=item_score,
+                    item_best_edge=item_best_edge, item_first_edge=item_first_edge, item_alive=item_alive,
+                    item_round=item_round, item_hash=item_hash,
+                    edge_head=edge_head, edge_rule=edge_rule, edge_tail0=edge_tail0, edge_tail1=edge_tail1,
+                    edge_score=edge_score, edge_lm=edge_lm, edge_next=edge_next)
+
+    def items_per_cell(self):
+        """int32[n+1, n+1]: items left in cell (i, j) after pruning (GOAL items not counted)."""
+        cdef int n1 = self.n + 1
+        out = np.zeros((n1, n1), dtype=np.int32)
+        cdef int32_t[:, ::1] view = out
+        cdef int i, j
+        for i in range(n1):
+            for j in range(n1):
+                view[i, j] = self.items_in_cell[i * n1 + j]
+        return out
+
+    @property
+    def n_items(self):
+        return self.items.size()
+
+    @property
+    def n_edges(self):
+        return self.edges.size()
+
+    # ------------------------------------------------------------------ the chart
+
+    cdef void _reset(self, int n):
+        cdef int cells = (n + 1) * (n + 1)
+        self.n = n
+        self.words_lm.assign(n, 0)
+        self.oov_at.assign(n, 0)
+        self.run_at.assign(cells, -1)
+        self.items.clear()
+        self.edges.clear()
+        self.states.clear()
+        self.item_lists.clear()
+        self.item_lists.push_back(-1)
+        self.cell_group_lo.assign(cells, 0)
+        self.cell_group_n.assign(cells, 0)
+        self.cell_groups_symbol.clear()
+        self.cell_groups_list.clear()
+        self.cell_groups_size.clear()
+        self.goal_list_lo.assign(n + 1, 0)
+        self.goal_list_n.assign(n + 1, 0)
+        self.items_in_cell.assign(cells, 0)
+        self.lm_cache_index.clear()
+        self.lm_cache.clear()
+        self.edges_proposed = 0
+        self.edges_kept = 0
+        self.lm_queries = 0
+        self.lm_queries_novel = 0
+
+    cdef void _build_cell(self, int i, int j) noexcept nogil:
+        cdef int n1 = self.n + 1
+        cdef int c = i * n1 + j
+        cdef int length = j - i
+        cdef int k, r
+        cdef int32_t run
+        cdef int32_t first_item = self.items.size()
+        self.recombine_map.clear()
+        if length <= self.max_span:
+            if length == 1 and self.oov_at[i]:
+                self._add_oov_items(i, c)
+            self.groups.clear()
+            run = self.run_at[c]
+            if run >= 0:
+                self._add_single_group(run, 0, 1)
+            for k in range(i + 1, j):
+                self._add_binary_groups(i * n1 + k, k * n1 + j)
+            self._search(c, 0)
+            for r in range(1, self.max_unary_depth + 1):
+                self.groups.clear()
+                if not self._add_unary_groups(first_item, r - 1):
+                    break
+                self._search(c, r)
+            self._finish_cell(c, first_item)
+        if i == 0:
+            self._build_goal(j)
+
+    # ---- items and edges
+
+    cdef uint64_t _item_hash(self, int32_t symbol, const ChartState *states, int n_states) noexcept nogil:
+        cdef uint64_t h = cky_mix(<uint64_t>0x2545F491, <uint64_t>symbol)
+        cdef int s
+        for s in range(n_states):
+            h = cky_mix(h, chart_state_hash(&states[s]))
+        return h
+
+    cdef bint _same_states(self, const Item *item, int32_t symbol, const ChartState *states, int n_states) noexcept nogil:
+        cdef int s
+        if item.symbol != symbol or item.n_states != n_states:
+            return False
+        for s in range(n_states):
+            if not (self.states[item.state_offset + s] == states[s]):
+                return False
+        return True
+
+    cdef int32_t _add_edge(self, int32_t head, int32_t rule, int32_t tail0, int32_t tail1,
+                           double score, float lm) noexcept nogil:
+        cdef Edge edge
+        edge.head = head
+        edge.rule = rule
+        edge.tail0 = tail0
+        edge.tail1 = tail1
+        edge.score = score
+        edge.lm = lm
+        edge.next_edge = self.items[head].first_edge
+        self.edges.push_back(edge)
+        self.items[head].first_edge = self.edges.size() - 1
+        return self.edges.size() - 1
+
+    cdef void _add_hypothesis(self, int c, int round, Hypothesis *hyp) noexcept nogil:
+        """Recombine a popped hypothesis into its item (new or existing) as one more edge."""
+        cdef const ChartState *hyp_states = &self.pending_states[hyp.state_offset]
+        cdef uint64_t h = self._item_hash(hyp.lhs, hyp_states, hyp.n_states)
+        cdef int32_t found = -1, candidate, item_id, e, s
+        cdef Group *group = &self.groups[hyp.group]
+        cdef int32_t tail0 = self.item_lists[group.left_lo + hyp.left_rank]
+        cdef int32_t tail1 = self.item_lists[group.right_lo + hyp.right_rank]
+        cdef double tails = 0.0
+        cdef Item item
+        cdef unordered_map[uint64_t, int32_t].iterator it
+        if tail0 >= 0:
+            tails += self.items[tail0].score
+        if tail1 >= 0:
+            tails += self.items[tail1].score
+        it = self.recombine_map.find(h)
+        if it != self.recombine_map.end():
+            candidate = deref(it).second
+            while candidate >= 0:
+                if self.items[candidate].round == round and self._same_states(
+                        &self.items[candidate], hyp.lhs, hyp_states, hyp.n_states):
+                    found = candidate
+                    break
+                candidate = self.items[candidate].next_same_hash
+        if found < 0:
+            item.symbol = hyp.lhs
+            item.cell = c
+            item.state_offset = self.states.size()
+            item.n_states = hyp.n_states
+            item.round = round
+            item.alive = 1
+            item.score = -INFINITY
+            item.best_edge = -1
+            item.first_edge = -1
+            item.hash = h
+            item.next_same_hash = -1
+            if it != self.recombine_map.end():
+                item.next_same_hash = deref(it).second
+            for s in range(hyp.n_states):
+                self.states.push_back(self.pending_states[hyp.state_offset + s])
+            self.items.push_back(item)
+            found = self.items.size() - 1
+            self.recombine_map[h] = found
+        e = self._add_edge(found, hyp.rule, tail0, tail1, hyp.score - tails, hyp.lm)
+        if hyp.score > self.items[found].score:
+            self.items[found].score = hyp.score
+            self.items[found].best_edge = e
+
+    cdef void _add_oov_items(self, int i, int c) noexcept nogil:
+        cdef Hypothesis hyp
+        cdef Group group
+        cdef int t
+        cdef int32_t word = self.words_lm[i]
+        self.pending_states.clear()
+        self.pending_states.resize(1)
+        self.child_pointers.clear()
+        cdef float lm = self._score(&word, 1, cky_mix(<uint64_t>0xABCDEF, <uint64_t>word), &self.pending_states[0])
+        # A group with no children so that _add_hypothesis finds no tails.
+        group.kind = GROUP_RULES
+        group.left_lo = 0
+        group.n_left = 1
+        group.right_lo = 0
+        group.n_right = 1
+        self.groups.clear()
+        self.groups.push_back(group)
+        for t in range(self.oov_symbols.shape[0]):
+            hyp.group = 0
+            hyp.rule_rank = 0
+            hyp.left_rank = 0
+            hyp.right_rank = 0
+            hyp.state_offset = 0
+            hyp.n_states = 1
+            hyp.lhs = self.oov_symbols[t]
+            hyp.rule = EDGE_OOV
+            hyp.lm = lm
+            hyp.score = self.weight_oov + self.weight_word_count + self.weight_lm * lm
+            self.edges_proposed += 1
+            self._add_hypothesis(c, 0, &hyp)
+            self.edges[self.edges.size() - 1].tail0 = i  # the source position
+        self.groups.clear()
+
+    # ---- LM scoring, cached per sentence
+
+    cdef float _score(self, const int32_t *target, Py_ssize_t length, uint64_t target_hash,
+                      ChartState *out) noexcept nogil:
+        """Score a target side over self.child_pointers (KenLM RuleScore), through the cache."""
+        cdef unsigned long long calls = length
+        cdef uint64_t h = target_hash
+        cdef size_t t
+        cdef LmCacheEntry entry
+        cdef float lm
+        cdef unordered_map[uint64_t, int32_t].iterator it
+        if length > 0 and target[0] < 0:
+            calls -= 1  # the first child is copied, not scored
+        self.lm_queries += calls
+        for t in range(self.child_pointers.size()):
+            h = cky_mix(h, chart_state_hash(self.child_pointers[t]))
+        it = self.lm_cache_index.find(h)
+        if it != self.lm_cache_index.end():
+            out[0] = self.lm_cache[deref(it).second].state
+            return self.lm_cache[deref(it).second].lm
+        if length == 0:
+            empty_chart_state(out)
+            lm = 0.0
+        else:
+            lm = score_target(self.model, target, length, self.child_pointers.data(), out, NULL)
+        self.lm_queries_novel += calls
+        entry.lm = lm
+        entry.state = out[0]
+        self.lm_cache_index[h] = self.lm_cache.size()
+        self.lm_cache.push_back(entry)
+        return lm
+
+    # ---- groups (cubes)
+
+    cdef void _push_group(self, int8_t kind, int64_t rules_lo, int32_t n_rules, int8_t single,
+                          int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right,
+                          double fixed_score) noexcept nogil:
+        cdef Group g
+        if n_rules <= 0 or n_left <= 0 or n_right <= 0:
+            return
+        g.kind = kind
+        g.symbol = self.goal_symbol
+        g.rules_lo = rules_lo
+        g.n_rules = n_rules
+        g.single = single
+        g.left_lo = left_lo
+        g.n_left = n_left
+        g.right_lo = right_lo
+        g.n_right = n_right
+        g.fixed_score = fixed_score
+        self.groups.push_back(g)
+
+    cdef void _add_single_group(self, int32_t child, int32_t list_lo, int32_t list_n) noexcept nogil:
+        if child < 0 or child >= self.single_lo.shape[0]:
+            return
+        cdef int64_t lo = self.single_lo[child], hi = self.single_hi[child]
+        if hi > lo:
+            self._push_group(GROUP_RULES, lo, <int32_t>(hi - lo), 1, list_lo, list_n, 0, 1, 0.0)
+
+    cdef int _find_symbol_group(self, int cell, int32_t symbol) noexcept nogil:
+        """Index in cell_groups_* of `symbol`'s item list in `cell`, or -1 (binary search)."""
+        cdef int lo = self.cell_group_lo[cell], hi = lo + self.cell_group_n[cell], mid
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if self.cell_groups_symbol[mid] < symbol:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < self.cell_group_lo[cell] + self.cell_group_n[cell] and self.cell_groups_symbol[lo] == symbol:
+            return lo
+        return -1
+
+    cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int64_t key) noexcept nogil:
+        cdef int64_t mid
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if self.pair_keys[mid] < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < self.pair_keys.shape[0] and self.pair_keys[lo] == key:
+            return lo
+        return -1
+
+    cdef void _add_binary_groups(self, int left_cell, int right_cell) noexcept nogil:
+        """One group per binary rule key whose children are present in the two cells."""
+        cdef int32_t left_run = self.run_at[left_cell], right_run = self.run_at[right_cell]
+        cdef int n_left_groups = self.cell_group_n[left_cell], n_right_groups = self.cell_group_n[right_cell]
+        cdef int n_right_symbols = n_right_groups + (1 if right_run >= 0 else 0)
+        cdef int a_index, b_index, g
+        cdef int32_t a, b, left_lo, left_n, right_lo, right_n
+        cdef int64_t lo, hi, q, key_base
+        if n_right_symbols == 0 or (n_left_groups == 0 and left_run < 0):
+            return
+        for a_index in range(-1, n_left_groups):
+            if a_index < 0:
+                if left_run < 0:
+                    continue
+                a = left_run
+                left_lo = 0
+                left_n = 1
+            else:
+                g = self.cell_group_lo[left_cell] + a_index
+                a = self.cell_groups_symbol[g]
+                left_lo = self.cell_groups_list[g]
+                left_n = self.cell_groups_size[g]
+            if a >= self.n_symbols:
+                continue
+            lo = self.pair_left_offsets[a]
+            hi = self.pair_left_offsets[a + 1]
+            if hi <= lo:
+                continue
+            key_base = <int64_t>a * self.n_symbols
+            if hi - lo <= n_right_symbols:
+                for q in range(lo, hi):
+                    b = <int32_t>(self.pair_keys[q] - key_base)
+                    if b == right_run:
+                        right_lo = 0
+                        right_n = 1
+                    else:
+                        g = self._find_symbol_group(right_cell, b)
+                        if g < 0:
+                            continue
+                        right_lo = self.cell_groups_list[g]
+                        right_n = self.cell_groups_size[g]
+                    self._push_group(GROUP_RULES, self.pair_offsets[q], <int32_t>(self.pair_offsets[q + 1] - self.pair_offsets[q]),
+                                     0, left_lo, left_n, right_lo, right_n, 0.0)
+            else:
+                for b_index in range(-1, n_right_groups):
+                    if b_index < 0:
+                        if right_run < 0:
+                            continue
+                        b = right_run
+                        right_lo = 0
+                        right_n = 1
+                    else:
+                        g = self.cell_group_lo[right_cell] + b_index
+                        b = self.cell_groups_symbol[g]
+                        right_lo = self.cell_groups_list[g]
+                        right_n = self.cell_groups_size[g]
+                    if b >= self.n_symbols:
+                        continue
+                    q = self._find_pair_key(lo, hi, key_base + b)
+                    if q >= 0:
+                        self._push_group(GROUP_RULES, self.pair_offsets[q], <int32_t>(self.pair_offsets[q + 1] - self.pair_offsets[q]),
+                                         0, left_lo, left_n, right_lo, right_n, 0.0)
+
+    cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil:
+        """Groups of unary rules over the items the previous round made in this cell."""
+        cdef vector[CkySortEntry] entries
+        cdef CkySortEntry entry
+        cdef int32_t t, start, symbol, list_lo
+        cdef size_t p, q
+        for t in range(first_item, self.items.size()):
+            if self.items[t].round == round and self.items[t].alive:
+                entry.symbol = self.items[t].symbol
+                entry.score = self.items[t].score
+                entry.id = t
+                entries.push_back(entry)
+        if entries.size() == 0:
+            return False
+        cky_sort_entries(entries.data(), entries.size())
+        p = 0
+        while p < entries.size():
+            symbol = entries[p].symbol
+            q = p
+            list_lo = self.item_lists.size()
+            while q < entries.size() and entries[q].symbol == symbol:
+                self.item_lists.push_back(entries[q].id)
+                q += 1
+            self._add_single_group(symbol, list_lo, <int32_t>(q - p))
+            p = q
+        return self.groups.size() > 0
+
+    # ---- cube pruning
+
+    cdef void _evaluate(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank,
+                        Hypothesis *hyp) noexcept nogil:
+        """Score one hypothesis of cube g (rule, left and right ranks); its states go to pending_states."""
+        cdef Group *group = &self.groups[g]
+        cdef int32_t left = self.item_lists[group.left_lo + left_rank]
+        cdef int32_t right = self.item_lists[group.right_lo + right_rank]
+        cdef double base = 0.0
+        cdef int32_t r, s
+        cdef int64_t t_lo, t_hi
+        cdef float lm = 0.0
+        cdef ChartState empty
+        hyp.group = g
+        hyp.rule_rank = rule_rank
+        hyp.left_rank = left_rank
+        hyp.right_rank = right_rank
+        hyp.state_offset = self.pending_states.size()
+        self.child_pointers.clear()
+        if left >= 0:
+            base += self.items[left].score
+            for s in range(self.items[left].n_states):
+                self.child_pointers.push_back(&self.states[self.items[left].state_offset + s])
+        if right >= 0:
+            base += self.items[right].score
+            for s in range(self.items[right].n_states):
+                self.child_pointers.push_back(&self.states[self.items[right].state_offset + s])
+        if group.kind == GROUP_RULES:
+            if group.single:
+                r = self.single_rules_sorted[group.rules_lo + rule_rank]
+            else:
+                r = self.pair_rules_sorted[group.rules_lo + rule_rank]
+            hyp.rule = r
+            hyp.lhs = self.rule_lhs[r]
+            if self.rule_carries[r]:  # monolingual virtual: carry every block, score later
+                for s in range(self.child_pointers.size()):
+                    self.pending_states.push_back(self.child_pointers[s][0])
+                hyp.n_states = <int16_t>self.child_pointers.size()
+            else:
+                self.pending_states.push_back(empty)
+                t_lo = self.rule_target_offsets[r]
+                t_hi = self.rule_target_offsets[r + 1]
+                lm = self._score(&self.rule_target_lm[t_lo] if t_hi > t_lo else NULL, t_hi - t_lo,
+                                 self.rule_target_hash[r], &self.pending_states[hyp.state_offset])
+                hyp.n_states = 1
+            hyp.score = base + self.rule_score[r] + self.weight_lm * lm
+        elif group.kind == GROUP_GLUE_START:
+            hyp.rule = EDGE_GLUE_START
+            hyp.lhs = self.goal_symbol
+            self.pending_states.push_back(self.child_pointers[0][0])
+            hyp.n_states = 1
+            hyp.score = base + group.fixed_score
+        else:
+            hyp.rule = EDGE_GLUE_CONCAT
+            hyp.lhs = self.goal_symbol
+            self.pending_states.push_back(empty)
+            lm = self._score(GLUE_CONCAT_TARGET, 2, GLUE_CONCAT_HASH, &self.pending_states[hyp.state_offset])
+            hyp.n_states = 1
+            hyp.score = base + group.fixed_score + self.weight_lm * lm
+        hyp.lm = lm
+        self.edges_proposed += 1
+
+    cdef void _heap_push(self, Hypothesis *hyp) noexcept nogil:
+        cdef size_t child = self.heap.size(), parent
+        cdef Hypothesis swap
+        self.heap.push_back(hyp[0])
+        while child > 0:
+            parent = (child - 1) >> 1
+            if self.heap[parent].score >= self.heap[child].score:
+                break
+            swap = self.heap[parent]
+            self.heap[parent] = self.heap[child]
+            self.heap[child] = swap
+            child = parent
+
+    cdef Hypothesis _heap_pop(self) noexcept nogil:
+        cdef Hypothesis top = self.heap[0]
+        cdef size_t size = self.heap.size() - 1, parent = 0, child, best
+        cdef Hypothesis swap
+        self.heap[0] = self.heap[size]
+        self.heap.pop_back()
+        while True:
+            child = 2 * parent + 1
+            if child >= size:
+                break
+            best = child
+            if child + 1 < size and self.heap[child + 1].score > self.heap[child].score:
+                best = child + 1
+            if self.heap[parent].score >= self.heap[best].score:
+                break
+            swap = self.heap[parent]
+            self.heap[parent] = self.heap[best]
+            self.heap[best] = swap
+            parent = best
+        return top
+
+    cdef void _push_corner(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank) noexcept nogil:
+        cdef Group *group = &self.groups[g]
+        cdef Hypothesis hyp
+        cdef uint64_t key
+        if rule_rank >= group.n_rules or left_rank >= group.n_left or right_rank >= group.n_right:
+            return
+        key = cky_mix(cky_mix(cky_mix(<uint64_t>g, <uint64_t>rule_rank), <uint64_t>left_rank), <uint64_t>right_rank)
+        if not self.seen.insert(key).second:
+            return
+        self._evaluate(g, rule_rank, left_rank, right_rank, &hyp)
+        self._heap_push(&hyp)
+
+    cdef void _search(self, int c, int round) noexcept nogil:
+        """Turn the current groups' hypotheses into items: all of them, or the best by cube pruning."""
+        cdef int32_t g, rr, ar, br
+        cdef Hypothesis hyp
+        cdef int pops = 0
+        cdef Group *group
+        if self.groups.size() == 0:
+            return
+        self.pending_states.clear()
+        if self.exhaustive:
+            for g in range(self.groups.size()):
+                group = &self.groups[g]
+                for rr in range(group.n_rules):
+                    for ar in range(group.n_left):
+                        for br in range(group.n_right):
+                            self.pending_states.clear()
+                            self._evaluate(g, rr, ar, br, &hyp)
+                            self._add_hypothesis(c, round, &hyp)
+                            group = &self.groups[g]
+            return
+        self.heap.clear()
+        self.seen.clear()
+        for g in range(self.groups.size()):
+            self._push_corner(g, 0, 0, 0)
+        while self.heap.size() > 0 and (self.pop_limit <= 0 or pops < self.pop_limit):
+            hyp = self._heap_pop()
+            self._add_hypothesis(c, round, &hyp)
+            pops += 1
+            self._push_corner(hyp.group, hyp.rule_rank + 1, hyp.left_rank, hyp.right_rank)
+            self._push_corner(hyp.group, hyp.rule_rank, hyp.left_rank + 1, hyp.right_rank)
+            self._push_corner(hyp.group, hyp.rule_rank, hyp.left_rank, hyp.right_rank + 1)
+        self.heap.clear()
+
+    # ---- finishing a cell: duplicates across unary rounds, beams, sorted lists
+
+    cdef int32_t _prune_and_sort(self, int32_t first_item, int32_t end_item, bint goal,
+                                 vector[CkySortEntry] *kept) noexcept nogil:
+        """Apply the beams; `kept` gets the survivors sorted by (symbol, score).
+
+        Items equal in (X, e) from different unary rounds stay distinct (merging them
+        could close a unary cycle in the hypergraph); parents see all of them."""
+        cdef vector[CkySortEntry] entries
+        cdef CkySortEntry entry
+        cdef int32_t t, other, kept_count = 0, e
+        cdef double best = -INFINITY
+        cdef int32_t item_id
+        for t in range(first_item, end_item):
+            if (self.items[t].symbol == self.goal_symbol) != goal or not self.items[t].alive:
+                continue
+            entry.symbol = 0
+            entry.score = self.items[t].score
+            entry.id = t
+            entries.push_back(entry)
+        cky_sort_entries(entries.data(), entries.size())  # best first
+        kept.clear()
+        for t in range(entries.size()):
+            item_id = entries[t].id
+            if kept_count == 0:
+                best = self.items[item_id].score
+            if (self.beam_size > 0 and kept_count >= self.beam_size) or (
+                    self.beam_threshold > 0 and self.items[item_id].score < best - self.beam_threshold):
+                self.items[item_id].alive = 0
+                continue
+            kept_count += 1
+            entry.symbol = self.items[item_id].symbol
+            entry.score = self.items[item_id].score
+            entry.id = item_id
+            kept.push_back(entry)
+            e = self.items[item_id].first_edge
+            while e >= 0:
+                self.edges_kept += 1
+                e = self.edges[e].next_edge
+        cky_sort_entries(kept.data(), kept.size())
+        return kept_count
+
+    cdef void _finish_cell(self, int c, int32_t first_item) noexcept nogil:
+        cdef vector[CkySortEntry] kept
+        cdef size_t p, q
+        cdef int32_t symbol
+        self.items_in_cell[c] = self._prune_and_sort(first_item, self.items.size(), False, &kept)
+        self.cell_group_lo[c] = self.cell_groups_symbol.size()
+        p = 0
+        while p < kept.size():
+            symbol = kept[p].symbol
+            self.cell_groups_symbol.push_back(symbol)
+            self.cell_groups_list.push_back(self.item_lists.size())
+            q = p
+            while q < kept.size() and kept[q].symbol == symbol:
+                self.item_lists.push_back(kept[q].id)
+                q += 1
+            self.cell_groups_size.push_back(<int32_t>(q - p))
+            p = q
+        self.cell_group_n[c] = self.cell_groups_symbol.size() - self.cell_group_lo[c]
+
+    cdef void _build_goal(self, int j) noexcept nogil:
+        """GOAL over [0, j): glue start from cell (0, j), glue concatenation GOAL[0, k] + X[k, j]."""
+        cdef int n1 = self.n + 1
+        cdef int c = j, k, g, g_end, right_cell
+        cdef int32_t symbol, first_item = self.items.size()
+        cdef double value
+        cdef vector[CkySortEntry] kept
+        cdef size_t t
+        self.groups.clear()
+        g_end = self.cell_group_lo[c] + self.cell_group_n[c]
+        for g in range(self.cell_group_lo[c], g_end):
+            symbol = self.cell_groups_symbol[g]
+            value = self.glue_start_value[symbol]
+            if self.symbol_is_real[symbol] and not isnan(value):
+                self._push_group(GROUP_GLUE_START, -1, 1, 0, self.cell_groups_list[g], self.cell_groups_size[g],
+                                 0, 1, self.weight_glue * value)
+        for k in range(1, j):
+            if self.goal_list_n[k] == 0:
+                continue
+            right_cell = k * n1 + j
+            g_end = self.cell_group_lo[right_cell] + self.cell_group_n[right_cell]
+            for g in range(self.cell_group_lo[right_cell], g_end):
+                symbol = self.cell_groups_symbol[g]
+                value = self.glue_concat_value[symbol]
+                if self.symbol_is_real[symbol] and not isnan(value):
+                    self._push_group(GROUP_GLUE_CONCAT, -1, 1, 0, self.goal_list_lo[k], self.goal_list_n[k],
+                                     self.cell_groups_list[g], self.cell_groups_size[g], self.weight_glue * value)
+        self.recombine_map.clear()
+        self._search(c, 0)
+        self._prune_and_sort(first_item, self.items.size(), True, &kept)
+        self.goal_list_lo[j] = self.item_lists.size()
+        for t in range(kept.size()):
+            self.item_lists.push_back(kept[t].id)
+        self.goal_list_n[j] = kept.size()

@@ -1,0 +1,140 @@
+"""The compiled chart search (decoder._ext._chart via decoder.search.chart) against independent answers:
+the pure-Python exhaustive decoder, exhaustive mode itself, and KenLM's full-sentence score."""
+import math
+
+import pytest
+
+from decoder.binarize import binarize
+from decoder.lm import ArpaReference, LanguageModel
+from decoder.search.chart import ChartDecoder
+from decoder.search.model import SearchSpace, Weights
+from decoder.search.reference import ReferenceDecoder
+from decoder.store import GrammarStore, write_store
+
+from search_fixtures import random_rules, random_sentence, write_arpa
+
+FEATURES = ["p1", "p2"]
+WEIGHTS = {"p1": 0.7, "p2": 0.3, "lm": 1.0, "word_count": 0.4, "oov": -3.0, "glue": -0.6}
+STRATEGIES = ("left", "right", "icr", "monolingual")
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("lm")
+    arpa = write_arpa(directory)
+    return ArpaReference(arpa), LanguageModel(arpa)
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    """(seed, strategy) -> (BinaryGrammar, GrammarStore), made on first use."""
+    directory = tmp_path_factory.mktemp("stores")
+    cache = {}
+
+    def get(seed, strategy, **rule_options):
+        key = (seed, strategy, tuple(sorted(rule_options.items())))
+        if key not in cache:
+            grammar = binarize(random_rules(seed, **rule_options), strategy)
+            path = directory / f"{seed}-{strategy}-{len(cache)}"
+            write_store(grammar, path, feature_names=FEATURES)
+            cache[key] = (grammar, GrammarStore.open(path))
+        return cache[key]
+
+    return get
+
+
+def space_for(seed):
+    return SearchSpace(max_span=3 if seed % 3 == 0 else 20, max_unary_depth=2)
+
+
+@pytest.mark.parametrize("seed", range(25))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_compiled_exhaustive_equals_reference(models, stores, seed, strategy):
+    reference_lm, lm = models
+    grammar, store = stores(seed, strategy)
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(seed, 2 + seed % 4)
+    expected = ReferenceDecoder(grammar, reference_lm, weights, space_for(seed)).decode(words, k=8)
+    decoder = ChartDecoder(store, lm, weights, space_for(seed), exhaustive=True)
+    result = decoder.search(words)
+    best = decoder.best(result, words)
+    assert best.score == pytest.approx(expected.best.score, abs=1e-4)
+    kbest = decoder.kbest(result, words, 8, unique=False)
+    assert [h.score for h in kbest] == pytest.approx([d.score for d in expected.kbest], abs=1e-4)
+
+
+@pytest.mark.parametrize("seed", range(25))
+@pytest.mark.parametrize("strategy", ("left", "monolingual"))
+def test_unbounded_cube_pruning_equals_exhaustive(models, stores, seed, strategy):
+    _, lm = models
+    _, store = stores(seed, strategy, n_rules=20, max_arity=4)
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(seed, 5)
+    exhaustive = ChartDecoder(store, lm, weights, exhaustive=True)
+    cube = ChartDecoder(store, lm, weights, pop_limit=0)  # 0: no pop limit
+    best_exhaustive = exhaustive.best(exhaustive.search(words), words)
+    result = cube.search(words)
+    best_cube = cube.best(result, words)
+    assert best_cube.score == pytest.approx(best_exhaustive.score, abs=1e-4)
+    assert result.stats["edges_proposed"] == exhaustive.search(words).stats["edges_proposed"]
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("pop_limit", (1, 5, 0))
+def test_score_is_weights_times_recomputed_features(models, stores, seed, pop_limit):
+    _, lm = models
+    grammar, store = stores(seed, "icr" if seed % 2 else "monolingual", n_rules=20, max_arity=4)
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(seed, 6)
+    decoder = ChartDecoder(store, lm, weights, pop_limit=pop_limit, beam_size=3 if pop_limit == 5 else 0)
+    result = decoder.search(words)
+    for hypothesis in [decoder.best(result, words)] + decoder.kbest(result, words, 5):
+        assert hypothesis.features["lm"] == pytest.approx(lm.score_sentence(hypothesis.words), abs=1e-3)
+        assert weights.dot(hypothesis.features) == pytest.approx(hypothesis.score, abs=1e-3)
+        # the features, recomputed from the derivation's rules alone
+        recomputed = {name: 0.0 for name in FEATURES}
+        oov = []
+
+        def walk(node):
+            if node.get("rule") == "oov":
+                oov.append(node["span"])
+            if "source_rule" in node:
+                for name, value in zip(FEATURES, grammar.source_rules[node["source_rule"]].log_scores()):
+                    recomputed[name] += value
+            for child in node["children"]:
+                walk(child)
+
+        walk(hypothesis.derivation)
+        for name in FEATURES:
+            assert hypothesis.features[name] == pytest.approx(recomputed[name], abs=1e-4)
+        assert hypothesis.features["oov"] == len(oov)
+        assert hypothesis.features["word_count"] == len(hypothesis.words)
+
+
+def test_kbest_unique_gives_distinct_translations(models, stores):
+    _, lm = models
+    _, store = stores(3, "left", n_rules=20, max_arity=4)
+    decoder = ChartDecoder(store, lm, Weights(FEATURES, WEIGHTS), pop_limit=50)
+    words = random_sentence(3, 6)
+    result = decoder.search(words)
+    unique = decoder.kbest(result, words, 10, unique=True)
+    texts = [h.text for h in unique]
+    assert len(texts) == len(set(texts))
+    scores = [h.score for h in unique]
+    assert scores == sorted(scores, reverse=True)
+    assert unique[0].score == pytest.approx(decoder.best(result, words).score)
+
+
+def test_pop_limit_and_beam_reduce_search(models, stores):
+    _, lm = models
+    _, store = stores(5, "left", n_rules=40, max_arity=4)
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(5, 8)
+    edges = []
+    for pop_limit in (1, 4, 0):
+        decoder = ChartDecoder(store, lm, weights, pop_limit=pop_limit)
+        edges.append(decoder.search(words).stats["edges_proposed"])
+    assert edges == sorted(edges)
+    stats = ChartDecoder(store, lm, weights, pop_limit=0, beam_size=2).search(words).stats
+    assert all(mean <= 2 for mean, _ in stats["items_per_cell"].values())
+    assert stats["lm_queries_novel"] <= stats["lm_queries"]
