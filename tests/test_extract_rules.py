@@ -194,6 +194,10 @@ def test_tree_reading_drops_a_nameless_outer_bracket_and_escapes_words():
     assert t.bracketed() == "(S (NP (NN a&#124;b)) (VP (VB &#91;x&#93;)))"
 
 
+def test_repeated_alignment_points_count_once():
+    assert parse_alignment("0-1 2-0 0-1", 3, 2) == [(0, 1), (2, 0)]
+
+
 @pytest.mark.parametrize("text", ["0-5", "4-0", "0:1", "a-b", "0-"])
 def test_bad_alignment_points_raise(text):
     from decoder.extract.alignment import AlignmentFormatError

@@ -27,7 +27,7 @@ def parse_alignment(text: str, n_source: int, n_target: int) -> list[tuple[int, 
             raise AlignmentFormatError(f"alignment point {pair}: target index {j} out of range "
                                        f"(the tree has {n_target} words)")
         links.append((i, j))
-    return links
+    return list(dict.fromkeys(links))  # a repeated point counts once
 
 
 def closure_bounds(span: int) -> tuple[int, int]:

@@ -28,7 +28,6 @@ import shutil
 import sys
 import tempfile
 import time
-import zlib
 from bisect import bisect_right
 from collections import Counter, deque
 from dataclasses import asdict, dataclass, field
@@ -282,7 +281,10 @@ def count_occurrences(graph, limits: Limits, compiled: bool, occurrences: dict, 
 
 
 def _shard_of(target_field: str, shards: int) -> int:
-    return zlib.crc32(target_field.encode()) % shards
+    # Python's string hash is salted per interpreter, but forked workers share the parent's salt,
+    # so a target side goes to the same shard in every worker of a run; it is also cached in the
+    # string, so this costs nothing. The table does not depend on the salt: it is sorted.
+    return hash(target_field) % shards
 
 
 def _extract_chunk(task: tuple[int, list]) -> dict:
