@@ -44,6 +44,7 @@ class Pair:
     reference: str
     spanish: list[str]
     english: list[str]
+    english_cased: list[str]      # the same tokens in their original casing, for the parser
 
 
 def log(message: str) -> None:
@@ -63,13 +64,17 @@ def build_corpus(max_length_ratio: float = 1.8) -> tuple[list[Pair], list[list[s
             dropped["shifted_chapter"] += 1
             continue
         es_tokens, en_tokens = tokenize(es.text, "es"), tokenize(en.text, "en")
+        en_cased = tokenize(en.text, "en", lowercase=False)
+        if len(en_cased) != len(en_tokens):
+            raise RuntimeError(f"{bible.ENGLISH_MODULE} {en.reference}: casing changed the tokenization "
+                               f"({en_cased} vs {en_tokens})")
         if not es_tokens or not en_tokens:
             dropped["empty"] += 1
             continue
         if not bible.plausible_length_ratio(len(es_tokens), len(en_tokens), max_length_ratio):
             dropped["length_ratio"] += 1
             continue
-        pairs.append(Pair(es.reference, es_tokens, en_tokens))
+        pairs.append(Pair(es.reference, es_tokens, en_tokens, en_cased))
     spanish_books = {verse.book for verse in spanish}
     english_only = [tokenize(verse.text, "en") for verse in english if verse.book not in spanish_books]
     english_only = [tokens for tokens in english_only if tokens]
@@ -131,7 +136,8 @@ def build(out_dir: Path, cache_dir: Path, small: bool, processes: int, small_tra
     if not parse.link_grammar_available():
         raise RuntimeError("link-grammar's Python bindings cannot be imported (python3-link-grammar)")
     train_english = [pairs[i].english for i in parts["train"]]
-    parsed = parse.parse_verses(train_english, cache_dir / "parse", processes)
+    parsed = parse.parse_verses(train_english, cache_dir / "parse", processes,
+                                parser_verses=[pairs[i].english_cased for i in parts["train"]])
     write_lines(out_dir / "train.trees", parsed.trees)
     stage_done("parse", stage)
     log(f"parse: {parsed.statistics['verses_by_kind']} verses, {parsed.statistics['sentences_by_kind']} sentences")

@@ -64,7 +64,7 @@ def perplexity(binary_path: Path, text_path: Path) -> dict:
     output = result.stdout + result.stderr
 
     def number(label: str) -> float | None:
-        match = re.search(label + r":\s*([-\d.e+]+)", output)
+        match = re.search(r"^" + label + r":\s*([-\d.e+]+)", output, re.MULTILINE)
         return float(match.group(1)) if match else None
 
     return {"perplexity_including_oovs": number("Perplexity including OOVs"),

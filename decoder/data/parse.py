@@ -41,6 +41,7 @@ class ParserSettings:
     max_parse_time: int = 2      # link-grammar's own (soft) limit, per pass
     hard_limit: float = 6.0      # seconds per sentence, enforced by killing the worker
     min_sentence_tokens: int = 3
+    max_sentence_tokens: int = 30  # longer sentences are cut at commas (trees.split_sentences)
     language: str = "en"
 
     def cache_key(self) -> str:
@@ -187,10 +188,24 @@ def sentence_tree(answer: dict, tokens: list[str]) -> tuple[trees.Node, str, int
 
 
 def parse_verses(verses: list[list[str]], cache_dir: Path, processes: int,
-                 settings: ParserSettings = ParserSettings(), chunk_size: int = 1000) -> ParseResult:
-    """Penn trees for tokenized English verses (leaves == tokens), parsing what is not cached."""
+                 settings: ParserSettings = ParserSettings(), chunk_size: int = 1000,
+                 parser_verses: list[list[str]] | None = None) -> ParseResult:
+    """Penn trees for tokenized English verses (leaves == tokens), parsing what is not cached.
+
+    `parser_verses`, if given, are the same tokens as `verses` in their
+    original casing: link-grammar sees those (capitals mark names), the
+    trees' leaves are the tokens of `verses`.
+    """
+    if parser_verses is None:
+        parser_verses = verses
+    if len(parser_verses) != len(verses):
+        raise ValueError(f"parse_verses: {len(parser_verses)} parser verses for {len(verses)} verses")
+    for index, (tokens, cased) in enumerate(zip(verses, parser_verses)):
+        if len(tokens) != len(cased):
+            raise ValueError(f"parse_verses: verse {index}: cased tokens {cased} do not match tokens {tokens}")
     cache_dir.mkdir(parents=True, exist_ok=True)
-    spans = [trees.split_sentences(tokens, settings.min_sentence_tokens) for tokens in verses]
+    spans = [trees.split_sentences(tokens, settings.min_sentence_tokens, settings.max_sentence_tokens)
+             for tokens in verses]
     total_sentences = sum(len(s) for s in spans)
     chunks = [range(start, min(start + chunk_size, len(verses))) for start in range(0, len(verses), chunk_size)]
     pool: WorkerPool | None = None
@@ -203,7 +218,7 @@ def parse_verses(verses: list[list[str]], cache_dir: Path, processes: int,
                     smoothing=0.05, mininterval=2.0)
     try:
         for chunk in chunks:
-            chunk_verses = [verses[i] for i in chunk]
+            chunk_verses = [parser_verses[i] for i in chunk]
             path = chunk_path(cache_dir, chunk_verses, settings)
             if path.exists():
                 with open(path, encoding="utf-8") as cached:
@@ -216,7 +231,7 @@ def parse_verses(verses: list[list[str]], cache_dir: Path, processes: int,
                 if pool is None:
                     pool = WorkerPool(settings, processes, cache_dir / "workers.log")
                     version = pool.version
-                jobs = [(k, trees.parser_input(verses[i][start:end]))
+                jobs = [(k, trees.parser_input(parser_verses[i][start:end]))
                         for k, i in enumerate(chunk) for start, end in spans[i]]
                 started = time.monotonic()
                 flat_answers = pool.parse([text for _, text in jobs], progress)

@@ -31,29 +31,34 @@ QUOTE_MAP = str.maketrans({
 TOKEN_RE = re.compile(r"""
       \d+(?:[.,:]\d+)+              # numbers with separators: 3:16 1,000
     | [^\W_]+(?:[-'][^\W_]+)*       # words, with inner hyphens or apostrophes
-    | '[s](?![^\W_])                # the possessive clitic 's
+    | '[sS](?![^\W_])               # the possessive clitic 's
     | --                            # dash
     | \S                            # any other character alone
 """, re.VERBOSE)
-POSSESSIVE_S_RE = re.compile(r"(?<=[^\W_])'s(?![^\W_])")
+POSSESSIVE_S_RE = re.compile(r"(?<=[^\W_])'[sS](?![^\W_])")
 POSSESSIVE_PLURAL_RE = re.compile(r"(?<=[^\W_]s)'(?![^\W_])")
 BRACKET_TOKENS = {"(": "-LRB-", ")": "-RRB-"}
 BRACKET_TEXT = {token: text for text, token in BRACKET_TOKENS.items()}
 
 
-def normalize(text: str) -> str:
+def normalize(text: str, lowercase: bool = True) -> str:
     """Steps 1 and 2 of the module docstring: NFC, ASCII quotes, dashes, lowercase."""
-    text = unicodedata.normalize("NFC", text).translate(QUOTE_MAP)
-    return text.replace("—", " -- ").lower()
+    text = unicodedata.normalize("NFC", text).translate(QUOTE_MAP).replace("—", " -- ")
+    return text.lower() if lowercase else text
 
 
-def tokenize(text: str, language: str) -> list[str]:
-    """Split `text` (language "en" or "es") into lowercased tokens."""
+def tokenize(text: str, language: str, lowercase: bool = True) -> list[str]:
+    """Split `text` (language "en" or "es") into tokens, lowercased unless `lowercase` is False.
+
+    Casing never changes where tokens split, so the cased tokens (given to
+    the English parser, which uses capitals to recognize names) correspond
+    one to one to the lowercased ones.
+    """
     if language not in ("en", "es"):
         raise ValueError(f"tokenize: unknown language {language!r} (expected 'en' or 'es')")
-    text = normalize(text)
+    text = normalize(text, lowercase)
     if language == "en":
-        text = POSSESSIVE_S_RE.sub(" 's", text)
+        text = POSSESSIVE_S_RE.sub(lambda match: " " + match.group(0), text)
         text = POSSESSIVE_PLURAL_RE.sub(" '", text)
     return [BRACKET_TOKENS.get(token, token) for token in TOKEN_RE.findall(text)]
 

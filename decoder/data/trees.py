@@ -66,6 +66,11 @@ FUNCTION_WORD_TAGS = {
     **dict.fromkeys("will would shall should can could may might must shalt wilt".split(), "MD"),
     **dict.fromkeys(("not", "n't", "never"), "RB"),
     "'s": "POS",
+    **dict.fromkeys("was were".split(), "VBD"),
+    **dict.fromkeys("is are am be art".split(), "VB"),
+    "been": "VBN", "being": "VBG",
+    **dict.fromkeys("have has hath do does doth".split(), "VB"),
+    **dict.fromkeys("had did".split(), "VBD"),
     "there": "EX",
 }
 PUNCTUATION_TAGS = {
@@ -302,13 +307,17 @@ def verse_tree(sentence_trees: list[Node]) -> Node:
 
 SENTENCE_END = {".", "!", "?", ";", ":"}
 CLOSING = {'"', "'", "-RRB-"}
+CLAUSE_BREAK = {","}
 
 
-def split_sentences(tokens: list[str], min_length: int = 3) -> list[tuple[int, int]]:
-    """(start, end) token spans of the sentences of a verse, split after . ! ? ; :
+def split_sentences(tokens: list[str], min_length: int = 3, max_length: int = 30) -> list[tuple[int, int]]:
+    """(start, end) token spans of the pieces of a verse that are parsed separately.
 
-    Closing quotes and brackets stay with the sentence they close; a piece
-    shorter than `min_length` tokens is joined to its neighbour.
+    Splits after . ! ? ; : (closing quotes and brackets stay with the piece
+    they close); a piece shorter than `min_length` tokens is joined to its
+    neighbour; a piece longer than `max_length` is cut after the comma
+    nearest its middle, recursively (parse time grows with the cube of the
+    length, and long Bible sentences are mostly clauses chained by commas).
     """
     spans: list[tuple[int, int]] = []
     start = 0
@@ -316,7 +325,7 @@ def split_sentences(tokens: list[str], min_length: int = 3) -> list[tuple[int, i
     while i < len(tokens):
         if tokens[i] in SENTENCE_END:
             end = i + 1
-            while end < len(tokens) and tokens[end] in CLOSING and tokens[end] != "'s":
+            while end < len(tokens) and tokens[end] in CLOSING:
                 end += 1
             spans.append((start, end))
             start = end
@@ -331,7 +340,24 @@ def split_sentences(tokens: list[str], min_length: int = 3) -> list[tuple[int, i
             merged[-1] = (merged[-1][0], span[1])
         else:
             merged.append(span)
-    return merged
+    pieces: list[tuple[int, int]] = []
+    for span in merged:
+        pieces.extend(_cut_long(tokens, span, min_length, max_length))
+    return pieces
+
+
+def _cut_long(tokens: list[str], span: tuple[int, int], min_length: int, max_length: int) -> list[tuple[int, int]]:
+    start, end = span
+    if end - start <= max_length:
+        return [span]
+    middle = (start + end) / 2
+    cuts = [i + 1 for i in range(start + min_length - 1, end - min_length)
+            if tokens[i] in CLAUSE_BREAK and tokens[i + 1] not in CLOSING]
+    if not cuts:
+        return [span]
+    cut = min(cuts, key=lambda c: abs(c - middle))
+    return (_cut_long(tokens, (start, cut), min_length, max_length)
+            + _cut_long(tokens, (cut, end), min_length, max_length))
 
 
 def parser_input(tokens: list[str]) -> str:
