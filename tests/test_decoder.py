@@ -1,0 +1,203 @@
+"""The Decoder API and `cky translate`, on a small hand-written grammar and a tiny ARPA LM,
+including bad input: empty lines, sentences longer than the maximum span, unseen words and
+characters, and a sentence whose decoding fails."""
+import json
+import logging
+import math
+
+import pytest
+
+from decoder.binarize import binarize
+from decoder.cli import build_parser
+from decoder.decoder import Decoder, Translation
+from decoder.grammar import Rule
+from decoder.lm import LanguageModel
+from decoder.store import write_store
+
+FEATURES = ["p_e_given_f", "p_f_given_e"]
+
+ARPA = """\
+\\data\\
+ngram 1=10
+ngram 2=9
+
+\\1-grams:
+-99\t<s>\t-0.5
+-1.0\t</s>
+-2.0\t<unk>
+-1.0\tthe\t-0.3
+-1.3\thouse\t-0.3
+-1.4\tis\t-0.3
+-1.5\tsmall\t-0.3
+-1.5\tgreen\t-0.3
+-1.6\ta\t-0.3
+-1.7\tdog\t-0.3
+
+\\2-grams:
+-0.3\t<s> the
+-0.4\tthe house
+-0.5\thouse is
+-0.5\tis small
+-0.4\tsmall </s>
+-0.6\tthe green
+-0.5\tgreen house
+-0.6\ta dog
+-0.5\tdog is
+
+\\end\\
+"""
+
+
+def rules():
+    def r(lhs, source, target, labels, scores):
+        return Rule(lhs, tuple(source), tuple(target), tuple(labels), tuple(scores))
+
+    return [
+        r("DT", ["la"], ["the"], [], [0.9, 0.8]),
+        r("DT", ["el"], ["the"], [], [0.9, 0.8]),
+        r("DT", ["un"], ["a"], [], [0.8, 0.8]),
+        r("NN", ["casa"], ["house"], [], [0.9, 0.7]),
+        r("NN", ["casa"], ["home"], [], [0.3, 0.4]),
+        r("NN", ["perro"], ["dog"], [], [0.9, 0.7]),
+        r("JJ", ["pequeña"], ["little"], [], [0.3, 0.6]),
+        r("JJ", ["verde"], ["green"], [], [0.8, 0.6]),
+        r("JJ", ["pequeña"], ["small"], [], [0.7, 0.6]),
+        r("VBZ", ["es"], ["is"], [], [0.9, 0.9]),
+        r("NP", [0, 1], [0, 1], ["DT", "NN"], [0.6, 0.5]),
+        r("NP", [0, 1, 2], [0, 2, 1], ["DT", "NN", "JJ"], [0.5, 0.5]),
+        r("VP", [0, 1], [0, 1], ["VBZ", "JJ"], [0.5, 0.5]),
+        r("S", [0, 1], [0, 1], ["NP", "VP"], [0.7, 0.7]),
+        r("S", [0, "es", 1], [0, "is", 1], ["NP", "JJ"], [0.4, 0.3]),
+    ]
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("model")
+    (directory / "lm.arpa").write_text(ARPA)
+    write_store(binarize(rules(), "icr"), directory / "store", feature_names=FEATURES)
+    (directory / "config.toml").write_text(
+        'store = "store"\nlm = "lm.arpa"\nlm_order = 2\n\n[search]\npop_limit = 50\nmax_span = 10\n\n'
+        '[weights]\nlm = 1.0\nword_count = 0.3\np_e_given_f = 0.5\n')
+    return directory
+
+
+@pytest.fixture(scope="module")
+def decoder(model):
+    return Decoder.from_config(model / "config.toml")
+
+
+def check_scores(decoder, translation):
+    lm = LanguageModel(decoder.lm.path)
+    assert translation.features["lm"] == pytest.approx(lm.score_sentence(translation.text), abs=1e-4)
+    assert decoder.weights.dot(translation.features) == pytest.approx(translation.score, abs=1e-4)
+
+
+def test_translate(decoder):
+    t = decoder.translate("la casa verde es pequeña")
+    assert isinstance(t, Translation)
+    assert t.text == "the green house is small"
+    assert t.tree.startswith("[GOAL [S ")
+    assert t.derivation["symbol"] == "GOAL"
+    for key in ("edges_proposed", "edges_kept", "lm_queries", "lm_queries_novel", "seconds", "items_per_cell"):
+        assert key in t.stats
+    assert decoder.settings["pop_limit"] == 50 and decoder.weights["p_e_given_f"] == 0.5
+    assert decoder.weights["p_f_given_e"] == 0.2  # documented default
+    check_scores(decoder, t)
+
+
+def test_keyword_construction_and_exhaustive_agree(model):
+    exhaustive = Decoder(model / "store", model / "lm.arpa", exhaustive=True)
+    cube = Decoder(model / "store", model / "lm.arpa", pop_limit=0)
+    for sentence in ("la casa verde es pequeña", "un perro es verde", "el perro"):
+        a, b = exhaustive.translate(sentence), cube.translate(sentence)
+        assert a.score == pytest.approx(b.score, abs=1e-6)
+        check_scores(exhaustive, a)
+
+
+def test_kbest(decoder):
+    kbest = decoder.kbest("la casa verde es pequeña", 5)
+    assert len(kbest) == 5
+    assert len({t.text for t in kbest}) == 5
+    assert [t.score for t in kbest] == sorted((t.score for t in kbest), reverse=True)
+    assert kbest[0].text == decoder.translate("la casa verde es pequeña").text
+    for t in kbest:
+        check_scores(decoder, t)
+
+
+def test_empty_line(decoder):
+    t = decoder.translate("")
+    assert t.text == "" and t.tree == ""
+    assert math.isfinite(t.score)
+    assert decoder.translate("   ").text == ""
+
+
+def test_longer_than_max_span_still_translates(model):
+    short_span = Decoder.from_config(model / "config.toml", max_span=2)
+    sentence = "la casa verde es pequeña la casa es verde el perro es pequeña"
+    t = short_span.translate(sentence)
+    assert len(t.text.split()) >= len(sentence.split())
+    assert t.features["glue"] > 0
+    check_scores(short_span, t)
+
+
+def test_unseen_words_and_characters_pass_through(decoder):
+    t = decoder.translate("la casa ñandú es ☃ pequeña x\u200by")
+    for word in ("ñandú", "☃", "x\u200by"):
+        assert word in t.text.split()
+    assert t.features["oov"] == 3
+    check_scores(decoder, t)
+
+
+def run_cli(argv, monkeypatch, capsys, stdin_text):
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin_text))
+    args = build_parser("translate").parse_args(["translate"] + argv)
+    from decoder import translate_cli
+
+    assert translate_cli.main(args) == 0
+    return capsys.readouterr().out
+
+
+def test_cli_one_line_per_input_line_and_failures_isolated(model, tmp_path, monkeypatch, capsys, caplog):
+    original = Decoder.kbest
+
+    def failing_kbest(self, sentence, k, unique=True):
+        if "perro" in sentence:
+            raise RuntimeError("forced failure")
+        return original(self, sentence, k, unique)
+
+    monkeypatch.setattr(Decoder, "kbest", failing_kbest)
+    lines = ["la casa verde es pequeña", "", "un perro es verde", "el ☃ casa", "la casa es pequeña " * 6]
+    stats, kbest, trees = tmp_path / "stats.jsonl", tmp_path / "nbest.txt", tmp_path / "trees.txt"
+    with caplog.at_level(logging.ERROR):
+        out = run_cli(["--config", str(model / "config.toml"), "--kbest", "3", "--kbest-out", str(kbest),
+                       "--trees-out", str(trees), "--stats-out", str(stats), "--quiet"],
+                      monkeypatch, capsys, "\n".join(lines) + "\n")
+    output = out.split("\n")[:-1]
+    assert len(output) == len(lines)
+    assert output[0] == "the green house is small"
+    assert output[1] == ""
+    assert output[2] == "un perro es verde"  # failed: source words passed through
+    assert "☃" in output[3].split()
+    assert len(output[4].split()) >= 24
+    assert any("line 3" in record.getMessage() for record in caplog.records)
+    records = [json.loads(line) for line in stats.read_text().splitlines()]
+    assert len(records) == len(lines)
+    for key in ("score", "features", "edges_proposed", "edges_kept", "lm_queries", "lm_queries_novel", "seconds"):
+        assert key in records[0]
+    assert records[2]["error"].endswith("forced failure") and records[2]["line"] == 3
+    assert records[0]["features"]["lm"] == pytest.approx(
+        LanguageModel(str(model / "lm.arpa")).score_sentence(output[0]), abs=1e-4)
+    assert len(trees.read_text().split("\n")[:-1]) == len(lines)
+    nbest = kbest.read_text().splitlines()
+    assert nbest[0].startswith("0 ||| the green house is small ||| ")
+    assert {line.split(" ||| ")[0] for line in nbest} >= {"0", "2", "3", "4"}
+
+
+def test_cli_without_config(model, monkeypatch, capsys):
+    out = run_cli(["--store", str(model / "store"), "--lm", str(model / "lm.arpa"), "--exhaustive", "--quiet"],
+                  monkeypatch, capsys, "el perro es pequeña\nla casa\n")
+    assert out.split("\n")[:-1] == ["the dog is small", "the house"]
