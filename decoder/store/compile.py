@@ -9,6 +9,7 @@ import datetime
 import json
 import os
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -38,11 +39,13 @@ def compile_grammar(grammar: BinaryGrammar, feature_names: list[str] | None = No
                     source_table: str | None = None, filter_path: str | None = None) -> CompiledGrammar:
     rules = grammar.rules
     n_rules = len(rules)
+    # BinaryRule is a named tuple: one zip transposes the rules into columns, in C
+    lhs_names, children, targets, origins = zip(*rules) if rules else ((), (), (), ())
+    children0 = [c[0] for c in children]
+    children1 = [c[1] if len(c) > 1 else None for c in children]
+    del children
 
     # Nonterminals: real labels (sorted), then virtual symbols in order of definition.
-    lhs_names = [r.lhs for r in rules]
-    children0 = [r.children[0] for r in rules]
-    children1 = [r.children[1] if len(r.children) > 1 else None for r in rules]
     names = set(lhs_names)
     names.update(c for c in children0 if c.__class__ is str)
     names.update(c for c in children1 if c.__class__ is str)
@@ -55,7 +58,7 @@ def compile_grammar(grammar: BinaryGrammar, feature_names: list[str] | None = No
     n_nonterminals = len(nonterminals)
 
     # Runs: distinct terminal-run children, in order of first use; their symbols follow the nonterminals.
-    runs = list(dict.fromkeys(c for c in children0 + children1 if c.__class__ is tuple))
+    runs = [c for c in dict.fromkeys(children0 + children1) if c.__class__ is tuple]
     n_runs = len(runs)
     source_word_id: dict[str, int] = {}
     run_words = np.fromiter((source_word_id.setdefault(w, len(source_word_id)) for run in runs for w in run),
@@ -70,20 +73,19 @@ def compile_grammar(grammar: BinaryGrammar, feature_names: list[str] | None = No
     lhs = np.fromiter(map(symbol_id.__getitem__, lhs_names), dtype=np.int32, count=n_rules)
     child0 = np.fromiter(map(symbol_id.__getitem__, children0), dtype=np.int32, count=n_rules)
     child1 = np.fromiter(map(symbol_id.__getitem__, children1), dtype=np.int32, count=n_rules)
-    origin = np.fromiter((r.origin for r in rules), dtype=np.int64, count=n_rules)
-    del lhs_names, children0, children1
+    origin = np.array(origins, dtype=np.int64).reshape(n_rules)
+    del lhs_names, children0, children1, symbol_id
 
     # Target sides: word ids >= 0, block reference k as -1-k; None (carry the blocks) as empty.
-    targets = [r.target for r in rules]
     carries = np.fromiter((t is None for t in targets), dtype=np.uint8, count=n_rules)
-    target_words = list(dict.fromkeys(x for t in targets if t for x in t if x.__class__ is str))
-    item_id: dict = {w: i for i, w in enumerate(target_words)}
-    max_reference = max((x for t in targets if t for x in t if x.__class__ is int), default=-1)
-    item_id.update((k, -1 - k) for k in range(max_reference + 1))
     target_lengths = np.fromiter((len(t) if t else 0 for t in targets), dtype=np.int64, count=n_rules)
-    target_items = np.fromiter((item_id[x] for t in targets if t for x in t), dtype=np.int32,
-                               count=int(target_lengths.sum()))
-    del targets, item_id
+    flat_targets = list(chain.from_iterable(t for t in targets if t))
+    distinct_items = dict.fromkeys(flat_targets)
+    target_words = [x for x in distinct_items if x.__class__ is str]
+    item_id: dict = {w: i for i, w in enumerate(target_words)}
+    item_id.update((k, -1 - k) for k in distinct_items if k.__class__ is int)
+    target_items = np.fromiter(map(item_id.__getitem__, flat_targets), dtype=np.int32, count=len(flat_targets))
+    del targets, flat_targets, distinct_items, item_id
 
     # Sort the rules by index key: one-child rules by child0, then pairs by (child0, child1).
     order = np.lexsort((origin, lhs, child1, child0, child1 >= 0))
