@@ -37,6 +37,8 @@ class CompiledGrammar:
 
 def compile_grammar(grammar: BinaryGrammar, feature_names: list[str] | None = None,
                     source_table: str | None = None, filter_path: str | None = None) -> CompiledGrammar:
+    """The store arrays, vocabularies and meta.json of a binarized grammar (nothing is written).
+    `feature_names` default to f0, f1, ...; `source_table` and `filter_path` go to meta.json."""
     rules = grammar.rules
     n_rules = len(rules)
     # BinaryRule is a named tuple: one zip transposes the rules into columns, in C
