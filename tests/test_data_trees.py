@@ -88,6 +88,14 @@ def test_verse_tree_and_sentence_split():
     assert trees.split_sentences(["yes", ".", "god", "said", "so", "."]) == [(0, 6)]
 
 
+def test_long_sentences_are_cut_at_the_comma_nearest_the_middle():
+    tokens = "a b c , d e f g , h i j k l , m n .".split()
+    assert trees.split_sentences(tokens, max_length=10) == [(0, 9), (9, 18)]
+    assert trees.split_sentences(tokens, max_length=30) == [(0, 18)]
+    # no comma: the piece stays whole
+    assert trees.split_sentences("a b c d e f g h .".split(), max_length=4) == [(0, 9)]
+
+
 def test_tags():
     assert trees.tag_for("created", "v-d") == "VBD"
     assert trees.tag_for("said", "q-d") == "VBD"
@@ -108,7 +116,9 @@ FAKE_WORKER = textwrap.dedent('''
         text = json.loads(line)["text"]
         if "slow" in text:
             time.sleep(60)
-        words = " ".join(word + ".n" if word.isalpha() else word for word in text.split())
+        # capitalized words get the given-name suffix .m (-> NNP), other words .n
+        words = " ".join(word + (".m" if word[0].isupper() else ".n") if word.isalpha() else word
+                         for word in text.split())
         print(json.dumps({"kind": "full", "tree": "(S " + words + ")", "nulls": 0}), flush=True)
 ''')
 
@@ -132,6 +142,21 @@ def test_hard_time_limit_kills_the_worker_and_the_cache_resumes(tmp_path, monkey
 
 link_grammar = pytest.mark.skipif(not parse.link_grammar_available(),
                                   reason="link-grammar Python bindings (Debian python3-link-grammar) not importable")
+
+
+def test_parser_sees_cased_tokens_and_leaves_are_lowercased(tmp_path, monkeypatch):
+    script = tmp_path / "fake_worker.py"
+    script.write_text(FAKE_WORKER)
+    monkeypatch.setattr(parse, "WORKER_SCRIPT", script)
+    text = "Then Moses said (quietly): Go!"
+    cased, lowered = tokenize(text, "en", lowercase=False), tokenize(text, "en")
+    assert [t.lower() if t not in ("-LRB-", "-RRB-") else t for t in cased] == lowered
+    result = parse.parse_verses([lowered], tmp_path / "cache", processes=1, parser_verses=[cased])
+    assert result.trees[0] == ("(TOP (S (NNP then) (NNP moses) (NN said) (-LRB- -LRB-) (NN quietly) "
+                               "(-RRB- -RRB-) (: :) (NNP go) (. !)))")
+    assert result.statistics["sentences_with_reinserted_tokens"] == 1     # the brackets
+    with pytest.raises(ValueError, match="verse 0: cased tokens"):
+        parse.parse_verses([lowered], tmp_path / "cache", processes=1, parser_verses=[cased[:-1]])
 
 
 @link_grammar
