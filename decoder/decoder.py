@@ -202,6 +202,12 @@ class Decoder:
         stats = dict(result.stats, seconds=time.perf_counter() - started)
         return [self._translation(h, source, stats) for h in hypotheses]
 
+    def translate_batch(self, sentences: Sequence[str], workers: int = 1, progress: bool = False) -> list:
+        """Translations of many sentences, in order, on `workers` processes (decoder.batch)."""
+        from .batch import translate_batch
+
+        return translate_batch(self, sentences, workers=workers, progress=progress)
+
     def __repr__(self) -> str:
         return (f"Decoder(store={self.store.path!r}, lm={self.lm.path!r}, strategy={self.store.strategy}, "
                 f"pop_limit={self.settings['pop_limit']}, exhaustive={self.settings['exhaustive']})")
