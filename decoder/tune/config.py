@@ -50,17 +50,27 @@ def with_settings(config: dict, weights: dict | None = None, **settings) -> dict
     return config
 
 
-def absolute_paths(config: dict, base_dir: str, keys=("store", "lm", "glue", "path", "store_path", "lm_path")) -> dict:
-    """A copy with relative paths under these keys made absolute against base_dir (the config's directory),
-    so that the config still works when written elsewhere."""
+# Keys whose values are paths relative to the config file (as Decoder.from_config reads them);
+# oov_labels is a path only if such a file exists, glue = "builtin" is not one.
+PATH_KEYS = ("store", "lm", "glue", "oov_labels")
+
+
+def absolute_paths(config: dict, base_dir: str) -> dict:
+    """A copy with relative paths made absolute against base_dir (the config's directory), so that
+    the config still works when written elsewhere."""
     config = copy.deepcopy(config)
 
     def fix(table: dict) -> None:
         for key, value in table.items():
+            if key == "weights":
+                continue
             if isinstance(value, dict):
                 fix(value)
-            elif key in keys and isinstance(value, str) and value and not os.path.isabs(value):
-                table[key] = os.path.normpath(os.path.join(base_dir, value))
+            elif key in PATH_KEYS and isinstance(value, str) and value and value != "builtin" \
+                    and not os.path.isabs(value):
+                candidate = os.path.normpath(os.path.join(base_dir, value))
+                if key != "oov_labels" or os.path.exists(candidate):
+                    table[key] = candidate
 
     fix(config)
     return config
