@@ -2,8 +2,6 @@
 """The compiled CKY chart: items, edges, cube-pruning hypotheses (see _chart.pyx)."""
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
-from libcpp.unordered_map cimport unordered_map
-from libcpp.unordered_set cimport unordered_set
 
 from decoder._ext._lm cimport ChartState, LanguageModel, Model
 
@@ -11,6 +9,7 @@ cdef extern from *:
     """
     #include <algorithm>
     #include <cstdint>
+    #include <vector>
     struct CkySortEntry { int32_t symbol; double score; int32_t id; };
     /* By symbol, then best score first (ties: older item first). */
     static inline void cky_sort_entries(CkySortEntry *first, size_t n) {
@@ -20,6 +19,52 @@ cdef extern from *:
             return a.id < b.id;
         });
     }
+    /* Open-addressing hash map from (already mixed) 64-bit keys to int32 values: no
+       allocation per entry, O(1) clear (a generation stamp per slot). */
+    struct CkyHashMap {
+        std::vector<uint64_t> keys_;
+        std::vector<int32_t> values_;
+        std::vector<uint32_t> stamps_;
+        uint32_t stamp_ = 1;
+        size_t mask_ = 0, size_ = 0;
+        CkyHashMap() { reserve_slots(1024); }
+        void reserve_slots(size_t capacity) {
+            keys_.assign(capacity, 0); values_.assign(capacity, 0); stamps_.assign(capacity, 0);
+            mask_ = capacity - 1; size_ = 0; stamp_ = 1;
+        }
+        static inline size_t slot_of(uint64_t k) { k ^= k >> 33; k *= 0xff51afd7ed558ccdULL; k ^= k >> 29; return (size_t)k; }
+        void clear() {
+            size_ = 0;
+            if (++stamp_ == 0) { std::fill(stamps_.begin(), stamps_.end(), 0u); stamp_ = 1; }
+        }
+        int32_t *find(uint64_t key) {
+            size_t i = slot_of(key) & mask_;
+            while (stamps_[i] == stamp_) {
+                if (keys_[i] == key) return &values_[i];
+                i = (i + 1) & mask_;
+            }
+            return nullptr;
+        }
+        /* Set key's value; true if the key was new. */
+        bool set(uint64_t key, int32_t value) {
+            if ((size_ + 1) * 2 > mask_ + 1) grow();
+            size_t i = slot_of(key) & mask_;
+            while (stamps_[i] == stamp_) {
+                if (keys_[i] == key) { values_[i] = value; return false; }
+                i = (i + 1) & mask_;
+            }
+            stamps_[i] = stamp_; keys_[i] = key; values_[i] = value; ++size_;
+            return true;
+        }
+        void grow() {
+            std::vector<uint64_t> old_keys; std::vector<int32_t> old_values; std::vector<uint32_t> old_stamps;
+            old_keys.swap(keys_); old_values.swap(values_); old_stamps.swap(stamps_);
+            const uint32_t live = stamp_;
+            reserve_slots(old_keys.size() * 2);
+            for (size_t j = 0; j < old_keys.size(); ++j)
+                if (old_stamps[j] == live) set(old_keys[j], old_values[j]);
+        }
+    };
     static inline uint64_t cky_mix(uint64_t h, uint64_t x) {
         x *= 0x9E3779B97F4A7C15ULL;
         x ^= x >> 29;
@@ -32,6 +77,11 @@ cdef extern from *:
         double score
         int32_t id
     void cky_sort_entries(CkySortEntry *first, size_t n) nogil
+    cdef cppclass CkyHashMap:
+        CkyHashMap() nogil
+        void clear() nogil
+        int32_t *find(uint64_t key) nogil
+        bint set(uint64_t key, int32_t value) nogil
     uint64_t cky_mix(uint64_t h, uint64_t x) nogil
 
 
@@ -103,6 +153,7 @@ cdef struct Hypothesis:
 
 cdef struct LmCacheEntry:
     float lm
+    uint64_t state_hash
     ChartState state
 
 
@@ -144,6 +195,7 @@ cdef class ChartSearch:
     cdef vector[Item] items
     cdef vector[Edge] edges
     cdef vector[ChartState] states
+    cdef vector[uint64_t] state_hashes          # chart_state_hash of each state
     cdef vector[int32_t] item_lists             # [0] = -1: the placeholder list for runs and absent children
     cdef vector[int32_t] cell_group_lo          # per cell: its symbol groups in cell_groups
     cdef vector[int32_t] cell_group_n
@@ -157,11 +209,13 @@ cdef class ChartSearch:
     cdef vector[Group] groups
     cdef vector[Hypothesis] heap
     cdef vector[ChartState] pending_states
-    cdef unordered_set[uint64_t] seen
-    cdef unordered_map[uint64_t, int32_t] recombine_map
-    cdef unordered_map[uint64_t, int32_t] lm_cache_index
+    cdef vector[uint64_t] pending_hashes
+    cdef CkyHashMap seen
+    cdef CkyHashMap recombine_map               # item hash -> newest item with it (chain: next_same_hash)
+    cdef CkyHashMap lm_cache_index
     cdef vector[LmCacheEntry] lm_cache
     cdef vector[const ChartState *] child_pointers
+    cdef vector[uint64_t] child_hashes
     cdef vector[int32_t] scratch
 
     # ---- per-sentence counters
@@ -171,12 +225,12 @@ cdef class ChartSearch:
     # ---- the chart (see _chart.pyx)
     cdef void _reset(self, int n)
     cdef void _build_cell(self, int i, int j) noexcept nogil
-    cdef uint64_t _item_hash(self, int32_t symbol, const ChartState *states, int n_states) noexcept nogil
+    cdef uint64_t _item_hash(self, int32_t symbol, const uint64_t *state_hashes, int n_states) noexcept nogil
     cdef bint _same_states(self, const Item *item, int32_t symbol, const ChartState *states, int n_states) noexcept nogil
     cdef int32_t _add_edge(self, int32_t head, int32_t rule, int32_t tail0, int32_t tail1, double score, float lm) noexcept nogil
     cdef void _add_hypothesis(self, int c, int round, Hypothesis *hyp) noexcept nogil
     cdef void _add_oov_items(self, int i, int c) noexcept nogil
-    cdef float _score(self, const int32_t *target, Py_ssize_t length, uint64_t target_hash, ChartState *out) noexcept nogil
+    cdef float _score(self, const int32_t *target, Py_ssize_t length, uint64_t target_hash, ChartState *out, uint64_t *out_hash) noexcept nogil
     cdef void _push_group(self, int8_t kind, int64_t rules_lo, int32_t n_rules, int8_t single, int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right, double fixed_score) noexcept nogil
     cdef void _add_single_group(self, int32_t child, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef int _find_symbol_group(self, int cell, int32_t symbol) noexcept nogil

@@ -23,11 +23,9 @@ Python reads the finished chart back as arrays (`export`) for derivations and k-
 """
 import numpy as np
 
-from cython.operator cimport dereference as deref
 
 from libc.math cimport isnan, INFINITY
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 from decoder._ext._lm cimport (ChartState, LanguageModel, Model, chart_state_hash, empty_chart_state,
@@ -196,6 +194,7 @@ cdef class ChartSearch:
         self.items.clear()
         self.edges.clear()
         self.states.clear()
+        self.state_hashes.clear()
         self.item_lists.clear()
         self.item_lists.push_back(-1)
         self.cell_group_lo.assign(cells, 0)
@@ -242,11 +241,11 @@ cdef class ChartSearch:
 
     # ---- items and edges
 
-    cdef uint64_t _item_hash(self, int32_t symbol, const ChartState *states, int n_states) noexcept nogil:
+    cdef uint64_t _item_hash(self, int32_t symbol, const uint64_t *state_hashes, int n_states) noexcept nogil:
         cdef uint64_t h = cky_mix(<uint64_t>0x2545F491, <uint64_t>symbol)
         cdef int s
         for s in range(n_states):
-            h = cky_mix(h, chart_state_hash(&states[s]))
+            h = cky_mix(h, state_hashes[s])
         return h
 
     cdef bint _same_states(self, const Item *item, int32_t symbol, const ChartState *states, int n_states) noexcept nogil:
@@ -275,21 +274,20 @@ cdef class ChartSearch:
     cdef void _add_hypothesis(self, int c, int round, Hypothesis *hyp) noexcept nogil:
         """Recombine a popped hypothesis into its item (new or existing) as one more edge."""
         cdef const ChartState *hyp_states = &self.pending_states[hyp.state_offset]
-        cdef uint64_t h = self._item_hash(hyp.lhs, hyp_states, hyp.n_states)
+        cdef uint64_t h = self._item_hash(hyp.lhs, &self.pending_hashes[hyp.state_offset], hyp.n_states)
         cdef int32_t found = -1, candidate, item_id, e, s
         cdef Group *group = &self.groups[hyp.group]
         cdef int32_t tail0 = self.item_lists[group.left_lo + hyp.left_rank]
         cdef int32_t tail1 = self.item_lists[group.right_lo + hyp.right_rank]
         cdef double tails = 0.0
         cdef Item item
-        cdef unordered_map[uint64_t, int32_t].iterator it
+        cdef int32_t *chain = self.recombine_map.find(h)
         if tail0 >= 0:
             tails += self.items[tail0].score
         if tail1 >= 0:
             tails += self.items[tail1].score
-        it = self.recombine_map.find(h)
-        if it != self.recombine_map.end():
-            candidate = deref(it).second
+        if chain != NULL:
+            candidate = chain[0]
             while candidate >= 0:
                 if self.items[candidate].round == round and self._same_states(
                         &self.items[candidate], hyp.lhs, hyp_states, hyp.n_states):
@@ -307,14 +305,13 @@ cdef class ChartSearch:
             item.best_edge = -1
             item.first_edge = -1
             item.hash = h
-            item.next_same_hash = -1
-            if it != self.recombine_map.end():
-                item.next_same_hash = deref(it).second
+            item.next_same_hash = chain[0] if chain != NULL else -1
             for s in range(hyp.n_states):
                 self.states.push_back(self.pending_states[hyp.state_offset + s])
+                self.state_hashes.push_back(self.pending_hashes[hyp.state_offset + s])
             self.items.push_back(item)
             found = self.items.size() - 1
-            self.recombine_map[h] = found
+            self.recombine_map.set(h, found)
         e = self._add_edge(found, hyp.rule, tail0, tail1, hyp.score - tails, hyp.lm)
         if hyp.score > self.items[found].score:
             self.items[found].score = hyp.score
@@ -327,8 +324,12 @@ cdef class ChartSearch:
         cdef int32_t word = self.words_lm[i]
         self.pending_states.clear()
         self.pending_states.resize(1)
+        self.pending_hashes.clear()
+        self.pending_hashes.resize(1)
         self.child_pointers.clear()
-        cdef float lm = self._score(&word, 1, cky_mix(<uint64_t>0xABCDEF, <uint64_t>word), &self.pending_states[0])
+        self.child_hashes.clear()
+        cdef float lm = self._score(&word, 1, cky_mix(<uint64_t>0xABCDEF, <uint64_t>word), &self.pending_states[0],
+                                    &self.pending_hashes[0])
         # A group with no children so that _add_hypothesis finds no tails.
         group.kind = GROUP_RULES
         group.left_lo = 0
@@ -356,32 +357,36 @@ cdef class ChartSearch:
     # ---- LM scoring, cached per sentence
 
     cdef float _score(self, const int32_t *target, Py_ssize_t length, uint64_t target_hash,
-                      ChartState *out) noexcept nogil:
-        """Score a target side over self.child_pointers (KenLM RuleScore), through the cache."""
+                      ChartState *out, uint64_t *out_hash) noexcept nogil:
+        """Score a target side over self.child_pointers (KenLM RuleScore), through the cache;
+        the new state goes to out and its hash to out_hash."""
         cdef unsigned long long calls = length
         cdef uint64_t h = target_hash
         cdef size_t t
         cdef LmCacheEntry entry
         cdef float lm
-        cdef unordered_map[uint64_t, int32_t].iterator it
+        cdef int32_t *cached
         if length > 0 and target[0] < 0:
             calls -= 1  # the first child is copied, not scored
         self.lm_queries += calls
-        for t in range(self.child_pointers.size()):
-            h = cky_mix(h, chart_state_hash(self.child_pointers[t]))
-        it = self.lm_cache_index.find(h)
-        if it != self.lm_cache_index.end():
-            out[0] = self.lm_cache[deref(it).second].state
-            return self.lm_cache[deref(it).second].lm
+        for t in range(self.child_hashes.size()):
+            h = cky_mix(h, self.child_hashes[t])
+        cached = self.lm_cache_index.find(h)
+        if cached != NULL:
+            out[0] = self.lm_cache[cached[0]].state
+            out_hash[0] = self.lm_cache[cached[0]].state_hash
+            return self.lm_cache[cached[0]].lm
         if length == 0:
             empty_chart_state(out)
             lm = 0.0
         else:
             lm = score_target(self.model, target, length, self.child_pointers.data(), out, NULL)
         self.lm_queries_novel += calls
+        out_hash[0] = chart_state_hash(out)
         entry.lm = lm
         entry.state = out[0]
-        self.lm_cache_index[h] = self.lm_cache.size()
+        entry.state_hash = out_hash[0]
+        self.lm_cache_index.set(h, self.lm_cache.size())
         self.lm_cache.push_back(entry)
         return lm
 
@@ -546,14 +551,17 @@ cdef class ChartSearch:
         hyp.right_rank = right_rank
         hyp.state_offset = self.pending_states.size()
         self.child_pointers.clear()
+        self.child_hashes.clear()
         if left >= 0:
             base += self.items[left].score
             for s in range(self.items[left].n_states):
                 self.child_pointers.push_back(&self.states[self.items[left].state_offset + s])
+                self.child_hashes.push_back(self.state_hashes[self.items[left].state_offset + s])
         if right >= 0:
             base += self.items[right].score
             for s in range(self.items[right].n_states):
                 self.child_pointers.push_back(&self.states[self.items[right].state_offset + s])
+                self.child_hashes.push_back(self.state_hashes[self.items[right].state_offset + s])
         if group.kind == GROUP_RULES:
             if group.single:
                 r = self.single_rules_sorted[group.rules_lo + rule_rank]
@@ -564,26 +572,32 @@ cdef class ChartSearch:
             if self.rule_carries[r]:  # monolingual virtual: carry every block, score later
                 for s in range(self.child_pointers.size()):
                     self.pending_states.push_back(self.child_pointers[s][0])
+                    self.pending_hashes.push_back(self.child_hashes[s])
                 hyp.n_states = <int16_t>self.child_pointers.size()
             else:
                 self.pending_states.push_back(empty)
+                self.pending_hashes.push_back(0)
                 t_lo = self.rule_target_offsets[r]
                 t_hi = self.rule_target_offsets[r + 1]
                 lm = self._score(&self.rule_target_lm[t_lo] if t_hi > t_lo else NULL, t_hi - t_lo,
-                                 self.rule_target_hash[r], &self.pending_states[hyp.state_offset])
+                                 self.rule_target_hash[r], &self.pending_states[hyp.state_offset],
+                                 &self.pending_hashes[hyp.state_offset])
                 hyp.n_states = 1
             hyp.score = base + self.rule_score[r] + self.weight_lm * lm
         elif group.kind == GROUP_GLUE_START:
             hyp.rule = EDGE_GLUE_START
             hyp.lhs = self.goal_symbol
             self.pending_states.push_back(self.child_pointers[0][0])
+            self.pending_hashes.push_back(self.child_hashes[0])
             hyp.n_states = 1
             hyp.score = base + group.fixed_score
         else:
             hyp.rule = EDGE_GLUE_CONCAT
             hyp.lhs = self.goal_symbol
             self.pending_states.push_back(empty)
-            lm = self._score(GLUE_CONCAT_TARGET, 2, GLUE_CONCAT_HASH, &self.pending_states[hyp.state_offset])
+            self.pending_hashes.push_back(0)
+            lm = self._score(GLUE_CONCAT_TARGET, 2, GLUE_CONCAT_HASH, &self.pending_states[hyp.state_offset],
+                             &self.pending_hashes[hyp.state_offset])
             hyp.n_states = 1
             hyp.score = base + group.fixed_score + self.weight_lm * lm
         hyp.lm = lm
@@ -630,7 +644,7 @@ cdef class ChartSearch:
         if rule_rank >= group.n_rules or left_rank >= group.n_left or right_rank >= group.n_right:
             return
         key = cky_mix(cky_mix(cky_mix(<uint64_t>g, <uint64_t>rule_rank), <uint64_t>left_rank), <uint64_t>right_rank)
-        if not self.seen.insert(key).second:
+        if not self.seen.set(key, 0):
             return
         self._evaluate(g, rule_rank, left_rank, right_rank, &hyp)
         self._heap_push(&hyp)
@@ -644,6 +658,7 @@ cdef class ChartSearch:
         if self.groups.size() == 0:
             return
         self.pending_states.clear()
+        self.pending_hashes.clear()
         if self.exhaustive:
             for g in range(self.groups.size()):
                 group = &self.groups[g]
@@ -651,6 +666,7 @@ cdef class ChartSearch:
                     for ar in range(group.n_left):
                         for br in range(group.n_right):
                             self.pending_states.clear()
+                            self.pending_hashes.clear()
                             self._evaluate(g, rr, ar, br, &hyp)
                             self._add_hypothesis(c, round, &hyp)
                             group = &self.groups[g]
