@@ -541,3 +541,174 @@ def count_sentence(tree, graph, int compose, int max_nonterminals, int max_symbo
                 key = (source_field[:len(source_field) - 4], label)  # "word [X]" -> word
                 single_word_labels[key] = single_word_labels.get(key, 0) + 1
     return len(found), minimal
+
+
+from libc.stdio cimport snprintf
+from libc.math cimport exp
+
+cdef double _E = exp(1.0)
+
+
+cdef inline str _score_text(double x):
+    """'%.6g' % x, as Python formats it."""
+    cdef char buffer[32]
+    cdef int n = snprintf(buffer, 32, "%.6g", x)
+    return buffer[:n].decode("ascii")
+
+
+cdef str _count_text(object c):
+    if type(c) is int:
+        return str(c)
+    return str(int(c)) if c == int(c) else repr(float(c))
+
+
+def table_lines(list rows, dict lhs_counts, double min_count=0.0, keep=None):
+    """As `decoder.extract.scoring.table_lines` (the reference): the stage-3 lines and nonterminal counts."""
+    cdef dict source_count = {}
+    cdef list lines = []
+    cdef dict nonterminals = {}
+    cdef tuple row
+    cdef str source, target
+    cdef double c, c_source, c_target
+    cdef int n_words, n_nonterminals
+    for row in rows:
+        source = row[0]
+        source_count[source] = source_count.get(source, 0) + row[4]
+    for row in rows:
+        source = row[0]
+        target = row[1]
+        c = row[4]
+        if c < min_count:
+            continue
+        if keep is not None and not keep(source):
+            continue
+        count_source = source_count[source]
+        c_source = count_source
+        c_target = row[5]
+        lhs = target[target.rindex("[") + 1:len(target) - 1]
+        n_words = target.count(" ") - target.count("[X][")
+        n_nonterminals = source.count("[X][")
+        scores = " ".join([
+            _score_text(c / c_source), _score_text(c / c_target), _score_text(row[6]), _score_text(row[7]),
+            _score_text(c / <double>lhs_counts[lhs]), _score_text(_E if c <= 1 else 1.0),
+            _score_text(exp(n_words)), _score_text(_E)])
+        counts = f"{_count_text(row[5])} {_count_text(count_source)} {_count_text(row[4])}"
+        lines.append(f"{source} ||| {target} ||| {scores} ||| {row[2]} ||| {counts} |||  ||| {{{{Tree {row[3]}}}}}")
+        nonterminals[n_nonterminals] = nonterminals.get(n_nonterminals, 0) + 1
+    return lines, nonterminals
+
+
+from bisect import bisect_right
+
+
+def merge_by_target(list record_lists, list bounds, dict t_given_s, dict s_given_t):
+    """As `decoder.extract.scoring.merge_by_target` (the reference), with the lexical tables as dicts."""
+    cdef dict counts = {}
+    cdef dict best = {}
+    cdef dict target_count = {}
+    cdef list records, b, parts
+    cdef tuple record, key
+    for records in record_lists:
+        for record in records:
+            key = record[:5]
+            counts[key] = counts.get(key, 0) + record[5]
+    for key, c in counts.items():
+        rule = key[:3]
+        b = best.get(rule)
+        if b is None:
+            best[rule] = [c, c, key[3], key[4]]
+        else:
+            b[0] += c
+            if c > b[1] or (c == b[1] and (key[3], key[4]) < (b[2], b[3])):
+                b[1] = c
+                b[2] = key[3]
+                b[3] = key[4]
+    for rule, b in best.items():
+        target = rule[1]
+        target_count[target] = target_count.get(target, 0) + b[0]
+    parts = [[] for _ in range(len(bounds) + 1)]
+    for rule, b in best.items():
+        source = rule[0]
+        target = rule[1]
+        lex_ts, lex_st = lexical_weights(source, target, b[2], t_given_s, s_given_t)
+        (<list>parts[bisect_right(bounds, source)]).append(
+            (source, target, b[2], b[3], b[0], target_count[target], lex_ts, lex_st))
+    return parts, len(best)
+
+
+from cpython.unicode cimport Py_UNICODE_ISSPACE
+
+
+def parse_tree_arrays(str text, escape):
+    """Penn tree text -> (label, children, is_word) in preorder, or a str error message.
+
+    As `decoder.extract.trees.parse_tree` (the reference, which also makes the Tree and
+    words the errors); `escape` is applied to words containing '|', '[' or ']'."""
+    cdef list label = []
+    cdef list children = []
+    cdef list is_word = []
+    cdef list stack = []
+    cdef Py_ssize_t n = len(text), i = 0, start
+    cdef Py_UCS4 ch
+    cdef int node
+    cdef bint closed_root = False, special
+    while True:
+        # next token
+        while i < n and Py_UNICODE_ISSPACE(text[i]):
+            i += 1
+        if i >= n:
+            break
+        if closed_root:
+            return "text after the end of the tree"
+        ch = text[i]
+        if ch == u'(':
+            i += 1
+            while i < n and Py_UNICODE_ISSPACE(text[i]):
+                i += 1
+            if i >= n or text[i] == u')':
+                return "empty brackets ()"
+            if text[i] == u'(':
+                node_label = ""
+            else:
+                start = i
+                while i < n and not (text[i] == u'(' or text[i] == u')' or Py_UNICODE_ISSPACE(text[i])):
+                    i += 1
+                node_label = text[start:i]
+            node = len(label)
+            label.append(node_label)
+            children.append([])
+            is_word.append(False)
+            if stack:
+                (<list>children[<int>stack[len(stack) - 1]]).append(node)
+            elif node != 0:
+                return "more than one tree on the line"
+            stack.append(node)
+        elif ch == u')':
+            i += 1
+            if not stack:
+                return "unbalanced ')'"
+            node = stack.pop()
+            if not children[node]:
+                return f"node ({label[node]}) has no children"
+            if not stack:
+                closed_root = True
+        else:
+            start = i
+            special = False
+            while i < n and not (text[i] == u'(' or text[i] == u')' or Py_UNICODE_ISSPACE(text[i])):
+                if text[i] == u'|' or text[i] == u'[' or text[i] == u']':
+                    special = True
+                i += 1
+            if not stack:
+                return "word outside any bracket"
+            word = text[start:i]
+            node = len(label)
+            label.append(escape(word) if special else word)
+            children.append([])
+            is_word.append(True)
+            (<list>children[<int>stack[len(stack) - 1]]).append(node)
+    if not label:
+        return "empty tree"
+    if stack:
+        return "unbalanced '(': missing ')'"
+    return label, children, is_word

@@ -1,4 +1,6 @@
 """The compiled extraction (ext/_extract.pyx) agrees with the pure-Python reference."""
+import re
+
 import pytest
 
 from decoder.extract.corpus import CorpusPaths, pair_graph, read_corpus
@@ -49,3 +51,68 @@ def test_compiled_lexical_weights_equal_the_reference(graphs):
             source, target, _, alignment, _ = fields
             assert compiled.lexical_weights(source, target, alignment, table.t_given_s, table.s_given_t) == \
                 lexical_weights(source, target, alignment, table)
+
+
+def test_compiled_table_lines_equal_the_reference(graphs):
+    from decoder.extract.scoring import lhs_of, table_lines
+
+    counts, lhs = {}, {}
+    for graph in graphs[:60]:
+        count_occurrences(graph, Limits(), False, counts, lhs, {}, {})
+    target_count = {}
+    for fields, c in counts.items():
+        target_count[fields[1]] = target_count.get(fields[1], 0) + c
+    rows = [(f[0], f[1], f[3], f[4], c, target_count[f[1]], 0.5 / (1 + k % 7), 1e-5 * (k % 3 + 1))
+            for k, (f, c) in enumerate(counts.items())]
+    assert all(lhs_of(r[1]) in lhs for r in rows)
+    for min_count, keep in ((0, None), (2, None), (0, lambda source: "[X][" in source)):
+        assert compiled.table_lines(rows, lhs, min_count, keep) == table_lines(rows, lhs, min_count, keep)
+
+
+def test_compiled_merge_by_target_equals_the_reference(graphs):
+    from decoder.extract.scoring import merge_by_target
+
+    links = {}
+    for g in graphs:
+        count_links(g.source_words, g.tree.words, g.source_links, g.target_links, links)
+    table = LexicalTable(links)
+    record_lists = []
+    for start in range(0, 90, 30):  # three "chunks", so rules meet again across chunks
+        counts = {}
+        for graph in graphs[start:start + 30] + graphs[:10]:
+            count_occurrences(graph, Limits(), False, counts, {}, {}, {})
+        record_lists.append([fields + (c,) for fields, c in counts.items()])
+    bounds = sorted({r[0] for records in record_lists for r in records})[::50]
+    assert compiled.merge_by_target(record_lists, bounds, table.t_given_s, table.s_given_t) == \
+        merge_by_target(record_lists, bounds, table)
+
+
+TREES = ["(S (NP (PRP he)) (VP (VB goes)))", "( (S (NP (NN a|b)) (VP (VB [x]))) )", "(TOP (S (X god) (. .)) (S (NN x)))",
+         "(S\n  (NP\u00a0he)\n)", "(S (NP", "(S (NP he)))", "S NP he", "()", "", "(S) (T x)", "(S (NP he)) x", "( )",
+         "(S (A a) (B b) (C c))", "(S ((NP he)))", "(S (NP he) (VP))", "(ROOT\t(S (-LRB- -LRB-) (NN x)))"]
+
+
+@pytest.mark.parametrize("text", TREES)
+def test_compiled_tree_reading_equals_the_reference(text):
+    from decoder.extract.trees import TreeFormatError, escape_token, parse_tree, parse_tree_reference
+
+    arrays = compiled.parse_tree_arrays(text, escape_token)
+    try:
+        reference = parse_tree_reference(text)
+    except TreeFormatError as error:
+        with pytest.raises(TreeFormatError, match=re.escape(str(error))):
+            parse_tree(text)
+        return
+    tree = parse_tree(text)
+    assert not isinstance(arrays, str)
+    assert (tree.label, tree.children, tree.is_word) == (reference.label, reference.children, reference.is_word)
+
+
+def test_compiled_tree_reading_on_a_corpus(graphs):
+    from decoder.extract.trees import escape_token, parse_tree_reference
+
+    for graph in graphs:
+        text = graph.tree.bracketed()
+        label, children, is_word = compiled.parse_tree_arrays(text, escape_token)
+        reference = parse_tree_reference(text)
+        assert (label, children, is_word) == (reference.label, reference.children, reference.is_word)

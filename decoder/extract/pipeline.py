@@ -28,7 +28,6 @@ import shutil
 import sys
 import tempfile
 import time
-from bisect import bisect_right
 from collections import Counter, deque
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable, Iterator
@@ -40,15 +39,17 @@ from . import glue as glue_module
 from .corpus import BadLine, CorpusPaths, count_lines, pair_graph, read_corpus
 from .filtering import TestSetFilter
 from .rules import Limits, extract_rules
-from .scoring import (FEATURE_NAMES, LexicalTable, count_links, count_nonterminals, count_target_words,
-                      features, lexical_weights, lhs_of, rule_fields, table_line)
+from .scoring import FEATURE_NAMES, LexicalTable, count_links, merge_by_target, rule_fields, table_lines
 
 try:  # the compiled extraction (ext/_extract.pyx); the pure-Python reference otherwise
     from .._ext._extract import count_sentence as _compiled_count_sentence
     from .._ext._extract import extract_sentence as _compiled_extract_sentence
     from .._ext._extract import lexical_weights as _compiled_lexical_weights
+    from .._ext._extract import merge_by_target as _compiled_merge_by_target
+    from .._ext._extract import table_lines as _compiled_table_lines
 except ImportError:  # not built
     _compiled_extract_sentence = _compiled_lexical_weights = _compiled_count_sentence = None
+    _compiled_table_lines = _compiled_merge_by_target = None
 
 SAMPLE_EVERY = 64  # one source side in this many goes to the partition sample
 MAX_REPORTED_ERRORS = 20  # bad lines printed; all are counted, the first 1000 kept in the summary
@@ -70,7 +71,7 @@ class ExtractionConfig:
     filter_to: str | None = None
     glue_label: str = "Q"
     unknown_min_frequency: float = 0.03
-    compress_level: int = 6
+    compress_level: int = 3  # gzip level of the table: 3 is 2.5x faster than 6, 25% larger
     compiled: bool = True  # use ext/_extract.pyx when it is built
     progress: bool = True
     keep_tmp: bool = False
@@ -326,7 +327,7 @@ def _extract_chunk(task: tuple[int, list]) -> dict:
     shards = config.shards
     buckets: list[list] = [[] for _ in range(shards)]
     for fields, c in occurrences.items():
-        buckets[_shard_of(fields[1], shards)].append(fields + (c,))
+        buckets[hash(fields[1]) % shards].append(fields + (c,))  # see _shard_of
     for k, bucket in enumerate(buckets):
         if bucket:
             with open(os.path.join(tmp, "stage1", f"t{k:03d}", f"c{chunk_id:06d}"), "wb") as f:
@@ -342,45 +343,21 @@ def _score_by_target(shard: int) -> int:
     tmp = _STATE["tmp"]
     lexicon: LexicalTable = _STATE["lexicon"]
     bounds: list[str] = _STATE["bounds"]
-    counts: dict = {}
+    record_lists = []
     for path in sorted(glob.glob(os.path.join(tmp, "stage1", f"t{shard:03d}", "*"))):
         with open(path, "rb") as f:
-            for record in marshal.loads(f.read()):
-                key = record[:5]  # source, target, nonterminal links, links, tree
-                counts[key] = counts.get(key, 0) + record[5]
+            record_lists.append(marshal.loads(f.read()))
         os.unlink(path)
-    # One rule per (source, target, nonterminal links); keep its most frequent links and tree.
-    best: dict[tuple, list] = {}
-    for (source, target, nt_links, alignment, tree), c in counts.items():
-        key = (source, target, nt_links)
-        b = best.get(key)
-        if b is None:
-            best[key] = [c, c, alignment, tree]
-        else:
-            b[0] += c
-            if c > b[1] or (c == b[1] and (alignment, tree) < (b[2], b[3])):
-                b[1], b[2], b[3] = c, alignment, tree
-    del counts
-    target_count: dict = {}
-    for (source, target, _), b in best.items():
-        target_count[target] = target_count.get(target, 0) + b[0]
-    parts: list[list] = [[] for _ in range(len(bounds) + 1)]
-    if _STATE["config"].compiled and _compiled_lexical_weights is not None:
-        t_given_s, s_given_t = lexicon.t_given_s, lexicon.s_given_t
-
-        def weights(source, target, alignment, _):
-            return _compiled_lexical_weights(source, target, alignment, t_given_s, s_given_t)
+    if _STATE["config"].compiled and _compiled_merge_by_target is not None:
+        parts, n_rules = _compiled_merge_by_target(record_lists, bounds, lexicon.t_given_s, lexicon.s_given_t)
     else:
-        weights = lexical_weights
-    for (source, target, _), (c, _, alignment, tree) in best.items():
-        lex_ts, lex_st = weights(source, target, alignment, lexicon)
-        parts[bisect_right(bounds, source)].append(
-            (source, target, alignment, tree, c, target_count[target], lex_ts, lex_st))
+        parts, n_rules = merge_by_target(record_lists, bounds, lexicon)
+    del record_lists
     for p, rows in enumerate(parts):
         if rows:
             with open(os.path.join(tmp, "stage2", f"s{p:03d}", f"t{shard:03d}"), "wb") as f:
                 f.write(marshal.dumps(rows))
-    return len(best)
+    return n_rules
 
 
 def _write_partition(part: int) -> dict:
@@ -396,23 +373,9 @@ def _write_partition(part: int) -> dict:
         with open(path, "rb") as f:
             rows.extend(marshal.loads(f.read()))
         os.unlink(path)
-    source_count: dict = {}
-    for row in rows:
-        source_count[row[0]] = source_count.get(row[0], 0) + row[4]
-    lines = []
-    nonterminals: dict = {}
-    min_count = config.min_count
-    for source, target, alignment, tree, c, c_target, lex_ts, lex_st in rows:
-        if c < min_count:
-            continue
-        if test_filter is not None and not test_filter.keeps(source):
-            continue
-        c_source = source_count[source]
-        scores = features(c, c_source, c_target, lhs_counts[lhs_of(target)], lex_ts, lex_st,
-                          count_target_words(target))
-        lines.append(table_line(source, target, scores, alignment, (c_target, c_source, c), tree))
-        n = count_nonterminals(source)
-        nonterminals[n] = nonterminals.get(n, 0) + 1
+    keep = test_filter.keeps if test_filter is not None else None
+    make_lines = _compiled_table_lines if config.compiled and _compiled_table_lines else table_lines
+    lines, nonterminals = make_lines(rows, lhs_counts, config.min_count, keep)
     lines.sort()
     with gzip.open(os.path.join(tmp, "stage3", f"p{part:03d}.gz"), "wb",
                    compresslevel=config.compress_level) as out:

@@ -22,8 +22,9 @@ side), c(rule), as in Moses.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections import Counter
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from ..grammar import FIELD_SEP, SOURCE_NT_LABEL
 from .rules import ExtractedRule
@@ -164,6 +165,63 @@ def table_line(source_field: str, target_field: str, scores: Sequence[float], al
     if tree is None:
         return FIELD_SEP.join([source_field, target_field, score_field, alignment_field, count_field, "", ""]).rstrip()
     return f"{source_field} ||| {target_field} ||| {score_field} ||| {alignment_field} ||| {count_field} |||  ||| {{{{Tree {tree}}}}}"
+
+
+def merge_by_target(record_lists: list[list[tuple]], bounds: list[str], table: LexicalTable
+                    ) -> tuple[list[list[tuple]], int]:
+    """Stage 2 of the pipeline on the occurrence counts of a target-side shard, records
+    (source field, target field, nonterminal links, links, tree, count): merge them into rules,
+    add c(target side) and the lexical weights, and split the rows by source-side range
+    (`bounds`). Return the rows of each range (as `table_lines` takes them) and the number of rules."""
+    counts: dict = {}
+    for records in record_lists:
+        for record in records:
+            key = record[:5]
+            counts[key] = counts.get(key, 0) + record[5]
+    # One rule per (source, target, nonterminal links); keep its most frequent links and tree.
+    best: dict[tuple, list] = {}
+    for (source, target, nt_links, alignment, tree), c in counts.items():
+        key = (source, target, nt_links)
+        b = best.get(key)
+        if b is None:
+            best[key] = [c, c, alignment, tree]
+        else:
+            b[0] += c
+            if c > b[1] or (c == b[1] and (alignment, tree) < (b[2], b[3])):
+                b[1], b[2], b[3] = c, alignment, tree
+    target_count: dict = {}
+    for (source, target, _), b in best.items():
+        target_count[target] = target_count.get(target, 0) + b[0]
+    parts: list[list] = [[] for _ in range(len(bounds) + 1)]
+    for (source, target, _), (c, _, alignment, tree) in best.items():
+        lex_ts, lex_st = lexical_weights(source, target, alignment, table)
+        parts[bisect_right(bounds, source)].append(
+            (source, target, alignment, tree, c, target_count[target], lex_ts, lex_st))
+    return parts, len(best)
+
+
+def table_lines(rows: list[tuple], lhs_counts: Mapping, min_count: float = 0.0,
+                keep: Callable[[str], bool] | None = None) -> tuple[list[str], dict]:
+    """Stage 3 of the pipeline on the rules of a source-side range: their table lines and the
+    number of rules by nonterminal count. Rows are (source field, target field, links, tree,
+    c(rule), c(target side), lex(t|s), lex(s|t)), every row of a source side among them."""
+    source_count: dict = {}
+    for row in rows:
+        source_count[row[0]] = source_count.get(row[0], 0) + row[4]
+    lines = []
+    nonterminals: dict = {}
+    for source, target, alignment, tree, c, c_target, lex_ts, lex_st in rows:
+        if c < min_count:
+            continue
+        if keep is not None and not keep(source):
+            continue
+        c_source = source_count[source]
+        scores = features(c, c_source, c_target, lhs_counts[lhs_of(target)], lex_ts, lex_st,
+                          count_target_words(target))
+        lines.append(table_line(source, target, scores, alignment, (c_target, c_source, c), tree))
+        n = count_nonterminals(source)
+        nonterminals[n] = nonterminals.get(n, 0) + 1
+    return lines, nonterminals
 
 
 def lhs_of(target_field: str) -> str:

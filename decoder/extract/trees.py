@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import re
 
+try:  # the compiled tokenizer (ext/_extract.pyx)
+    from .._ext._extract import parse_tree_arrays as _compiled_tree_arrays
+except ImportError:  # not built
+    _compiled_tree_arrays = None
+
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
 # Characters that would break the Moses rule-table format ("|||" separates
@@ -74,7 +79,17 @@ def parse_tree(text: str) -> Tree:
     A nameless outer bracket with one child, as some parsers write
     ("( (S ...) )"), is dropped. Raises TreeFormatError on anything else
     that is not a single well-formed tree with at least one word.
+    Uses the compiled tokenizer when it is built (same result).
     """
+    if _compiled_tree_arrays is not None:
+        arrays = _compiled_tree_arrays(text, escape_token)
+        if not isinstance(arrays, str):  # a str is an error: the reference below raises it
+            return _finish(*arrays)
+    return parse_tree_reference(text)
+
+
+def parse_tree_reference(text: str) -> Tree:
+    """parse_tree in pure Python."""
     tokens = _TOKEN.findall(text)
     if not tokens:
         raise TreeFormatError("empty tree")
@@ -130,13 +145,18 @@ def parse_tree(text: str) -> Tree:
         i += 1
     if stack:
         raise TreeFormatError("unbalanced '(': missing ')'")
+    return _finish(label, children, is_word)
+
+
+def _finish(label: list[str], children: list[list[int]], is_word: list[bool]) -> Tree:
+    """The Tree of parsed arrays, after the checks that do not depend on the tokenizer."""
     if label[0] == "":
         if len(children[0]) != 1 or is_word[children[0][0]]:
             raise TreeFormatError("a nameless bracket may only wrap one tree")
         return _drop_root(label, children, is_word)
-    if any(lab == "" for lab, w in zip(label, is_word) if not w):
+    if "" in label:  # words are never empty, so this is a node
         raise TreeFormatError("a node without a label inside the tree")
-    if not any(is_word):
+    if True not in is_word:
         raise TreeFormatError("tree without words")
     return Tree(label, children, is_word)
 
