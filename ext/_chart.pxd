@@ -65,6 +65,19 @@ cdef extern from *:
                 if (old_stamps[j] == live) set(old_keys[j], old_values[j]);
         }
     };
+    /* A max-heap of (score, hypothesis index): small entries to move around. */
+    struct CkyHeapEntry { double score; int32_t index; };
+    static inline bool operator<(const CkyHeapEntry &a, const CkyHeapEntry &b) { return a.score < b.score; }
+    static inline void cky_heap_push(std::vector<CkyHeapEntry> &heap, double score, int32_t index) {
+        heap.push_back(CkyHeapEntry{score, index});
+        std::push_heap(heap.begin(), heap.end());
+    }
+    static inline int32_t cky_heap_pop(std::vector<CkyHeapEntry> &heap) {
+        std::pop_heap(heap.begin(), heap.end());
+        const int32_t index = heap.back().index;
+        heap.pop_back();
+        return index;
+    }
     static inline uint64_t cky_mix(uint64_t h, uint64_t x) {
         x *= 0x9E3779B97F4A7C15ULL;
         x ^= x >> 29;
@@ -77,6 +90,11 @@ cdef extern from *:
         double score
         int32_t id
     void cky_sort_entries(CkySortEntry *first, size_t n) nogil
+    cdef struct CkyHeapEntry:
+        double score
+        int32_t index
+    void cky_heap_push(vector[CkyHeapEntry] &heap, double score, int32_t index) nogil
+    int32_t cky_heap_pop(vector[CkyHeapEntry] &heap) nogil
     cdef cppclass CkyHashMap:
         CkyHashMap() nogil
         void clear() nogil
@@ -207,7 +225,8 @@ cdef class ChartSearch:
     cdef vector[int32_t] cell_first_item        # items of a cell are contiguous
     cdef vector[int32_t] cell_end_item
     cdef vector[Group] groups
-    cdef vector[Hypothesis] heap
+    cdef vector[CkyHeapEntry] heap               # cube pruning: (score, index into hypotheses)
+    cdef vector[Hypothesis] hypotheses
     cdef vector[ChartState] pending_states
     cdef vector[uint64_t] pending_hashes
     cdef CkyHashMap seen
@@ -238,8 +257,6 @@ cdef class ChartSearch:
     cdef void _add_binary_groups(self, int left_cell, int right_cell) noexcept nogil
     cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil
     cdef void _evaluate(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank, Hypothesis *hyp) noexcept nogil
-    cdef void _heap_push(self, Hypothesis *hyp) noexcept nogil
-    cdef Hypothesis _heap_pop(self) noexcept nogil
     cdef void _push_corner(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank) noexcept nogil
     cdef void _search(self, int c, int round) noexcept nogil
     cdef int32_t _prune_and_sort(self, int32_t first_item, int32_t end_item, bint goal, vector[CkySortEntry] *kept) noexcept nogil

@@ -603,40 +603,6 @@ cdef class ChartSearch:
         hyp.lm = lm
         self.edges_proposed += 1
 
-    cdef void _heap_push(self, Hypothesis *hyp) noexcept nogil:
-        cdef size_t child = self.heap.size(), parent
-        cdef Hypothesis swap
-        self.heap.push_back(hyp[0])
-        while child > 0:
-            parent = (child - 1) >> 1
-            if self.heap[parent].score >= self.heap[child].score:
-                break
-            swap = self.heap[parent]
-            self.heap[parent] = self.heap[child]
-            self.heap[child] = swap
-            child = parent
-
-    cdef Hypothesis _heap_pop(self) noexcept nogil:
-        cdef Hypothesis top = self.heap[0]
-        cdef size_t size = self.heap.size() - 1, parent = 0, child, best
-        cdef Hypothesis swap
-        self.heap[0] = self.heap[size]
-        self.heap.pop_back()
-        while True:
-            child = 2 * parent + 1
-            if child >= size:
-                break
-            best = child
-            if child + 1 < size and self.heap[child + 1].score > self.heap[child].score:
-                best = child + 1
-            if self.heap[parent].score >= self.heap[best].score:
-                break
-            swap = self.heap[parent]
-            self.heap[parent] = self.heap[best]
-            self.heap[best] = swap
-            parent = best
-        return top
-
     cdef void _push_corner(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank) noexcept nogil:
         cdef Group *group = &self.groups[g]
         cdef Hypothesis hyp
@@ -647,7 +613,8 @@ cdef class ChartSearch:
         if not self.seen.set(key, 0):
             return
         self._evaluate(g, rule_rank, left_rank, right_rank, &hyp)
-        self._heap_push(&hyp)
+        self.hypotheses.push_back(hyp)
+        cky_heap_push(self.heap, hyp.score, self.hypotheses.size() - 1)
 
     cdef void _search(self, int c, int round) noexcept nogil:
         """Turn the current groups' hypotheses into items: all of them, or the best by cube pruning."""
@@ -672,11 +639,12 @@ cdef class ChartSearch:
                             group = &self.groups[g]
             return
         self.heap.clear()
+        self.hypotheses.clear()
         self.seen.clear()
         for g in range(self.groups.size()):
             self._push_corner(g, 0, 0, 0)
         while self.heap.size() > 0 and (self.pop_limit <= 0 or pops < self.pop_limit):
-            hyp = self._heap_pop()
+            hyp = self.hypotheses[cky_heap_pop(self.heap)]
             self._add_hypothesis(c, round, &hyp)
             pops += 1
             self._push_corner(hyp.group, hyp.rule_rank + 1, hyp.left_rank, hyp.right_rank)
