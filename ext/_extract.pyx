@@ -712,3 +712,153 @@ def parse_tree_arrays(str text, escape):
     if stack:
         return "unbalanced '(': missing ')'"
     return label, children, is_word
+
+
+from libc.stdint cimport uint64_t
+from libc.string cimport memset
+
+
+def frontier_arrays(list children, list is_word, list word_node, int n_source, list links):
+    """(frontier, lo, hi) per node, as `decoder.extract.alignment.spans` (the reference) gives them,
+    with spans as bit sets of 64-bit words."""
+    cdef int n = len(children)
+    cdef int W = (n_source + 63) // 64 if n_source > 0 else 1
+    cdef uint64_t *span = <uint64_t *>malloc(n * W * sizeof(uint64_t))
+    cdef uint64_t *outside = <uint64_t *>malloc(n * W * sizeof(uint64_t))
+    cdef uint64_t *prefix = NULL
+    cdef uint64_t *suffix = <uint64_t *>malloc(W * sizeof(uint64_t))
+    cdef int node, c, k, w, i, j, n_kids, first, last
+    cdef uint64_t bits, mask
+    cdef list kids
+    cdef bint ok
+    if span == NULL or outside == NULL or suffix == NULL:
+        free(span); free(outside); free(suffix)
+        raise MemoryError()
+    frontier = [False] * n
+    lo = [-1] * n
+    hi = [-1] * n
+    try:
+        memset(span, 0, n * W * sizeof(uint64_t))
+        memset(outside, 0, n * W * sizeof(uint64_t))
+        for link in links:
+            i = link[0]
+            j = link[1]
+            node = word_node[j]
+            span[node * W + i // 64] |= (<uint64_t>1) << (i % 64)
+        for node in range(n - 1, -1, -1):  # children before parents
+            for c in <list>children[node]:
+                for w in range(W):
+                    span[node * W + w] |= span[c * W + w]
+        for node in range(n):  # parents before children
+            kids = children[node]
+            n_kids = len(kids)
+            if n_kids == 0:
+                continue
+            if n_kids == 1:
+                c = kids[0]
+                for w in range(W):
+                    outside[c * W + w] = outside[node * W + w]
+                continue
+            prefix = <uint64_t *>malloc((n_kids + 1) * W * sizeof(uint64_t))
+            if prefix == NULL:
+                raise MemoryError()
+            for w in range(W):
+                prefix[w] = 0
+                suffix[w] = 0
+            for k in range(n_kids):
+                c = kids[k]
+                for w in range(W):
+                    prefix[(k + 1) * W + w] = prefix[k * W + w] | span[c * W + w]
+            for k in range(n_kids - 1, -1, -1):
+                c = kids[k]
+                for w in range(W):
+                    outside[c * W + w] = outside[node * W + w] | prefix[k * W + w] | suffix[w]
+                    suffix[w] |= span[c * W + w]
+            free(prefix)
+            prefix = NULL
+        for node in range(n):
+            if is_word[node]:
+                continue
+            first = -1
+            last = -1
+            for w in range(W):
+                bits = span[node * W + w]
+                if bits:
+                    if first < 0:
+                        first = w * 64 + _lowest_bit(bits)
+                    last = w * 64 + _highest_bit(bits)
+            if first < 0:
+                continue
+            lo[node] = first
+            hi[node] = last
+            ok = True
+            for w in range(first // 64, last // 64 + 1):
+                mask = ~(<uint64_t>0)
+                if w == first // 64:
+                    mask &= ~(<uint64_t>0) << (first % 64)
+                if w == last // 64 and last % 64 < 63:
+                    mask &= ((<uint64_t>1) << (last % 64 + 1)) - 1
+                if outside[node * W + w] & mask:
+                    ok = False
+                    break
+            frontier[node] = ok
+    finally:
+        free(span)
+        free(outside)
+        free(suffix)
+        free(prefix)
+    return frontier, lo, hi
+
+
+cdef inline int _lowest_bit(uint64_t x):
+    cdef int k = 0
+    while not (x & 1):
+        x >>= 1
+        k += 1
+    return k
+
+
+cdef inline int _highest_bit(uint64_t x):
+    cdef int k = -1
+    while x:
+        x >>= 1
+        k += 1
+    return k
+
+
+def parse_alignment_links(str text, int n_source, int n_target):
+    """Pharaoh "i-j ..." -> list of (i, j) without repeats, or None when the text is not
+    well-formed or out of range (the reference `alignment.parse_alignment` then says why)."""
+    cdef Py_ssize_t n = len(text), k = 0
+    cdef int i, j, digits
+    cdef Py_UCS4 ch
+    cdef list links = []
+    cdef set seen = None
+    while True:
+        while k < n and Py_UNICODE_ISSPACE(text[k]):
+            k += 1
+        if k >= n:
+            break
+        i = 0
+        digits = 0
+        while k < n and u'0' <= text[k] <= u'9' and digits < 9:
+            i = i * 10 + (<int>text[k] - 48)
+            k += 1
+            digits += 1
+        if digits == 0 or k >= n or text[k] != u'-':
+            return None
+        k += 1
+        j = 0
+        digits = 0
+        while k < n and u'0' <= text[k] <= u'9' and digits < 9:
+            j = j * 10 + (<int>text[k] - 48)
+            k += 1
+            digits += 1
+        if digits == 0 or (k < n and not Py_UNICODE_ISSPACE(text[k])):
+            return None
+        if i >= n_source or j >= n_target:
+            return None
+        links.append((i, j))
+    if len(set(links)) != len(links):
+        return list(dict.fromkeys(links))
+    return links

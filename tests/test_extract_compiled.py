@@ -116,3 +116,42 @@ def test_compiled_tree_reading_on_a_corpus(graphs):
         label, children, is_word = compiled.parse_tree_arrays(text, escape_token)
         reference = parse_tree_reference(text)
         assert (label, children, is_word) == (reference.label, reference.children, reference.is_word)
+
+
+def test_compiled_frontier_equals_the_reference(graphs):
+    from decoder.extract.alignment import spans
+
+    assert max(g.n_source for g in graphs) > 64  # bit sets of more than one 64-bit word
+    for g in graphs:
+        t = g.tree
+        _, _, frontier, lo, hi = spans(t, g.n_source, g.links)
+        assert compiled.frontier_arrays(t.children, t.is_word, t.word_node, g.n_source, g.links) == \
+            (frontier, lo, hi)
+
+
+def test_compiled_frontier_on_a_long_reordered_sentence():
+    import random
+
+    from decoder.extract.alignment import spans
+    from decoder.extract.trees import parse_tree
+
+    rng = random.Random(3)
+    n = 150
+    tree = parse_tree("(S " + " ".join(f"(P{k % 3} (T w{k}))" for k in range(n)) + ")")
+    for _ in range(20):
+        links = sorted({(rng.randrange(n), rng.randrange(n)) for _ in range(n)})
+        _, _, frontier, lo, hi = spans(tree, n, links)
+        assert compiled.frontier_arrays(tree.children, tree.is_word, tree.word_node, n, links) == (frontier, lo, hi)
+
+
+@pytest.mark.parametrize("text", ["0-1 2-0 0-1", "", "  3-3\t0-0 ", "0-5", "4-0", "0:1", "a-b", "0-", "-1", "1-1-1",
+                                  "00-01", "1 -1", "0-0x", "\u00a01-2\u00a0"])
+def test_compiled_alignment_reading_equals_the_reference(text):
+    from decoder.extract.alignment import AlignmentFormatError, parse_alignment_reference
+
+    try:
+        reference = parse_alignment_reference(text, 4, 4)
+    except AlignmentFormatError:
+        assert compiled.parse_alignment_links(text, 4, 4) is None
+        return
+    assert compiled.parse_alignment_links(text, 4, 4) == reference
