@@ -309,6 +309,7 @@ class Settings:
     tune: bool = True
     tune_strategies: tuple | None = None  # None: all; the others decode with the baseline's tuned weights
     kbest: int = 100
+    unique_kbest: bool = True
     mert_iterations: int = 5
     mert_restarts: int = 10
     pop_limits: tuple = (10, 50, 100, 200, 1000)
@@ -321,8 +322,8 @@ class Settings:
     workers: int = 1
 
 
-QUICK = Settings(kbest=20, mert_iterations=2, mert_restarts=2, pop_limits=(2, 10, 50), default_pop_limit=10,
-                 bootstrap_samples=200)
+QUICK = Settings(kbest=10, mert_iterations=2, mert_restarts=2, pop_limits=(2, 10, 50), default_pop_limit=10,
+                 dev_sentences=20, bootstrap_samples=200, unique_kbest=False)
 
 
 def run_all(system: System, settings: Settings, log=print) -> dict:
@@ -386,7 +387,8 @@ def decoding_experiments(system: System, settings: Settings, log=print) -> dict:
             tuned_path = os.path.join(configs, f"{strategy}.tuned.toml")
             summary = tune(config, dev_src, [dev_ref], tuned_path, kbest=settings.kbest,
                            max_iterations=settings.mert_iterations, restarts=settings.mert_restarts,
-                           tokenize=system.tokenize, workers=settings.workers, progress=False)
+                           tokenize=system.tokenize, workers=settings.workers, progress=False,
+                           unique=settings.unique_kbest)
             entry["mert"] = {"iterations": len(summary["history"]), "stopped": summary["stopped"],
                              "bleu_by_iteration": [h["decoded_bleu"] for h in summary["history"]],
                              "seconds": summary["seconds"]}

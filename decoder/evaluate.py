@@ -62,6 +62,8 @@ def paired_bootstrap(baseline: tuple[str, Sequence[str]], systems: list[tuple[st
     """Koehn 2004 paired bootstrap of BLEU against a baseline (sacrebleu's implementation).
 
     Returns {system name: {"bleu", "mean", "ci", "p_value"}} including the baseline (p_value None).
+    A system whose output equals the baseline's gets p_value 1.0: sacrebleu's test
+    would report its smallest p, 1/(samples+1), since no resample beats a zero difference.
     """
     from sacrebleu.significance import PairedTest
 
@@ -70,8 +72,10 @@ def paired_bootstrap(baseline: tuple[str, Sequence[str]], systems: list[tuple[st
                       test_type="bs", n_samples=samples)
     _, scores = test()
     results = {}
+    identical = {name for name, hyps in named[1:] if hyps == named[0][1]}
     for name, result in zip(scores["System"], scores["BLEU"]):
-        results[name] = {"bleu": result.score, "mean": result.mean, "ci": result.ci, "p_value": result.p_value}
+        p_value = 1.0 if name in identical else result.p_value
+        results[name] = {"bleu": result.score, "mean": result.mean, "ci": result.ci, "p_value": p_value}
     return results
 
 

@@ -80,7 +80,9 @@ def test_vectorized_bleu_equals_sacrebleu_formula_including_zero_counts():
 
 def test_paired_bootstrap_against_baseline():
     worse = [" ".join(h.split()[:3]) for h in HYPOTHESES]
-    results = paired_bootstrap(("left", worse), [("icr", HYPOTHESES)], REFERENCES, samples=200)
+    results = paired_bootstrap(("left", worse), [("icr", HYPOTHESES), ("right", list(worse))], REFERENCES,
+                               samples=200)
     assert results["left"]["p_value"] is None
+    assert results["right"]["p_value"] == 1.0  # the same output as the baseline
     assert results["icr"]["bleu"] > results["left"]["bleu"]
     assert 0.0 <= results["icr"]["p_value"] <= 1.0

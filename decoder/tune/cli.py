@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 import time
 
@@ -31,6 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dev-ref", required=True, nargs="+", help="dev reference file(s)")
     parser.add_argument("--out", help="tuned config to write (default: CONFIG with .tuned.toml)")
     parser.add_argument("--kbest", type=int, default=100, help="k-best list size per iteration (default: 100)")
+    parser.add_argument("--non-unique", action="store_true",
+                        help="k-best derivations instead of distinct translations (faster k-best)")
     parser.add_argument("--max-iterations", type=int, default=10, help="most decoding iterations (default: 10)")
     parser.add_argument("--restarts", type=int, default=20, help="random starting points per optimization "
                                                                  "(default: 20)")
@@ -51,7 +52,7 @@ def default_output(config_path: str) -> str:
 
 def tune(config_path: str, dev_sentences: list[str], references, out_path: str, kbest: int = 100,
          max_iterations: int = 10, restarts: int = 20, random_directions: int = 0, fixed=(), seed: int = 0,
-         tokenize: str = "13a", workers: int = 1, progress: bool = True) -> dict:
+         tokenize: str = "13a", workers: int = 1, progress: bool = True, unique: bool = True) -> dict:
     """Run MERT and write the tuned config; returns a summary (also written as OUT.log.json)."""
     started = time.perf_counter()
     config = read_config(config_path)
@@ -63,7 +64,7 @@ def tune(config_path: str, dev_sentences: list[str], references, out_path: str, 
         key = tuple(sorted(weights.items()))
         decoder = decoders.pop(key, None) or decoder_from_config(derived_config(config_path, weights))
         decoders.clear()  # one decoder (one LM) alive at a time
-        return kbest_lists(decoder, dev_sentences, kbest, workers=workers, progress=progress)
+        return kbest_lists(decoder, dev_sentences, kbest, workers=workers, progress=progress, unique=unique)
 
     result = run_mert(decode_kbest, references, initial, max_iterations=max_iterations, restarts=restarts,
                       random_directions=random_directions, seed=seed, tokenize=tokenize, fixed=fixed,
@@ -76,6 +77,7 @@ def tune(config_path: str, dev_sentences: list[str], references, out_path: str, 
                "bleu": result.bleu, "stopped": result.stopped, "history": result.history,
                "settings": {"kbest": kbest, "max_iterations": max_iterations, "restarts": restarts,
                             "random_directions": random_directions, "seed": seed, "tokenize": tokenize,
+                            "unique_kbest": unique,
                             "dev_sentences": len(dev_sentences)},
                "seconds": time.perf_counter() - started}
     with open(out_path + ".log.json", "w", encoding="utf-8") as f:
@@ -99,7 +101,7 @@ def main(args) -> int:
     out = args.out or default_output(args.config)
     summary = tune(args.config, sentences, references, out, args.kbest, args.max_iterations, args.restarts,
                    args.random_directions, args.fixed, args.seed, args.tokenize, args.workers,
-                   progress=not args.quiet)
+                   progress=not args.quiet, unique=not args.non_unique)
     for step in summary["history"]:
         optimized = step.get("optimized_bleu")
         print(f"iteration {step['iteration']}: dev BLEU {step['decoded_bleu']:.2f}"

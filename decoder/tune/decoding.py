@@ -50,15 +50,16 @@ def model_weights(decoder, config: dict) -> dict:
     return dict(config.get("weights", {}))
 
 
-def kbest_job(decoder, sentence: str, k: int) -> list[tuple[str, dict]]:
+def kbest_job(decoder, sentence: str, k: int, unique: bool = True) -> list[tuple[str, dict]]:
     """One sentence's k-best list as plain (text, features) pairs (picklable, for worker processes)."""
-    return [(t.text, dict(t.features)) for t in decoder.kbest(sentence, k, unique=True)]
+    return [(t.text, dict(t.features)) for t in decoder.kbest(sentence, k, unique=unique)]
 
 
-def kbest_lists(decoder, sentences, k: int, workers: int = 1, progress: bool = True) -> list[list]:
+def kbest_lists(decoder, sentences, k: int, workers: int = 1, progress: bool = True,
+                unique: bool = True) -> list[list]:
     """The k-best list of every sentence; a sentence that failed gets an empty list."""
-    results = translate_batch(decoder, sentences, workers=workers, job=functools.partial(kbest_job, k=k),
-                              progress=progress)
+    job = functools.partial(kbest_job, k=k, unique=unique)
+    results = translate_batch(decoder, sentences, workers=workers, job=job, progress=progress)
     return [result if isinstance(result, list) else [] for result in results]
 
 

@@ -18,7 +18,6 @@ that the decoder's score-threshold beam keeps its meaning.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -279,68 +278,81 @@ DecodeKbest = Callable[[dict], list]
 @dataclass
 class MertResult:
     weights: dict  # tuned weights by name, at the L1 norm of the initial weights
-    bleu: float  # corpus BLEU of the merged k-best lists' 1-best under `weights`
-    history: list  # per iteration: decoded BLEU, optimized BLEU, new hypotheses, pool size, weights, seconds
+    bleu: float  # dev BLEU of the decoder's 1-best output with `weights`
+    history: list  # per decoding: decoded BLEU, optimized BLEU, new hypotheses, pool size, weights, seconds
     stopped: str  # why the loop ended
 
 
 def run_mert(decode_kbest: DecodeKbest, references, initial_weights: dict, max_iterations: int = 10,
              restarts: int = 20, random_directions: int = 0, seed: int = 0, tokenize: str = "13a",
              tolerance: float = 1e-5, fixed: Sequence[str] = (), progress: bool = True) -> MertResult:
-    """MERT until the weights or the k-best lists stop changing, or `max_iterations`."""
+    """MERT until the weights or the k-best lists stop changing, or `max_iterations`.
+
+    The result is the weight vector whose decoded dev BLEU was best: weights
+    optimized on the k-best lists can decode badly outside them (more so after
+    few iterations), so the last optimized weights are decoded once more when
+    the loop ends before they were, and every decoded vector competes.
+    """
     names = list(initial_weights)
     initial = np.array([float(initial_weights[n]) for n in names])
     scale = float(np.abs(initial).sum()) or 1.0
     fixed_mask = np.array([n in set(fixed) for n in names])
     pool = KbestPool(names, BleuStatistics(references, tokenize=tokenize))
     rng = np.random.default_rng(seed)
-    weights = _normalized(initial)
     history: list[dict] = []
-    stopped = f"reached {max_iterations} iterations"
-    optimized_bleu = float("nan")
+    decoded: list[tuple[float, np.ndarray]] = []  # (dev BLEU of the 1-best output, weights)
 
+    def decode(weights: np.ndarray) -> tuple[float, int]:
+        """Decode with these weights, merge the k-best lists; (1-best BLEU, new hypotheses)."""
+        kbests = decode_kbest(dict(zip(names, (weights * scale).tolist())))
+        if len(kbests) != len(pool.bleu):
+            raise ValueError(f"decoder returned {len(kbests)} k-best lists for {len(pool.bleu)} dev sentences")
+        one_best, new = [], 0
+        for sentence, kbest in enumerate(kbests):
+            kbest = list(kbest) or [("", {})]  # a failed sentence still counts against BLEU
+            one_best.append(kbest[0][0])
+            for text, features in kbest:
+                new += pool.add(sentence, text, features)
+        bleu = bleu_from_stats(pool.bleu.corpus(one_best).sum(axis=0))
+        decoded.append((bleu, weights))
+        return bleu, new
+
+    weights = _normalized(initial)
+    stopped = f"reached {max_iterations} iterations"
+    verified = False  # whether `weights` has been decoded
     iterations = range(1, max_iterations + 1)
     if progress:
         from tqdm import tqdm
         iterations = tqdm(iterations, desc="MERT", unit="iteration")
     for iteration in iterations:
         started = time.perf_counter()
-        by_name = dict(zip(names, (weights * scale).tolist()))
-        kbests = decode_kbest(by_name)
-        if len(kbests) != len(pool.bleu):
-            raise ValueError(f"decoder returned {len(kbests)} k-best lists for {len(pool.bleu)} dev sentences")
-        one_best = []
-        new = 0
-        for sentence, kbest in enumerate(kbests):
-            kbest = list(kbest) or [("", {})]  # a failed sentence still counts against BLEU
-            one_best.append(kbest[0][0])
-            for text, features in kbest:
-                new += pool.add(sentence, text, features)
-        decoded_bleu = bleu_from_stats(pool.bleu.corpus(one_best).sum(axis=0))
+        decoded_bleu, new = decode(weights)
+        verified = True
+        step = {"iteration": iteration, "decoded_bleu": decoded_bleu, "new_hypotheses": new, "pool_size": len(pool),
+                "weights": dict(zip(names, (weights * scale).tolist()))}
+        history.append(step)
         if new == 0:
             stopped = f"k-best lists unchanged at iteration {iteration}"
-            history.append({"iteration": iteration, "decoded_bleu": decoded_bleu, "new_hypotheses": 0,
-                            "pool_size": len(pool), "weights": by_name,
-                            "seconds": time.perf_counter() - started})
             log.info("iteration %d: dev BLEU %.2f, no new hypotheses: stop", iteration, decoded_bleu)
             break
         features, stats, offsets = pool.arrays()
         new_weights, optimized_bleu = optimize_weights(features, stats, offsets, weights, rng, restarts,
                                                        random_directions, fixed_mask)
         change = float(np.abs(new_weights - weights).max())
-        history.append({"iteration": iteration, "decoded_bleu": decoded_bleu, "optimized_bleu": optimized_bleu,
-                        "new_hypotheses": new, "pool_size": len(pool), "weights": by_name,
-                        "weight_change": change, "seconds": time.perf_counter() - started})
+        step.update(optimized_bleu=optimized_bleu, weight_change=change, seconds=time.perf_counter() - started)
         log.info("iteration %d: dev BLEU %.2f (decoded), %.2f (optimized on %d hypotheses, %d new); "
                  "weight change %.2g", iteration, decoded_bleu, optimized_bleu, len(pool), new, change)
         if progress:
             iterations.set_postfix(bleu=f"{decoded_bleu:.2f}", optimized=f"{optimized_bleu:.2f}")
-        weights = new_weights
         if change < tolerance:
             stopped = f"weights unchanged at iteration {iteration}"
             break
-
-    features, stats, offsets = pool.arrays()
-    final_bleu = corpus_bleu_at(features, stats, offsets, weights)
-    tuned = dict(zip(names, (weights * scale).tolist()))
-    return MertResult(tuned, final_bleu if not math.isnan(final_bleu) else optimized_bleu, history, stopped)
+        weights, verified = new_weights, False
+    if not verified:
+        final_bleu, new = decode(weights)
+        history.append({"iteration": len(history) + 1, "decoded_bleu": final_bleu, "new_hypotheses": new,
+                        "pool_size": len(pool), "weights": dict(zip(names, (weights * scale).tolist())),
+                        "final_check": True})
+        log.info("final weights: dev BLEU %.2f (decoded)", final_bleu)
+    best_bleu, best_weights = max(reversed(decoded), key=lambda pair: pair[0])  # ties: the latest
+    return MertResult(dict(zip(names, (best_weights * scale).tolist())), best_bleu, history, stopped)
