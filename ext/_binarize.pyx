@@ -1,13 +1,29 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Iterative cost reduction sweep (Xiao et al. 2009) over flat span tables.
+# distutils: language = c++
+"""Compiled hot loops of decoder.binarize.
 
-Same semantics as decoder.binarize.icr.icr_sweep_reference: for each active
-rule, remove its nodes from the bucket counts, find the cheapest bracketing
-with the CKY binarizer (ties to the smallest split point), take it only if it
-lowers Q exactly, and put the nodes back.
+1. `icr_sweep`: the iterative cost reduction sweep (Xiao et al. 2009) over flat
+   span tables. Same semantics as decoder.binarize.icr.icr_sweep_reference: for
+   each active rule, remove its nodes from the bucket counts, find the cheapest
+   bracketing with the CKY binarizer (ties to the smallest split point), take it
+   only if it lowers Q exactly, and put the nodes back.
+
+2. `RuleBinarizer`: the per-rule loop of `binarize` (tokens, the strategy's
+   bracketing, node templates, binary rules, bucket keys). Its pure-Python
+   reference is decoder.binarize.reference.binarize_reference (built from
+   rule_shape.node_templates, strategies.*_tree and BinaryGrammarBuilder), and
+   tests/test_binarize_kernel.py checks that both give identical grammars.
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport malloc, free
+from libcpp.vector cimport vector
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.long cimport PyLong_Check
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
+from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_READ_CHAR
+
+import numpy as np
 
 DEF MAX_TOKENS = 64
 cdef int64_t INF = 1 << 62
@@ -144,3 +160,778 @@ cdef inline bint _contains(const int32_t* values, int m, int32_t x) noexcept nog
         if values[j] == x:
             return True
     return False
+
+
+# ---------------------------------------------------------------------------
+# The per-rule binarization loop
+#
+# A rule is read into C arrays once (its source tokens, the target position and
+# rank of each slot), bracketed by its strategy into a small pool of tree nodes,
+# and turned into node templates exactly as rule_shape.node_templates does
+# (post-order, greedy terminal absorption). Real grammars have too many distinct
+# rule shapes for a per-shape cache to pay (about 15,000 per 100,000 generated
+# rules), so templates are recomputed per rule: in C that costs less than a
+# cache lookup would.
+#
+# Binary rules are then made with memoization instead of string building: every
+# token (a label or a terminal run) and every virtual node gets a symbol id, and
+# a virtual node is looked up by (kind, left child id, right child id, target
+# items). That key determines the node's binary rule completely: its children
+# are the children's symbols, its target is the items, and its name is built
+# from the children's buckets and yields plus the items' words. So only a key
+# seen for the first time builds a name and a BinaryRule, and that BinaryRule is
+# shared through the same BinaryRule-equality index the reference builder uses.
+
+# Strategy codes (names in decoder.binarize.strategies.STRATEGIES).
+cdef enum:
+    MONOLINGUAL = 0
+    LEFT = 1
+    RIGHT = 2
+    RANDOM = 3
+    ICR = 4
+
+STRATEGY_CODES = {"monolingual": MONOLINGUAL, "left": LEFT, "right": RIGHT, "random": RANDOM, "icr": ICR}
+
+# A tree reference is a token index (>= 0) or a pool node, -(node + 1). Template
+# children use the same encoding with template indices.
+cdef enum:
+    NO_TREE = -0x40000000  # the permutation is not binarizable (or the rule is dropped)
+    NO_CHILD = -0x40000001  # the missing second child of a one-token top rule
+    ERROR = -0x40000002  # a Python exception is set
+
+# Template flags.
+cdef enum:
+    TOP = 1  # the rule's top node: LHS label, never shared
+    MONOLINGUAL_NODE = 2  # a virtual node that carries its children's blocks (target None)
+
+# The first item of a virtual-node key.
+cdef enum:
+    SYNCHRONOUS_KEY = 0
+    MONOLINGUAL_KEY = 1
+
+cdef object _new_tuple = tuple.__new__
+
+
+cdef inline void _set_item(tuple t, Py_ssize_t i, value) noexcept:
+    """Fill place i of a tuple made by PyTuple_New (which steals a reference)."""
+    Py_INCREF(value)
+    PyTuple_SET_ITEM(t, i, value)
+
+
+cdef inline int node_ref(int node) noexcept nogil:
+    return -(node + 1)
+
+
+cdef inline int node_of(int ref) noexcept nogil:
+    return -ref - 1
+
+
+cdef class RuleBinarizer:
+    """Binarizes source rules one at a time into shared tables.
+
+    `binarize_rules` appends to `rules`, `binarizations`, `bucket_keys` and
+    `not_binarizable` exactly what BinaryGrammarBuilder and the reference
+    `binarize` produce; `bucket_sizes()` gives each bucket's size.
+    """
+
+    # Results.
+    cdef public list rules  # BinaryRule objects: virtual ones shared, top ones one per source rule
+    cdef public list binarizations  # per source rule: indices into `rules`, post-order, top last
+    cdef public list bucket_keys  # per source rule: L(v) per node (shared tuples)
+    cdef public list not_binarizable  # source rules whose permutation is not binarizable
+    cdef public set virtual_names  # every virtual LHS in `rules` (what BinaryGrammar.virtual_symbols() gives)
+    cdef public int64_t instances  # sum of the binarizations' lengths
+
+    cdef int strategy
+    cdef bint drop_non_binarizable
+    cdef object binary_rule_type
+
+    # Symbols: tokens (labels and terminal runs) and virtual nodes.
+    cdef dict token_symbols  # label (str) or terminal run (tuple) -> symbol id
+    cdef dict virtual_symbols  # (kind, left symbol, right symbol, *target items) -> symbol id
+    cdef dict virtual_index  # BinaryRule -> its index in `rules` (the reference builder's sharing)
+    cdef list symbol_child  # symbol id -> the child as a BinaryRule holds it: label, run tuple or virtual name
+    cdef vector[int] symbol_bucket  # symbol id -> bucket id of L(v)
+    cdef vector[int] symbol_rule  # symbol id -> index of its virtual rule in `rules` (-1 for tokens)
+    cdef vector[int] symbol_slots  # symbol id -> how many nonterminal slots it covers
+
+    # Buckets: distinct L(v) (tuples of token keys).
+    cdef dict bucket_ids  # L(v) -> bucket id
+    cdef list bucket_tuples  # bucket id -> L(v)
+    cdef dict bucket_pairs  # (left bucket << 32 | right bucket) -> bucket id of their concatenation
+    cdef vector[int64_t] bucket_counts
+
+    # The current rule.
+    cdef tuple source
+    cdef tuple target
+    cdef tuple labels
+    cdef int n_tokens, n_slots, n_target
+    cdef vector[int] token_slot  # per token: its slot, or -1 for a terminal run
+    cdef vector[int] token_start, token_end  # per token: its source positions [start, end)
+    cdef vector[int] token_rank  # per token: target rank of its slot, or -1
+    cdef vector[int] token_first_slot  # per token: how many slots come before it
+    cdef vector[int] token_symbol
+    cdef vector[int] slot_rank, slot_target_position
+    cdef vector[int] target_slot  # per target position: its slot, or -1 for a word
+    cdef vector[char] absorbed  # per target position: taken by an earlier node's block
+    # The bracketing: a pool of internal nodes (children as tree references).
+    cdef vector[int] tree_left, tree_right
+    cdef vector[int] stack_lo, stack_hi, stack_ref
+    cdef vector[char] attached
+    cdef vector[char] contiguous, derivable, in_tree  # n_tokens x n_tokens span tables
+    # Node templates (post-order, top last); items: >= 0 a carried block, < 0 the word at -(item + 1).
+    cdef int n_nodes
+    cdef vector[int] node_left, node_right, node_first, node_last, node_lo, node_hi
+    cdef vector[int] node_carried, node_flags, node_items_start, node_items_end, node_symbol
+    cdef vector[int] items
+    cdef vector[int32_t] token_key  # ICR: per token, the bucket id of its key
+
+    def __init__(self, str strategy, bint drop_non_binarizable, binary_rule_type):
+        self.strategy = STRATEGY_CODES[strategy]
+        self.drop_non_binarizable = drop_non_binarizable
+        self.binary_rule_type = binary_rule_type
+        self.rules = []
+        self.binarizations = []
+        self.bucket_keys = []
+        self.not_binarizable = []
+        self.virtual_names = set()
+        self.instances = 0
+        self.token_symbols = {}
+        self.virtual_symbols = {}
+        self.virtual_index = {}
+        self.symbol_child = []
+        self.bucket_ids = {}
+        self.bucket_tuples = []
+        self.bucket_pairs = {}
+
+    def bucket_sizes(self):
+        """Sizes of the non-empty buckets (int64 array). Token keys are interned as one-token
+        buckets whether or not a node uses them, so some interned buckets are empty."""
+        sizes = np.empty(self.bucket_counts.size(), dtype=np.int64)
+        cdef int64_t[::1] view = sizes
+        cdef size_t b
+        for b in range(self.bucket_counts.size()):
+            view[b] = self.bucket_counts[b]
+        return sizes[sizes > 0]
+
+    # -- reading a rule ------------------------------------------------------
+
+    cdef int read_rule(self, rule) except -1:
+        """Tokens of the rule's source side (rule_shape.tokenize_rule) and where its slots sit on the target."""
+        source = rule.source
+        target = rule.target
+        labels = rule.labels
+        self.source = source if type(source) is tuple else tuple(source)
+        self.target = target if type(target) is tuple else tuple(target)
+        self.labels = labels if type(labels) is tuple else tuple(labels)
+        cdef Py_ssize_t n_source = PyTuple_GET_SIZE(self.source)
+        cdef Py_ssize_t n_target = PyTuple_GET_SIZE(self.target)
+        cdef Py_ssize_t position
+        cdef int n = 0, slot, rank = 0, t, first = 0
+        cdef object symbol
+        self.n_slots = <int>PyTuple_GET_SIZE(self.labels)
+        self.n_target = <int>n_target
+        if <Py_ssize_t>self.token_slot.size() < n_source:
+            self.token_slot.resize(n_source)
+            self.token_start.resize(n_source)
+            self.token_end.resize(n_source)
+            self.token_rank.resize(n_source)
+            self.token_first_slot.resize(n_source)
+            self.token_symbol.resize(n_source)
+            self.token_key.resize(n_source)
+        for position in range(n_source):
+            symbol = <object>PyTuple_GET_ITEM(self.source, position)
+            if PyLong_Check(symbol):
+                self.token_slot[n] = symbol
+                self.token_start[n] = <int>position
+                self.token_end[n] = <int>position + 1
+                n += 1
+            elif n > 0 and self.token_slot[n - 1] == -1:
+                self.token_end[n - 1] = <int>position + 1  # a run continues
+            else:
+                self.token_slot[n] = -1
+                self.token_start[n] = <int>position
+                self.token_end[n] = <int>position + 1
+                n += 1
+        self.n_tokens = n
+        if n == 0:
+            raise ValueError(f"rule {rule} has an empty source side")
+        self.slot_rank.resize(self.n_slots)
+        self.slot_target_position.resize(self.n_slots)
+        self.target_slot.resize(n_target)
+        for position in range(n_target):
+            symbol = <object>PyTuple_GET_ITEM(self.target, position)
+            if PyLong_Check(symbol):
+                slot = symbol
+                if slot < 0 or slot >= self.n_slots:
+                    raise ValueError(f"rule {rule}: target slot {slot} out of range")
+                self.target_slot[position] = slot
+                self.slot_rank[slot] = rank
+                self.slot_target_position[slot] = <int>position
+                rank += 1
+            else:
+                self.target_slot[position] = -1
+        for t in range(n):
+            self.token_first_slot[t] = first
+            slot = self.token_slot[t]
+            if slot >= 0:
+                if slot >= self.n_slots:
+                    raise ValueError(f"rule {rule}: source slot {slot} out of range")
+                self.token_rank[t] = self.slot_rank[slot]
+                first += 1
+            else:
+                self.token_rank[t] = -1
+        return 0
+
+    # -- bracketings (strategies.py) -----------------------------------------
+
+    cdef inline int new_node(self, int left, int right) noexcept:
+        self.tree_left.push_back(left)
+        self.tree_right.push_back(right)
+        return node_ref(<int>self.tree_left.size() - 1)
+
+    cdef int monolingual_tree(self) noexcept:
+        """strategies.monolingual_tree: ((0, 1), 2) ..."""
+        cdef int t, root = 0
+        self.tree_left.clear()
+        self.tree_right.clear()
+        for t in range(1, self.n_tokens):
+            root = self.new_node(root, t)
+        return root
+
+    cdef int shift_reduce_tree(self, bint mirrored) noexcept:
+        """strategies.left_tree (mirrored: on the reversed tokens, as right_tree uses it).
+
+        Zhang et al. 2006, Algorithm 1, over the nonterminal tokens; each is shifted
+        with its unattached neighbouring terminal runs attached (left run first),
+        which is what decorating the skeleton's leaves in source order does.
+        Tree references are positions in scan order. NO_TREE if not binarizable.
+        """
+        cdef int n = self.n_tokens, u, t, rank, ref, sp = 0, lo, hi
+        self.tree_left.clear()
+        self.tree_right.clear()
+        if self.n_slots == 0:
+            return 0  # a lexical rule is one token
+        self.attached.assign(n, 0)
+        if <int>self.stack_ref.size() < n:
+            self.stack_lo.resize(n)
+            self.stack_hi.resize(n)
+            self.stack_ref.resize(n)
+        for u in range(n):
+            rank = self.token_rank[n - 1 - u if mirrored else u]
+            if rank < 0:
+                continue
+            ref = u
+            if u >= 1 and self.token_rank[n - u if mirrored else u - 1] < 0 and not self.attached[u - 1]:
+                self.attached[u - 1] = 1
+                ref = self.new_node(u - 1, ref)
+            if u + 1 < n and self.token_rank[n - 2 - u if mirrored else u + 1] < 0 and not self.attached[u + 1]:
+                self.attached[u + 1] = 1
+                ref = self.new_node(ref, u + 1)
+            self.stack_lo[sp] = rank
+            self.stack_hi[sp] = rank
+            self.stack_ref[sp] = ref
+            sp += 1
+            while sp >= 2:
+                if self.stack_hi[sp - 2] + 1 == self.stack_lo[sp - 1] or self.stack_hi[sp - 1] + 1 == self.stack_lo[sp - 2]:
+                    lo = min(self.stack_lo[sp - 2], self.stack_lo[sp - 1])
+                    hi = max(self.stack_hi[sp - 2], self.stack_hi[sp - 1])
+                    ref = self.new_node(self.stack_ref[sp - 2], self.stack_ref[sp - 1])
+                    sp -= 1
+                    self.stack_lo[sp - 1] = lo
+                    self.stack_hi[sp - 1] = hi
+                    self.stack_ref[sp - 1] = ref
+                else:
+                    break
+        return self.stack_ref[0] if sp == 1 else NO_TREE
+
+    cdef int right_tree(self) noexcept:
+        """strategies.right_tree: the left tree of the reversed tokens, mirrored back."""
+        cdef int root = self.shift_reduce_tree(True), j, left, n = self.n_tokens
+        if root == NO_TREE:
+            return NO_TREE
+        for j in range(<int>self.tree_left.size()):
+            left = self.tree_left[j]
+            self.tree_left[j] = n - 1 - self.tree_right[j] if self.tree_right[j] >= 0 else self.tree_right[j]
+            self.tree_right[j] = n - 1 - left if left >= 0 else left
+        return n - 1 - root if root >= 0 else root
+
+    cdef void compute_span_tables(self) noexcept:
+        """contiguous[p, q]: the slots of tokens p..q have consecutive target ranks;
+        derivable[p, q]: some synchronous bracketing has the span (strategies.feasible_spans)."""
+        cdef int n = self.n_tokens, p, q, k, length, lo, hi, count, rank
+        self.contiguous.assign(n * n, 0)
+        self.derivable.assign(n * n, 0)
+        for p in range(n):
+            lo = 0x7fffffff
+            hi = -1
+            count = 0
+            for q in range(p, n):
+                rank = self.token_rank[q]
+                if rank >= 0:
+                    lo = min(lo, rank)
+                    hi = max(hi, rank)
+                    count += 1
+                self.contiguous[p * n + q] = count == 0 or hi - lo == count - 1
+            self.derivable[p * n + p] = 1
+        for length in range(2, n + 1):
+            for p in range(0, n - length + 1):
+                q = p + length - 1
+                if not self.contiguous[p * n + q]:
+                    continue
+                for k in range(p, q):
+                    if self.derivable[p * n + k] and self.derivable[(k + 1) * n + q]:
+                        self.derivable[p * n + q] = 1
+                        break
+
+    cdef int random_tree(self, rng) except ERROR:
+        """strategies.random_tree: a uniform feasible split top-down, drawn with rng.choice."""
+        cdef int n = self.n_tokens
+        self.tree_left.clear()
+        self.tree_right.clear()
+        if n == 1:
+            return 0
+        self.compute_span_tables()
+        if not self.derivable[n - 1]:
+            return NO_TREE
+        return self.random_subtree(0, n - 1, rng)
+
+    cdef int random_subtree(self, int p, int q, rng) except ERROR:
+        cdef int n = self.n_tokens, k = p, m = 0, chosen, left, right
+        if p == q:
+            return p
+        for k in range(p, q):
+            if self.derivable[p * n + k] and self.derivable[(k + 1) * n + q]:
+                m += 1
+        # rng.choice over the split list draws rng._randbelow(len); choosing among
+        # range(m) draws the same, and gives the index of the split.
+        chosen = rng.choice(range(m))
+        for k in range(p, q):
+            if self.derivable[p * n + k] and self.derivable[(k + 1) * n + q]:
+                if chosen == 0:
+                    break
+                chosen -= 1
+        left = self.random_subtree(p, k, rng)
+        right = self.random_subtree(k + 1, q, rng)
+        return self.new_node(left, right)
+
+    cdef int tree_from_codes(self, const int32_t[::1] codes, int64_t lo, int64_t hi) except ERROR:
+        """rule_shape.tree_from_spans over span codes p * n + q."""
+        cdef int n = self.n_tokens
+        cdef int64_t c
+        self.tree_left.clear()
+        self.tree_right.clear()
+        self.in_tree.assign(n * n, 0)
+        for c in range(lo, hi):
+            self.in_tree[codes[c]] = 1
+        return self.subtree_from_spans(0, n - 1)
+
+    cdef int subtree_from_spans(self, int p, int q) except ERROR:
+        cdef int n = self.n_tokens, k, left
+        if p == q:
+            return p
+        for k in range(p, q):
+            if (k == p or self.in_tree[p * n + k]) and (k + 1 == q or self.in_tree[(k + 1) * n + q]):
+                left = self.subtree_from_spans(p, k)
+                return self.new_node(left, self.subtree_from_spans(k + 1, q))
+        raise ValueError(f"spans do not form a bracketing of {p}..{q}")
+
+    cdef int choose_tree(self, Py_ssize_t rule_index, rng, const int32_t[::1] tree_spans,
+                         const int64_t[::1] tree_offsets, const uint8_t[::1] active,
+                         bint* synchronous) except ERROR:
+        """The rule's bracketing as binarize step 1 (and ICR) chooses it; NO_TREE if dropped."""
+        cdef int root
+        synchronous[0] = False
+        if self.strategy == MONOLINGUAL:
+            return self.monolingual_tree()
+        if self.strategy == RIGHT:
+            root = self.right_tree()
+        elif self.strategy == RANDOM:
+            root = self.random_tree(rng)
+        elif self.strategy == ICR and active[rule_index]:
+            root = self.tree_from_codes(tree_spans, tree_offsets[rule_index], tree_offsets[rule_index + 1])
+        else:  # left, and the rules ICR leaves as they are
+            root = self.shift_reduce_tree(False)
+        if root == NO_TREE:
+            self.not_binarizable.append(rule_index)
+            if self.drop_non_binarizable:
+                return NO_TREE
+            return self.monolingual_tree()
+        synchronous[0] = True
+        return root
+
+    # -- node templates (rule_shape.node_templates) --------------------------
+
+    cdef inline int carried(self, int child) noexcept:
+        if child >= 0:
+            return 1 if self.token_rank[child] >= 0 else 0
+        return self.node_carried[node_of(child)]
+
+    cdef inline int block_lo(self, int child) noexcept:
+        if child >= 0:
+            return self.slot_target_position[self.token_slot[child]] if self.token_rank[child] >= 0 else -1
+        return self.node_lo[node_of(child)]
+
+    cdef inline int block_hi(self, int child) noexcept:
+        if child >= 0:
+            return self.slot_target_position[self.token_slot[child]] if self.token_rank[child] >= 0 else -1
+        return self.node_hi[node_of(child)]
+
+    cdef int compute_templates(self, int root, bint synchronous) except -1:
+        cdef int n = self.n_tokens
+        self.n_nodes = 0
+        if <int>self.node_left.size() < n:
+            self.node_left.resize(n)
+            self.node_right.resize(n)
+            self.node_first.resize(n)
+            self.node_last.resize(n)
+            self.node_lo.resize(n)
+            self.node_hi.resize(n)
+            self.node_carried.resize(n)
+            self.node_flags.resize(n)
+            self.node_items_start.resize(n)
+            self.node_items_end.resize(n)
+            self.node_symbol.resize(n)
+        self.items.clear()
+        self.absorbed.assign(self.n_target, 0)
+        self.walk(root, True, synchronous)
+        return 0
+
+    cdef int walk(self, int ref, bint is_top, bint synchronous) except ERROR:
+        """Templates of subtree `ref` in post-order; returns its template reference."""
+        cdef int j, left, right, first, last
+        if ref >= 0:
+            if is_top:  # a one-token rule
+                self.make_node(ref, NO_CHILD, ref, ref, True, synchronous)
+            return ref
+        j = node_of(ref)
+        left = self.walk(self.tree_left[j], False, synchronous)
+        right = self.walk(self.tree_right[j], False, synchronous)
+        first = left if left >= 0 else self.node_first[node_of(left)]
+        last = right if right >= 0 else self.node_last[node_of(right)]
+        return node_ref(self.make_node(left, right, first, last, is_top, synchronous))
+
+    cdef int make_node(self, int left, int right, int first, int last, bint is_top,
+                       bint synchronous) except -1:
+        cdef int j = self.n_nodes, lo, hi, position, child, offset, c, n_children
+        cdef int children[2]
+        cdef bint found
+        children[0] = left
+        children[1] = right
+        n_children = 1 if right == NO_CHILD else 2
+        self.n_nodes += 1
+        self.node_left[j] = left
+        self.node_right[j] = right
+        self.node_first[j] = first
+        self.node_last[j] = last
+        self.node_items_start[j] = self.node_items_end[j] = <int>self.items.size()
+        if is_top:
+            # The top rule spells out the whole target side.
+            lo = 0
+            hi = self.n_target - 1
+        elif synchronous:
+            lo = 0x7fffffff
+            hi = -1
+            for c in range(n_children):
+                if self.carried(children[c]):
+                    lo = min(lo, self.block_lo(children[c]))
+                    hi = max(hi, self.block_hi(children[c]))
+            if hi < 0:
+                raise ValueError("a synchronous node that covers no nonterminal")
+            while lo > 0 and self.target_slot[lo - 1] < 0 and not self.absorbed[lo - 1]:
+                lo -= 1
+            while hi + 1 < self.n_target and self.target_slot[hi + 1] < 0 and not self.absorbed[hi + 1]:
+                hi += 1
+        else:
+            # A monolingual virtual node carries its children's blocks.
+            self.node_flags[j] = MONOLINGUAL_NODE
+            self.node_carried[j] = self.carried(left) + (self.carried(right) if right != NO_CHILD else 0)
+            self.node_lo[j] = self.node_hi[j] = -1
+            return j
+        for position in range(lo, hi + 1):
+            if self.target_slot[position] < 0:
+                self.absorbed[position] = 1
+        if synchronous:
+            # Each child's block is contiguous: one item per child block, words between.
+            position = lo
+            while position <= hi:
+                found = False
+                offset = 0
+                for c in range(n_children):
+                    child = children[c]
+                    if self.carried(child):
+                        if self.block_lo(child) <= position <= self.block_hi(child):
+                            self.items.push_back(offset)
+                            position = self.block_hi(child) + 1
+                            found = True
+                            break
+                        offset += self.carried(child)
+                if not found:
+                    if self.target_slot[position] >= 0:
+                        raise AssertionError("a nonterminal outside every child block")
+                    self.items.push_back(-(position + 1))
+                    position += 1
+        else:
+            # Top of a monolingual bracketing: the carried blocks are the slots in source order.
+            for position in range(lo, hi + 1):
+                c = self.target_slot[position]
+                self.items.push_back(-(position + 1) if c < 0 else c)
+        self.node_items_end[j] = <int>self.items.size()
+        self.node_flags[j] = TOP if is_top else 0
+        self.node_carried[j] = 1
+        self.node_lo[j] = lo
+        self.node_hi[j] = hi
+        return j
+
+    # -- symbols and buckets -------------------------------------------------
+
+    cdef int intern_bucket(self, tuple bucket) except -1:
+        found = self.bucket_ids.get(bucket)
+        if found is not None:
+            return found
+        cdef int b = <int>len(self.bucket_tuples)
+        self.bucket_ids[bucket] = b
+        self.bucket_tuples.append(bucket)
+        self.bucket_counts.push_back(0)
+        return b
+
+    cdef int concatenated_bucket(self, int left, int right) except -1:
+        """Bucket id of L(left) + L(right)."""
+        key = (<int64_t>left << 32) | right
+        found = self.bucket_pairs.get(key)
+        if found is not None:
+            return found
+        cdef int b = self.intern_bucket(self.bucket_tuples[left] + self.bucket_tuples[right])
+        self.bucket_pairs[key] = b
+        return b
+
+    cdef int new_symbol(self, child, int bucket, int rule_index, int slots) except -1:
+        self.symbol_child.append(child)
+        self.symbol_bucket.push_back(bucket)
+        self.symbol_rule.push_back(rule_index)
+        self.symbol_slots.push_back(slots)
+        return <int>self.symbol_bucket.size() - 1
+
+    cdef int intern_token(self, int t) except -1:
+        """Symbol of token t: its label, or its terminal run (binary_grammar._token_child / _token_key)."""
+        cdef int slot = self.token_slot[t]
+        if slot >= 0:
+            token = <object>PyTuple_GET_ITEM(self.labels, slot)
+        else:
+            token = self.source[self.token_start[t]:self.token_end[t]]
+        found = self.token_symbols.get(token)
+        if found is not None:
+            return found
+        key = f"[{token}]" if slot >= 0 else " ".join(token)
+        cdef int symbol = self.new_symbol(token, self.intern_bucket((key,)), -1, 1 if slot >= 0 else 0)
+        self.token_symbols[token] = symbol
+        return symbol
+
+    cdef inline int child_symbol(self, int child) noexcept:
+        return self.token_symbol[child] if child >= 0 else self.node_symbol[node_of(child)]
+
+    cdef tuple node_children(self, int j):
+        if self.node_right[j] == NO_CHILD:
+            return (self.symbol_child[self.child_symbol(self.node_left[j])],)
+        return (self.symbol_child[self.child_symbol(self.node_left[j])],
+                self.symbol_child[self.child_symbol(self.node_right[j])])
+
+    cdef tuple node_target(self, int j, Py_ssize_t leading):
+        """The node's target items (words and carried-block numbers), after `leading` empty places."""
+        cdef int start = self.node_items_start[j], end = self.node_items_end[j], i, item
+        cdef tuple out = PyTuple_New(leading + end - start)
+        for i in range(start, end):
+            item = self.items[i]
+            _set_item(out, leading + i - start,
+                      <object>PyTuple_GET_ITEM(self.target, -item - 1) if item < 0 else item)
+        return out
+
+    cdef int virtual_symbol(self, int j, int left, int right) except -1:
+        """Symbol id of virtual node j (children's symbols given), making its rule on first sight."""
+        cdef bint monolingual = self.node_flags[j] & MONOLINGUAL_NODE
+        cdef tuple key
+        if monolingual:
+            key = (MONOLINGUAL_KEY, left, right)
+        else:
+            key = self.node_target(j, 3)
+            _set_item(key, 0, SYNCHRONOUS_KEY)
+            _set_item(key, 1, left)
+            _set_item(key, 2, right)
+        found = self.virtual_symbols.get(key)
+        if found is not None:
+            return found
+        # First sight: the name and rule exactly as BinaryGrammarBuilder.add makes them.
+        cdef int bucket = self.concatenated_bucket(self.symbol_bucket[left], self.symbol_bucket[right])
+        source_key = " ".join(self.bucket_tuples[bucket])
+        cdef int base, lo = self.node_lo[j], hi = self.node_hi[j]
+        if monolingual:
+            name = "<mono " + source_key + ">"
+            target = None
+        else:
+            base = self.token_first_slot[self.node_first[j]]  # slots are numbered from the span's first
+            words = []
+            for item in self.target[lo:hi + 1]:
+                words.append(item if isinstance(item, str) else f"[{item - base}]")
+            name = "<" + source_key + " || " + " ".join(words) + ">"
+            target = key[3:]
+        binary = _new_tuple(self.binary_rule_type, (name, self.node_children(j), target, -1))
+        index = self.virtual_index.get(binary)
+        if index is None:
+            index = len(self.rules)
+            self.rules.append(binary)
+            self.virtual_index[binary] = index
+        self.virtual_names.add(name)
+        cdef int symbol = self.new_symbol(name, bucket, index, self.symbol_slots[left] + self.symbol_slots[right])
+        self.virtual_symbols[key] = symbol
+        return symbol
+
+    # -- the binary rules of one source rule ----------------------------------
+
+    cdef int emit_rule(self, Py_ssize_t rule_index, lhs) except -1:
+        cdef int j, t, left, right, bucket, symbol
+        cdef Py_ssize_t index
+        cdef tuple indices = PyTuple_New(self.n_nodes)
+        cdef tuple keys = PyTuple_New(self.n_nodes)
+        for t in range(self.n_tokens):
+            self.token_symbol[t] = self.intern_token(t)
+        for j in range(self.n_nodes):
+            left = self.child_symbol(self.node_left[j])
+            right = self.child_symbol(self.node_right[j]) if self.node_right[j] != NO_CHILD else -1
+            if self.node_flags[j] & TOP:
+                if right >= 0:
+                    bucket = self.concatenated_bucket(self.symbol_bucket[left], self.symbol_bucket[right])
+                else:
+                    bucket = self.symbol_bucket[left]
+                binary = _new_tuple(self.binary_rule_type,
+                                    (lhs, self.node_children(j), self.node_target(j, 0), rule_index))
+                index = len(self.rules)
+                self.rules.append(binary)
+            else:
+                symbol = self.virtual_symbol(j, left, right)
+                self.node_symbol[j] = symbol
+                bucket = self.symbol_bucket[symbol]
+                index = self.symbol_rule[symbol]
+            self.bucket_counts[bucket] += 1
+            _set_item(indices, j, index)
+            _set_item(keys, j, self.bucket_tuples[bucket])
+        self.binarizations.append(indices)
+        self.bucket_keys.append(keys)
+        self.instances += self.n_nodes
+        if isinstance(lhs, str) and PyUnicode_GET_LENGTH(lhs) > 0 and PyUnicode_READ_CHAR(lhs, 0) == u"<":
+            self.virtual_names.add(lhs)  # a real label that looks virtual counts, as in virtual_symbols()
+        return 0
+
+    def binarize_rules(self, list rules, Py_ssize_t start, Py_ssize_t stop, rng=None, tables=None):
+        """Binarize rules[start:stop] (in order; `rng` for random, ICR's final `tables` for icr)."""
+        cdef const int32_t[::1] tree_spans = None
+        cdef const int64_t[::1] tree_offsets = None
+        cdef const uint8_t[::1] active = None
+        cdef Py_ssize_t i
+        cdef int root
+        cdef bint synchronous
+        if self.strategy == ICR:
+            tree_spans, tree_offsets, active = tables.tree_spans, tables.tree_offsets, tables.active
+        for i in range(start, stop):
+            rule = rules[i]
+            self.read_rule(rule)
+            root = self.choose_tree(i, rng, tree_spans, tree_offsets, active, &synchronous)
+            if root == NO_TREE:
+                self.binarizations.append(())
+                self.bucket_keys.append(())
+                continue
+            self.compute_templates(root, synchronous)
+            self.emit_rule(i, rule.lhs)
+
+    # -- ICR span tables -----------------------------------------------------
+
+    cdef void collect_tree_spans(self, int ref, int32_t* codes, int* count, int* first, int* last) noexcept:
+        """rule_shape.tree_spans as codes p * n + q, post-order."""
+        cdef int p, q, unused
+        if ref >= 0:
+            first[0] = last[0] = ref
+            return
+        self.collect_tree_spans(self.tree_left[node_of(ref)], codes, count, first, &unused)
+        self.collect_tree_spans(self.tree_right[node_of(ref)], codes, count, &unused, last)
+        codes[count[0]] = first[0] * self.n_tokens + last[0]
+        count[0] += 1
+
+    cdef int span_bucket_id(self, dict ids, int p, int q) except -1:
+        """Bucket of tokens p..q for ICR: keyed by the token keys' bucket ids (so equal L(v), equal id)."""
+        key = PyBytes_FromStringAndSize(<char*>&self.token_key[p], (q - p + 1) * sizeof(int32_t))
+        found = ids.get(key)
+        if found is not None:
+            return found
+        cdef int b = <int>len(ids)
+        ids[key] = b
+        return b
+
+    def icr_tables(self, list rules):
+        """Flat CKY span tables for ICR, starting from the left-heavy trees.
+
+        Returns (n_tokens, table_offsets, span_bucket, tree_offsets, tree_spans,
+        active, counts, single) as decoder.binarize._iterative_cost_reduction
+        wants them; `single` is the constant part of Q from one-token rules.
+        Rules whose permutation is not binarizable keep the monolingual tree
+        (inactive), or no tree when they are dropped.
+        """
+        cdef Py_ssize_t n_rules = len(rules), i
+        cdef int n, root, p, q, t, count, first, last, code
+        n_tokens_array = np.zeros(n_rules, dtype=np.int32)
+        binarizable_array = np.zeros(n_rules, dtype=np.uint8)
+        table_offsets_array = np.zeros(n_rules + 1, dtype=np.int64)
+        tree_offsets_array = np.zeros(n_rules + 1, dtype=np.int64)
+        active_array = np.zeros(n_rules, dtype=np.uint8)
+        cdef int32_t[::1] n_tokens = n_tokens_array
+        cdef uint8_t[::1] binarizable = binarizable_array
+        cdef int64_t[::1] table_offsets = table_offsets_array
+        cdef int64_t[::1] tree_offsets = tree_offsets_array
+        cdef uint8_t[::1] active = active_array
+        # Pass 1: table and tree sizes.
+        for i in range(n_rules):
+            self.read_rule(rules[i])
+            n = self.n_tokens
+            n_tokens[i] = n
+            binarizable[i] = self.shift_reduce_tree(False) != NO_TREE
+            table_offsets[i + 1] = table_offsets[i] + n * n
+            has_tree = n >= 2 and (binarizable[i] or not self.drop_non_binarizable)
+            tree_offsets[i + 1] = tree_offsets[i] + (n - 1 if has_tree else 0)
+        span_bucket_array = np.full(table_offsets[n_rules], -1, dtype=np.int32)
+        tree_spans_array = np.zeros(tree_offsets[n_rules], dtype=np.int32)
+        cdef int32_t[::1] span_bucket = span_bucket_array
+        cdef int32_t[::1] tree_spans = tree_spans_array
+        cdef dict ids = {}
+        cdef dict single_sizes = {}
+        # Pass 2: bucket ids of the feasible spans, and the current trees.
+        for i in range(n_rules):
+            n = n_tokens[i]
+            if tree_offsets[i + 1] == tree_offsets[i]:
+                if n == 1:  # one-token rules sit in buckets no multi-token node shares
+                    self.read_rule(rules[i])
+                    key = self.symbol_bucket[self.intern_token(0)]
+                    single_sizes[key] = single_sizes.get(key, 0) + 1
+                continue
+            self.read_rule(rules[i])
+            for t in range(n):
+                self.token_key[t] = self.symbol_bucket[self.intern_token(t)]
+            if binarizable[i]:
+                root = self.shift_reduce_tree(False)
+                self.compute_span_tables()
+                for p in range(n):
+                    for q in range(p + 1, n):
+                        if self.derivable[p * n + q]:
+                            span_bucket[table_offsets[i] + p * n + q] = self.span_bucket_id(ids, p, q)
+                active[i] = 1
+            else:
+                root = self.monolingual_tree()
+            count = 0
+            self.collect_tree_spans(root, &tree_spans[tree_offsets[i]], &count, &first, &last)
+            if not binarizable[i]:  # the frozen monolingual tree: only its own spans are in the table
+                for t in range(count):
+                    code = tree_spans[tree_offsets[i] + t]
+                    span_bucket[table_offsets[i] + code] = self.span_bucket_id(ids, code // n, code % n)
+        rule_of_node = np.repeat(np.arange(n_rules), np.diff(tree_offsets_array))
+        node_buckets = span_bucket_array[table_offsets_array[:n_rules][rule_of_node] + tree_spans_array]
+        counts = np.bincount(node_buckets, minlength=len(ids)).astype(np.int64)
+        single = sum(v * v for v in single_sizes.values())
+        return (n_tokens_array, table_offsets_array, span_bucket_array, tree_offsets_array, tree_spans_array,
+                active_array, counts, single)

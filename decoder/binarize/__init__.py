@@ -13,8 +13,10 @@ Algorithm 1) and, by default, binarized monolingually and listed in
 """
 from __future__ import annotations
 
+import gc
 import random
 import time
+from contextlib import contextmanager
 from typing import Iterable
 
 import numpy as np
@@ -34,139 +36,102 @@ __all__ = ["binarize", "BinaryGrammar", "BinaryRule", "STRATEGIES", "unbinarize"
 
 NON_BINARIZABLE_POLICIES = ("monolingual", "drop")
 
+# Rules per call into the compiled loop when a progress bar is shown.
+_PROGRESS_CHUNK = 50_000
+
 
 def binarize(rules: Iterable[Rule], strategy: str = "left", seed: int = 0, max_iterations: int = 20,
              non_binarizable: str = "monolingual", progress: bool = False) -> BinaryGrammar:
+    """Binarize with one of STRATEGIES (the per-rule loop runs in decoder._ext._binarize.RuleBinarizer;
+    decoder.binarize.reference.binarize_reference is its pure-Python twin, with identical output)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown binarization strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
     if non_binarizable not in NON_BINARIZABLE_POLICIES:
         raise ValueError(f"unknown non-binarizable policy {non_binarizable!r}")
     started = time.perf_counter()
     rules = list(rules)
-    rng = random.Random(seed)
-    token_seqs = [tokenize_rule(r) for r in rules]
+    with _garbage_collector_paused():
+        grammar = _binarize_with_kernel(rules, strategy, seed, max_iterations, non_binarizable, progress)
+    grammar.report["seconds"] = round(time.perf_counter() - started, 3)
+    return grammar
 
-    # 1. A bracketing per rule (None: not binarizable).
-    trees: list = []
-    not_binarizable: list[int] = []
-    for i, tokens in enumerate(token_seqs):
-        if strategy == "monolingual":
-            tree = monolingual_tree(tokens.size)
-        elif strategy in ("left", "icr"):
-            tree = left_tree(tokens.ranks)
-        elif strategy == "right":
-            tree = right_tree(tokens.ranks)
-        else:
-            tree = random_tree(tokens.ranks, rng)
-        if tree is None:
-            not_binarizable.append(i)
-        trees.append(tree)
-    if strategy != "monolingual":
-        # Exactness: a rule is non-binarizable iff its permutation is (the left tree is None).
-        for i in not_binarizable:
-            trees[i] = monolingual_tree(token_seqs[i].size) if non_binarizable == "monolingual" else None
 
-    # 2. ICR re-brackets the synchronous rules to lower Q(G').
+@contextmanager
+def _garbage_collector_paused():
+    """Binarizing allocates millions of small tuples, none of which can form a cycle; each time
+    the cyclic collector runs it walks every live object (the whole rule table), which cost
+    more than the binarization itself."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _binarize_with_kernel(rules: list[Rule], strategy: str, seed: int, max_iterations: int,
+                          non_binarizable: str, progress: bool) -> BinaryGrammar:
+    from .._ext._binarize import RuleBinarizer
+
+    kernel = RuleBinarizer(strategy, non_binarizable == "drop", BinaryRule)
+
+    # ICR first re-brackets the synchronous rules to lower Q(G'), starting from `left`.
     iterations: list[int] = []
+    tables = None
     if strategy == "icr":
-        trees, iterations = _iterative_cost_reduction(rules, token_seqs, trees, set(not_binarizable),
-                                                      max_iterations, progress)
+        tables, iterations = _iterative_cost_reduction(kernel, rules, max_iterations, progress)
 
-    # 3. Binary rules from the bracketings.
-    builder = BinaryGrammarBuilder(strategy, rules)
-    monolingual_rules = set(not_binarizable)
-    iterator = range(len(rules))
+    # Each rule's bracketing (random draws from rng in rule order), then its binary rules.
+    rng = random.Random(seed)
+    chunk = _PROGRESS_CHUNK if progress else max(len(rules), 1)
+    bar = None
     if progress:
         from tqdm import tqdm
 
-        iterator = tqdm(iterator, desc=f"binarize ({strategy})", unit="rule", mininterval=1.0)
-    for i in iterator:
-        tree = trees[i]
-        if tree is None:
-            builder.skip()
-            continue
-        tokens = token_seqs[i]
-        synchronous = strategy != "monolingual" and i not in monolingual_rules
-        ranks, target_pattern = shape_key(rules[i], tokens)
-        builder.add(i, tokens, node_templates(ranks, target_pattern, tree, synchronous))
-    grammar = builder.grammar
-    grammar.non_binarizable = not_binarizable
+        bar = tqdm(total=len(rules), desc=f"binarize ({strategy})", unit="rule", mininterval=1.0)
+    for start in range(0, len(rules), chunk):
+        stop = min(start + chunk, len(rules))
+        kernel.binarize_rules(rules, start, stop, rng, tables)
+        if bar is not None:
+            bar.update(stop - start)
+    if bar is not None:
+        bar.close()
 
-    cost, sizes = grammar_cost(grammar.bucket_keys)
+    grammar = BinaryGrammar(strategy, rules, kernel.rules, kernel.binarizations, kernel.bucket_keys,
+                            kernel.not_binarizable)
+    sizes = kernel.bucket_sizes()
+    size_values, size_counts = np.unique(sizes, return_counts=True)
     grammar.report = {
         "strategy": strategy,
         "seed": seed if strategy == "random" else None,
         "source_rules": len(rules),
         "binary_rules": len(grammar.rules),
-        "binary_rule_instances": sum(len(b) for b in grammar.binarizations),
-        "virtual_nonterminals": len(grammar.virtual_symbols()),
-        "non_binarizable": len(not_binarizable),
+        "binary_rule_instances": kernel.instances,
+        "virtual_nonterminals": len(kernel.virtual_names),
+        "non_binarizable": len(grammar.non_binarizable),
         "non_binarizable_policy": non_binarizable,
-        "dropped": len(not_binarizable) if non_binarizable == "drop" and strategy != "monolingual" else 0,
-        "cost": cost,
+        "dropped": len(grammar.non_binarizable) if non_binarizable == "drop" and strategy != "monolingual" else 0,
+        "cost": cost_of(sizes),
         "buckets": len(sizes),
-        "bucket_sizes": bucket_size_histogram(sizes),
+        "bucket_sizes": {str(int(size)): int(count) for size, count in zip(size_values, size_counts)},
         "iterations": iterations,
-        "seconds": round(time.perf_counter() - started, 3),
+        "seconds": None,  # set by binarize
     }
     return grammar
 
 
-def _iterative_cost_reduction(rules, token_seqs, trees, frozen: set[int], max_iterations: int,
-                              progress: bool):
-    """Xiao et al. 2009, Section 3.4, over flat span tables; returns (trees, Q after each sweep)."""
-    n_rules = len(rules)
-    n_tokens = np.zeros(n_rules, dtype=np.int32)
-    table_offsets = np.zeros(n_rules + 1, dtype=np.int64)
-    tree_offsets = np.zeros(n_rules + 1, dtype=np.int64)
-    active = np.zeros(n_rules, dtype=np.uint8)
-    bucket_ids: dict[tuple, int] = {}
-    span_bucket_parts: list[np.ndarray] = []
-    tree_span_parts: list[list[int]] = []
-    for i, (rule, tokens) in enumerate(zip(rules, token_seqs)):
-        n = tokens.size
-        n_tokens[i] = n
-        table = np.full(n * n, -1, dtype=np.int32)
-        tree = trees[i]
-        if n >= 2 and tree is not None:
-            keys = [f"[{rule.labels[s]}]" if s >= 0 else " ".join(run)
-                    for s, run in zip(tokens.slots, tokens.runs)]
-            spans = tree_spans(tree) if i in frozen else feasible_spans(tokens.ranks)
-            for p, q in spans:
-                table[p * n + q] = bucket_ids.setdefault(tuple(keys[p:q + 1]), len(bucket_ids))
-            active[i] = i not in frozen
-            tree_span_parts.append([p * n + q for p, q in tree_spans(tree)])
-        else:
-            tree_span_parts.append([])
-        span_bucket_parts.append(table)
-        table_offsets[i + 1] = table_offsets[i] + n * n
-        tree_offsets[i + 1] = tree_offsets[i] + len(tree_span_parts[-1])
-    span_bucket = np.concatenate(span_bucket_parts) if span_bucket_parts else np.zeros(0, np.int32)
-    tree_span_codes = np.array([c for part in tree_span_parts for c in part], dtype=np.int32)
-    counts = np.zeros(len(bucket_ids), dtype=np.int64)
-    np.add.at(counts, span_bucket[table_offsets[:-1].repeat(np.diff(tree_offsets)) + tree_span_codes], 1)
-    tables = SpanTables(n_tokens, table_offsets, span_bucket, tree_offsets, tree_span_codes, active, counts)
-
-    # One-token rules sit in buckets no multi-token node can share: a constant part of Q.
-    single_sizes: dict = {}
-    for rule, tokens in zip(rules, token_seqs):
-        if tokens.size == 1:
-            key = f"[{rule.labels[0]}]" if tokens.slots[0] >= 0 else " ".join(tokens.runs[0])
-            single_sizes[key] = single_sizes.get(key, 0) + 1
-    single = sum(v * v for v in single_sizes.values())
-
-    history = [cost_of(counts) + single]
+def _iterative_cost_reduction(kernel, rules, max_iterations: int, progress: bool):
+    """Xiao et al. 2009, Section 3.4, over flat span tables; returns (final tables, Q after each sweep)."""
+    *arrays, single = kernel.icr_tables(rules)
+    tables = SpanTables(*arrays)
+    # One-token rules sit in buckets no multi-token node can share: `single` is a constant part of Q.
+    history = [cost_of(tables.counts) + single]
     for _ in range(max_iterations):
         icr_sweep(tables)
-        history.append(cost_of(counts) + single)
+        history.append(cost_of(tables.counts) + single)
         if progress:
             print(f"icr: iteration {len(history) - 1}: Q = {history[-1]:,}", flush=True)
         if history[-1] >= history[-2]:
             break
-    new_trees = list(trees)
-    for i in range(n_rules):
-        if active[i]:
-            n = int(n_tokens[i])
-            codes = tables.tree_spans[tree_offsets[i]:tree_offsets[i + 1]]
-            new_trees[i] = tree_from_spans({(int(c) // n, int(c) % n) for c in codes}, 0, n - 1)
-    return new_trees, history
+    return tables, history
