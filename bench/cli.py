@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, help="results directory (default: bench/results, "
                                                     "bench/results/quick with --quick)")
     parser.add_argument("--work", default=None, help="where stores, configs and outputs are built "
-                                                     "(default: OUT/work, not committed)")
+                                                     "(default: build/bench-work/{quick,bible})")
     parser.add_argument("--strategies", nargs="+", choices=experiments.STRATEGIES, default=None)
     parser.add_argument("--pop-limits", nargs="+", type=int, default=None)
     parser.add_argument("--dev-sentences", type=int, default=None, help="use the first N dev sentences")
@@ -73,7 +73,8 @@ def main(args) -> int:
 
         return run_demo(workers=args.workers)
     out = args.out or (os.path.join(DEFAULT_OUT, "quick") if args.quick else DEFAULT_OUT)
-    work = args.work or os.path.join(out, "work")
+    # built stores, configs and outputs: under build/ (ignored by git), one directory per run kind
+    work = args.work or os.path.join(REPO, "build", "bench-work", "quick" if args.quick else "bible")
     os.makedirs(work, exist_ok=True)
     if args.quick:
         system = experiments.fixture_system(work)

@@ -9,7 +9,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def test_bench_quick_on_the_fixture(tmp_path):
     out = tmp_path / "results"
-    completed = subprocess.run([sys.executable, "-m", "decoder.cli", "bench", "--quick", "--out", str(out)],
+    completed = subprocess.run([sys.executable, "-m", "decoder.cli", "bench", "--quick", "--out", str(out),
+                                "--work", str(tmp_path / "work")],
                                cwd=REPO, capture_output=True, text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr[-3000:]
     results = json.loads((out / "results.json").read_text())
