@@ -112,9 +112,8 @@ class WorkerPool:
 
     def parse(self, texts: list[str], progress: tqdm | None = None) -> list[dict]:
         answers: list[dict | None] = [None] * len(texts)
-        # longest first, so that the pool does not wait for one long sentence at the end
-        queue = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        queue.reverse()
+        # popped from the end: longest first, so that the pool does not wait for one long sentence at the end
+        queue = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         selector = selectors.DefaultSelector()
         remaining = len(texts)
         try:
