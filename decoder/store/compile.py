@@ -41,42 +41,50 @@ def compile_grammar(grammar: BinaryGrammar, feature_names: list[str] | None = No
     `feature_names` default to f0, f1, ...; `source_table` and `filter_path` go to meta.json."""
     rules = grammar.rules
     n_rules = len(rules)
-    # BinaryRule is a named tuple: one zip transposes the rules into columns, in C
-    lhs_names, children, targets, origins = zip(*rules) if rules else ((), (), (), ())
-    children0 = [c[0] for c in children]
-    children1 = [c[1] if len(c) > 1 else None for c in children]
-    del children
+    # columns of the rules (zip(*rules) would be 10x slower: it makes one iterator per rule)
+    lhs_names = [r[0] for r in rules]
+    children0 = [r[1][0] for r in rules]
+    children1 = [r[1][1] if len(r[1]) > 1 else None for r in rules]
+    targets = [r[2] for r in rules]
+    origins = [r[3] for r in rules]
 
-    # Nonterminals: real labels (sorted), then virtual symbols in order of definition.
-    names = set(lhs_names)
-    names.update(c for c in children0 if c.__class__ is str)
-    names.update(c for c in children1 if c.__class__ is str)
-    real = sorted(n for n in names if not n.startswith("<"))
-    virtual = [n for n in dict.fromkeys(lhs_names) if n.startswith("<")]
-    if len(real) + len(virtual) != len(names):
-        undefined = sorted(n for n in names if n.startswith("<") and n not in set(virtual))
-        raise ValueError(f"virtual symbols used but never defined: {undefined[:5]}")
-    nonterminals = real + virtual
+    # Intern every lhs and child (str: nonterminal, tuple: terminal run) in one dict, in order of
+    # first appearance, lhs first; then renumber with numpy: real labels (sorted), virtual symbols
+    # (in order of definition), runs.
+    first_seen: dict = {}
+    intern = first_seen.setdefault
+    lhs_seen = np.fromiter((intern(x, len(first_seen)) for x in lhs_names), dtype=np.int64, count=n_rules)
+    n_lhs_names = len(first_seen)
+    child0_seen = np.fromiter((intern(x, len(first_seen)) for x in children0), dtype=np.int64, count=n_rules)
+    child1_seen = np.fromiter((-1 if x is None else intern(x, len(first_seen)) for x in children1),
+                              dtype=np.int64, count=n_rules)
+    symbols = list(first_seen)
+    del first_seen, lhs_names, children0, children1
+    is_run = np.fromiter((x.__class__ is tuple for x in symbols), dtype=bool, count=len(symbols))
+    is_virtual = np.fromiter((x.__class__ is str and x.startswith("<") for x in symbols), dtype=bool,
+                             count=len(symbols))
+    undefined = np.flatnonzero(is_virtual[n_lhs_names:])
+    if len(undefined):
+        raise ValueError(f"virtual symbols used but never defined: {[symbols[n_lhs_names + i] for i in undefined[:5]]}")
+    real_seen = np.array(sorted(np.flatnonzero(~is_run & ~is_virtual), key=symbols.__getitem__), dtype=np.int64)
+    new_order = np.concatenate([real_seen, np.flatnonzero(is_virtual), np.flatnonzero(is_run)])
+    new_id = np.empty(len(symbols) + 1, dtype=np.int32)
+    new_id[new_order] = np.arange(len(new_order), dtype=np.int32)
+    new_id[-1] = -1  # child1 of a one-child rule
+    lhs, child0, child1 = new_id[lhs_seen], new_id[child0_seen], new_id[child1_seen]
+    nonterminals = [symbols[i] for i in new_order[:len(new_order) - int(is_run.sum())]]
+    runs = [symbols[i] for i in new_order[len(nonterminals):]]
+    n_real = len(real_seen)
     n_nonterminals = len(nonterminals)
-
-    # Runs: distinct terminal-run children, in order of first use; their symbols follow the nonterminals.
-    runs = [c for c in dict.fromkeys(children0 + children1) if c.__class__ is tuple]
     n_runs = len(runs)
+    origin = np.array(origins, dtype=np.int64).reshape(n_rules)
+    del symbols, lhs_seen, child0_seen, child1_seen, origins
+
     source_word_id: dict[str, int] = {}
     run_words = np.fromiter((source_word_id.setdefault(w, len(source_word_id)) for run in runs for w in run),
                             dtype=np.int32)
     run_offsets = np.zeros(n_runs + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, runs), dtype=np.int64, count=n_runs), out=run_offsets[1:])
-
-    # One dict for every child kind: str -> nonterminal id, tuple -> run symbol, None -> -1.
-    symbol_id: dict = {name: i for i, name in enumerate(nonterminals)}
-    symbol_id.update((run, n_nonterminals + i) for i, run in enumerate(runs))
-    symbol_id[None] = -1
-    lhs = np.fromiter(map(symbol_id.__getitem__, lhs_names), dtype=np.int32, count=n_rules)
-    child0 = np.fromiter(map(symbol_id.__getitem__, children0), dtype=np.int32, count=n_rules)
-    child1 = np.fromiter(map(symbol_id.__getitem__, children1), dtype=np.int32, count=n_rules)
-    origin = np.array(origins, dtype=np.int64).reshape(n_rules)
-    del lhs_names, children0, children1, symbol_id
 
     # Target sides: word ids >= 0, block reference k as -1-k; None (carry the blocks) as empty.
     carries = np.fromiter((t is None for t in targets), dtype=np.uint8, count=n_rules)
@@ -111,9 +119,9 @@ def compile_grammar(grammar: BinaryGrammar, feature_names: list[str] | None = No
     np.cumsum(np.fromiter(map(len, encoded_trees), dtype=np.int64, count=n_source), out=tree_offsets[1:])
 
     symbol_is_virtual = np.zeros(n_nonterminals, dtype=np.uint8)
-    symbol_is_virtual[len(real):] = 1
+    symbol_is_virtual[n_real:] = 1
     symbol_rule = np.full(n_nonterminals, -1, dtype=np.int32)
-    defining = np.flatnonzero(lhs >= len(real))
+    defining = np.flatnonzero(lhs >= n_real)
     symbol_rule[lhs[defining]] = defining
     symbol_carried = _carried_blocks(symbol_rule, child0, child1, carries, n_runs)
 
@@ -150,7 +158,7 @@ def compile_grammar(grammar: BinaryGrammar, feature_names: list[str] | None = No
         "strategy": grammar.strategy,
         "report": _jsonable(grammar.report),
         "feature_names": feature_names,
-        "n_real_nonterminals": len(real),
+        "n_real_nonterminals": n_real,
         "n_nonterminals": n_nonterminals,
         "n_runs": n_runs,
         "n_symbols": n_symbols,
