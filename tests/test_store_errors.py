@@ -132,3 +132,20 @@ def test_run_matching_checks_words_behind_equal_hashes():
     keys = np.array([collide, collide], dtype=np.uint64)
     table = match_run_array(sentence, keys, np.array([0, 1], dtype=np.int32), offsets, words, 2, 10)
     assert table.tolist() == [[0, 2, 11]]
+
+
+def test_empty_grammar_round_trips(tmp_path):
+    write_store(binarize([], "icr"), tmp_path / "store")
+    store = GrammarStore.open(tmp_path / "store")
+    assert len(store) == 0 and store.n_source_rules == 0
+    assert store.match_runs(store.source_word_ids(["a", "b"])) == []
+    assert len(store.rules_for_pair(0, 0)) == 0 and len(store.rules_for_single(0)) == 0
+
+
+def test_undefined_virtual_symbol_is_refused(tmp_path):
+    from decoder.binarize import BinaryGrammar, BinaryRule
+
+    grammar = BinaryGrammar("left", [make_rule("S", [0, 1], [0, 1], ["A", "B"])],
+                            rules=[BinaryRule("S", ("<A B || [0] [1]>", "C"), (0, 1), 0)])
+    with pytest.raises(ValueError, match="never defined"):
+        write_store(grammar, tmp_path / "store")
