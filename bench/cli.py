@@ -37,7 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--test-sentences", type=int, default=None, help="use the first N test sentences")
     parser.add_argument("--sweep-sentences", type=int, default=None,
                         help="test sentences of the pop-limit sweep (default: all used test sentences)")
+    parser.add_argument("--pop-limit", type=int, default=None,
+                        help="pop limit of tuning and of experiments 2, 4 and 6 (default 100; --quick: 10)")
     parser.add_argument("--mert-iterations", type=int, default=None)
+    parser.add_argument("--mert-restarts", type=int, default=None)
+    parser.add_argument("--non-unique-kbest", action="store_true",
+                        help="MERT on k-best derivations instead of distinct translations (faster)")
     parser.add_argument("--kbest", type=int, default=None)
     parser.add_argument("--full-grammar-cost", action="store_true",
                         help="experiment 1 on the whole rule table (default: the table filtered to dev+test)")
@@ -57,11 +62,14 @@ def settings_from(args) -> Settings:
                  "dev_sentences": args.dev_sentences, "test_sentences": args.test_sentences,
                  "sweep_sentences": args.sweep_sentences, "mert_iterations": args.mert_iterations,
                  "kbest": args.kbest, "bootstrap_samples": args.bootstrap_samples,
+                 "default_pop_limit": args.pop_limit, "mert_restarts": args.mert_restarts,
                  "tune_strategies": tuple(args.tune_only) if args.tune_only else None}
     for key, value in overrides.items():
         if value is not None:
             setattr(settings, key, value)
     settings.tune = not args.no_tune
+    if args.non_unique_kbest:
+        settings.unique_kbest = False
     settings.cost_on_full_grammar = args.full_grammar_cost
     settings.workers = args.workers
     return settings
