@@ -24,6 +24,7 @@ import json
 import marshal
 import multiprocessing
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -84,6 +85,8 @@ _STATE: dict = {}
 def run_extraction(config: ExtractionConfig) -> dict:
     """Extract, score and write the rule table (and glue, unknown labels, summary); return the summary."""
     started = time.time()
+    cpu_started = _cpu_seconds()
+    load_before = os.getloadavg()[0]
     jobs = config.jobs or os.cpu_count() or 1
     out_dir = os.path.dirname(os.path.abspath(config.out))
     os.makedirs(out_dir, exist_ok=True)
@@ -93,6 +96,10 @@ def run_extraction(config: ExtractionConfig) -> dict:
     finally:
         if not config.keep_tmp:
             shutil.rmtree(tmp, ignore_errors=True)
+    # CPU time (this process and its finished workers) and the machine's load: on a shared
+    # machine the wall time alone says little
+    summary["cpu_seconds"] = round(_cpu_seconds() - cpu_started, 2)
+    summary["load_average"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
     if config.summary:
         os.makedirs(os.path.dirname(os.path.abspath(config.summary)), exist_ok=True)
         with open(config.summary, "w") as f:
@@ -189,6 +196,12 @@ def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float) -> dict:
         "rules": config.out,
         "errors": total.errors[:1000],
     }
+
+
+def _cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
 
 
 class Totals:
