@@ -142,7 +142,7 @@ def test_bad_lines_are_reported_skipped_and_counted(tmp_path, capsys):
         GHKM,
         ("il va", "(S (NP (PRP he)) (VP", "0-0 1-1", "he goes"),  # unparsable tree
         ("il va", "(S (NP (PRP he)) (VP (VB goes)))", "0-0 9-1", "he goes"),  # source index out of range
-        ("il va", "(S (NP (PRP he)) (VP (VB goes)))", "0-0 1-1", "he went"),  # leaves differ from tokens
+        ("il va", "(S (NP (PRP he)) (VP (VB goes)))", "0-0 1-1", "he goes away"),  # 2 leaves, 3 tokens
         ("il va", "(S (NP (PRP he)) (VP (VB goes)))", "0-0 1-7", "he goes"),  # target index out of range
         GOES,
     ]
@@ -154,7 +154,7 @@ def test_bad_lines_are_reported_skipped_and_counted(tmp_path, capsys):
     errors = summary["errors"]
     assert errors[0].startswith(f"{paths['trees']}:2: unparsable tree")
     assert errors[1].startswith(f"{paths['align']}:3: ")
-    assert errors[2].startswith(f"{paths['trees']}:4: tree leaves do not match")
+    assert errors[2].startswith(f"{paths['trees']}:4: the tree has 2 leaves but {paths['en']} has 3 tokens")
     assert errors[3].startswith(f"{paths['align']}:5: ")
     assert f"{paths['trees']}:2:" in capsys.readouterr().err
     # the lines after the bad ones are still read, each with its own line: "goes" comes from line 6

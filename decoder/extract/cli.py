@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     io.add_argument("--source", help="source sentences, one tokenized sentence a line")
     io.add_argument("--trees", help="target parse trees, one Penn bracketed tree a line")
     io.add_argument("--alignment", help="word alignments, Pharaoh i-j with the source index first")
-    io.add_argument("--target", help="optional target tokens: a tree whose leaves differ is a bad line")
+    io.add_argument("--target", help="optional target tokens: a tree with another number of leaves is a bad line")
     io.add_argument("--out", required=True, help="rule table to write (Moses format, sorted, .gz)")
     io.add_argument("--summary", help="JSON summary to write")
     io.add_argument("--glue", help="glue grammar to write (Moses format)")

@@ -1,6 +1,6 @@
 """Reading the line-parallel training corpus: source tokens, target trees, alignments.
 
-A bad line (unparsable tree, tree leaves that differ from the target tokens,
+A bad line (unparsable tree, a tree with more or fewer leaves than the target tokens,
 an alignment point that is malformed or out of range, a missing line in one
 of the files) raises `BadLine` naming the file and line; the caller reports
 it, counts it and goes on with the next line, so no other line moves.
@@ -73,12 +73,13 @@ def pair_graph(pair: PairLines, paths: CorpusPaths) -> AlignmentGraph:
     except TreeFormatError as e:
         raise BadLine(paths.trees, n, "unparsable_tree", f"unparsable tree: {e}") from None
     if pair.target is not None:
-        tokens = [escape_token(w) for w in pair.target.split()]
-        leaves = tree.words
-        if tokens != leaves:
+        # The alignment indexes the target tokens, so their number must be the number of leaves;
+        # the words themselves may be written differently (the rules use the tree's).
+        n_tokens = len(pair.target.split())
+        n_leaves = len(tree.word_node)
+        if n_tokens != n_leaves:
             raise BadLine(paths.trees, n, "leaves_mismatch",
-                          f"tree leaves do not match the target tokens ({len(leaves)} leaves, "
-                          f"{len(tokens)} tokens in {paths.target})")
+                          f"the tree has {n_leaves} leaves but {paths.target} has {n_tokens} tokens")
     try:
         links = parse_alignment(pair.alignment, len(source), len(tree.word_node))
     except AlignmentFormatError as e:
