@@ -204,3 +204,27 @@ def test_bad_alignment_points_raise(text):
 
     with pytest.raises(AlignmentFormatError):
         parse_alignment(text, 4, 4)
+
+
+def test_minimal_rules_form_one_derivation_of_each_pair(tmp_path):
+    """Every source word and every target word is in exactly one minimal rule, and every
+    frontier node but the root is a slot exactly once (so the rules make one derivation)."""
+    from decoder.extract.corpus import CorpusPaths, pair_graph, read_corpus
+    from decoder.extract.synthetic import write_corpus
+
+    paths = write_corpus(str(tmp_path), 80, seed=2)
+    corpus = CorpusPaths(paths["es"], paths["trees"], paths["align"])
+    checked = 0
+    for pair in read_corpus(corpus):
+        if not pair.source.strip():
+            continue
+        g = pair_graph(pair, corpus)
+        minimal = extract_rules(g, Limits(compose=1))
+        if not minimal:
+            continue
+        assert sorted(w for r in minimal for w in r.source_terminals()) == sorted(g.source_words)
+        assert sorted(w for r in minimal for w in r.target_terminals()) == sorted(g.tree.words)
+        assert sum(r.n_nonterminals for r in minimal) == len(minimal) - 1
+        assert len(minimal) == len(g.frontier_nodes())
+        checked += 1
+    assert checked > 60

@@ -70,6 +70,12 @@ class ExtractedRule(NamedTuple):
     def n_nonterminals(self) -> int:
         return len(self.labels)
 
+    def source_terminals(self) -> list[str]:
+        return [s for s in self.source if isinstance(s, str)]
+
+    def target_terminals(self) -> list[str]:
+        return [s for s in self.target if isinstance(s, str)]
+
     def __str__(self) -> str:
         """The paper's notation, e.g. VP(AUX(does) RB(not) x0:VB) <- ne x0 pas."""
         slots = iter(s for s in self.target if isinstance(s, int))
