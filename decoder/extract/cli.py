@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--jobs", type=int, default=0, help="worker processes (0: all cores)")
     run.add_argument("--shards", type=int, default=16, help="temporary shards (more: less memory)")
     run.add_argument("--chunk-size", type=int, default=250, help="sentence pairs per task")
-    run.add_argument("--tmp-dir", help="where the temporary shards go (default: beside --out)")
+    run.add_argument("--tmp-dir", help="where the temporary shards go (None: a new directory beside --out)")
     run.add_argument("--compress-level", type=int, default=3, help="gzip level of the table")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--keep-tmp", action="store_true", help="keep the temporary shards")
