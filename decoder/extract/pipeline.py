@@ -115,6 +115,8 @@ def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float) -> dict:
         os.makedirs(os.path.join(tmp, "stage2", f"s{k:03d}"))
     os.makedirs(os.path.join(tmp, "stage3"))
     timings = {}
+    cpu_timings = {}
+    cpu = _cpu_seconds()
 
     # Stage 1: extract.
     _STATE.clear()
@@ -133,6 +135,7 @@ def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float) -> dict:
     if total.reported > MAX_REPORTED_ERRORS:
         print(f"... {total.reported - MAX_REPORTED_ERRORS} more bad lines (see the summary)", file=sys.stderr)
     timings["extract"] = time.time() - started
+    cpu_timings["extract"], cpu = _cpu_seconds() - cpu, _cpu_seconds()
 
     # Stage 2: score by target side.
     t = time.time()
@@ -143,6 +146,7 @@ def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float) -> dict:
                   desc="score", disable=not config.progress):
         pass
     timings["score"] = time.time() - t
+    cpu_timings["score"], cpu = _cpu_seconds() - cpu, _cpu_seconds()
 
     # Stage 3: score by source side, filter, sort and write.
     t = time.time()
@@ -162,6 +166,7 @@ def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float) -> dict:
         json.dump(FEATURE_NAMES, f)
         f.write("\n")
     timings["write"] = time.time() - t
+    cpu_timings["write"] = _cpu_seconds() - cpu
 
     glue_rules = 0
     if config.glue:
@@ -186,6 +191,7 @@ def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float) -> dict:
         "seconds": round(seconds, 2),
         "pairs_per_second": round(total.pairs / seconds, 1) if seconds else None,
         "seconds_by_stage": {k: round(v, 2) for k, v in timings.items()},
+        "cpu_seconds_by_stage": {k: round(v, 2) for k, v in cpu_timings.items()},  # workers included
         "jobs": jobs,
         "limits": asdict(config.limits),
         "min_count": config.min_count,
