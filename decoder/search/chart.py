@@ -10,8 +10,8 @@ back as `Hypothesis` objects with text, target tree, features and derivation.
 """
 from __future__ import annotations
 
+import functools
 import heapq
-import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -164,6 +164,7 @@ class ChartDecoder:
         self.configure(pop_limit=pop_limit, beam_size=beam_size, beam_threshold=beam_threshold,
                        exhaustive=exhaustive)
         self._fragments: dict = {}
+        self._targets: dict = {}
 
     def configure(self, *, pop_limit=None, beam_size=None, beam_threshold=None, exhaustive=None,
                   max_span=None, max_unary_depth=None):
@@ -231,25 +232,56 @@ class ChartDecoder:
 
     def kbest(self, result: SearchResult, words, k: int, unique: bool = True,
               max_derivations: int | None = None) -> list[Hypothesis]:
+        """The k best derivations (unique: the k best distinct translations, among at most
+        `max_derivations` derivations, 50 * k by default), best first."""
         if len(result.roots) == 0 or k <= 0:
             return []
-        finder = _LazyKBest(result, self.weights[LM], self._tails)
+        chart = {name: values.tolist() for name, values in result.chart.items()}
+        finder = _LazyKBest(chart, result.roots.tolist(), (self.weights[LM] * result.root_boundary).tolist(),
+                            self._tails, functools.partial(self._edge_blocks, chart, words))
         out, seen = [], set()
         limit = max_derivations if max_derivations is not None else (50 * k if unique else k)
         for rank in range(limit):
-            derivation = finder.kth_root(rank)
-            if derivation is None:
+            found = finder.kth_root(rank)
+            if found is None:
                 break
-            score, root_index, tree = derivation
-            hypothesis = self._hypothesis(result, words, score, float(result.root_boundary[root_index]), tree)
+            score, root_index, root_rank = found
             if unique:
-                if hypothesis.text in seen:
+                text = " ".join(finder.blocks(finder.roots[root_index], root_rank)[0])
+                if text in seen:
                     continue
-                seen.add(hypothesis.text)
-            out.append(hypothesis)
+                seen.add(text)
+            tree = finder.tree(finder.roots[root_index], root_rank)
+            out.append(self._hypothesis(result, words, score, float(result.root_boundary[root_index]), tree))
             if len(out) >= k:
                 break
         return out
+
+    def _rule_target(self, rule: int) -> tuple:
+        target = self._targets.get(rule)
+        if target is None:
+            lo, hi = int(self.store.rule_target_offsets[rule]), int(self.store.rule_target_offsets[rule + 1])
+            vocab = self.store.target_vocab
+            target = tuple(vocab[t] if t >= 0 else t for t in self.store.rule_target[lo:hi].tolist())
+            self._targets[rule] = target
+        return target
+
+    def _edge_blocks(self, chart, words, edge: int, tail_blocks: list) -> tuple:
+        """The target blocks (tuples of words) an edge makes from its tails' blocks."""
+        rule = chart["edge_rule"][edge]
+        carried = [b for blocks in tail_blocks for b in blocks]
+        if rule == EDGE_OOV:
+            return ((words[chart["edge_tail0"][edge]],),)
+        if rule == EDGE_GLUE_START:
+            return tuple(carried)
+        if rule == EDGE_GLUE_CONCAT:
+            return (carried[0] + carried[1],)
+        if self.store.rule_carries[rule]:
+            return tuple(carried)
+        block: tuple = ()
+        for item in self._rule_target(rule):
+            block += (item,) if isinstance(item, str) else carried[-1 - item]
+        return (block,)
 
     @staticmethod
     def _tails(chart, edge: int) -> list[int]:
@@ -363,29 +395,30 @@ def _items_per_cell_by_span(counts: np.ndarray, max_length: int) -> dict:
 
 
 class _LazyKBest:
-    """Huang and Chiang (2005), Algorithm 3, over the exported chart.
+    """Huang and Chiang (2005), Algorithm 3, over the exported chart (as lists).
 
     A derivation of item v is (score, edge, ranks): the edge into v and, per tail,
     the rank of the tail's derivation used. The root is a virtual node whose edges
     are the GOAL items over the sentence, each with its sentence-boundary LM score.
     """
 
-    def __init__(self, result: SearchResult, weight_lm: float, tails_of):
-        self.chart = result.chart
+    def __init__(self, chart: dict, roots: list, root_extra: list, tails_of, edge_blocks):
+        self.chart = chart
         self.tails_of = tails_of
+        self.edge_blocks = edge_blocks
         self.derivations: dict = {}   # item -> list of (score, edge, ranks)
         self.candidates: dict = {}    # item -> heap of (-score, edge, ranks)
         self.seen: dict = {}
-        self.root_extra = weight_lm * result.root_boundary
-        self.roots = [int(r) for r in result.roots]
+        self.memo_blocks: dict = {}   # (item, rank) -> target blocks
+        self.root_extra = root_extra
+        self.roots = roots
         self.root_derivations: list = []
-        self.root_candidates = [(-(self.chart["item_score"][r] + self.root_extra[i]), i, 0)
-                                for i, r in enumerate(self.roots)]
+        self.root_candidates = [(-(chart["item_score"][r] + root_extra[i]), i, 0) for i, r in enumerate(roots)]
         heapq.heapify(self.root_candidates)
 
     def _score_of(self, item: int, rank: int) -> float | None:
         if rank == 0 and item not in self.derivations:
-            return float(self.chart["item_score"][item])
+            return self.chart["item_score"][item]
         self._fill(item, rank + 1)
         ds = self.derivations[item]
         return ds[rank][0] if rank < len(ds) else None
@@ -393,13 +426,12 @@ class _LazyKBest:
     def _init(self, item: int):
         chart = self.chart
         heap = []
-        edge = int(chart["item_first_edge"][item])
+        edge = chart["item_first_edge"][item]
         while edge >= 0:
             tails = self.tails_of(chart, edge)
-            score = float(chart["edge_score"][edge]) + sum(float(chart["item_score"][t]) for t in tails)
-            ranks = (0,) * len(tails)
-            heap.append((-score, edge, ranks))
-            edge = int(chart["edge_next"][edge])
+            score = chart["edge_score"][edge] + sum(chart["item_score"][t] for t in tails)
+            heap.append((-score, edge, (0,) * len(tails)))
+            edge = chart["edge_next"][edge]
         heapq.heapify(heap)
         self.candidates[item] = heap
         self.derivations[item] = []
@@ -428,17 +460,29 @@ class _LazyKBest:
             if any(s is None for s in scores):
                 continue
             self.seen[item].add((edge, new_ranks))
-            score = float(self.chart["edge_score"][edge]) + sum(scores)
-            heapq.heappush(self.candidates[item], (-score, edge, new_ranks))
+            heapq.heappush(self.candidates[item], (-(self.chart["edge_score"][edge] + sum(scores)), edge, new_ranks))
 
-    def _tree(self, item: int, rank: int):
+    def tree(self, item: int, rank: int):
+        """The derivation as (edge, [subtrees])."""
         self._fill(item, rank + 1)
         _, edge, ranks = self.derivations[item][rank]
         tails = self.tails_of(self.chart, edge)
-        return (edge, [self._tree(t, r) for t, r in zip(tails, ranks)])
+        return (edge, [self.tree(t, r) for t, r in zip(tails, ranks)])
+
+    def blocks(self, item: int, rank: int) -> tuple:
+        """The target blocks of a derivation (memoized: derivations share their parts)."""
+        key = (item, rank)
+        cached = self.memo_blocks.get(key)
+        if cached is None:
+            self._fill(item, rank + 1)
+            _, edge, ranks = self.derivations[item][rank]
+            tails = self.tails_of(self.chart, edge)
+            cached = self.edge_blocks(edge, [self.blocks(t, r) for t, r in zip(tails, ranks)])
+            self.memo_blocks[key] = cached
+        return cached
 
     def kth_root(self, k: int):
-        """(score, root index, derivation tree) of the k-th best complete derivation, or None."""
+        """(score, root index, rank of the root item's derivation) of the k-th best derivation, or None."""
         while len(self.root_derivations) <= k:
             if self.root_derivations:
                 _, index, rank = self.root_derivations[-1]
@@ -449,5 +493,4 @@ class _LazyKBest:
                 return None
             neg, index, rank = heapq.heappop(self.root_candidates)
             self.root_derivations.append((-neg, index, rank))
-        score, index, rank = self.root_derivations[k]
-        return score, index, self._tree(self.roots[index], rank)
+        return self.root_derivations[k]
