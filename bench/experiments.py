@@ -184,10 +184,11 @@ def filtered_rules(system: System) -> str:
         sentences = os.path.join(system.work, "devtest.src")
         with open(sentences, "w", encoding="utf-8") as out:
             out.writelines(line + "\n" for line in read_lines(system.dev_src) + read_lines(system.test_src))
-        filter_table(system.rules, sentences, path + ".tmp")
+        partial = path[:-len(".gz")] + ".partial.gz"  # renamed when complete; .gz: written compressed
+        filter_table(system.rules, sentences, partial)
         for suffix in ("", ".features.json"):  # the table and its feature names
-            if os.path.exists(path + ".tmp" + suffix):
-                os.replace(path + ".tmp" + suffix, path + suffix)
+            if os.path.exists(partial + suffix):
+                os.replace(partial + suffix, path + suffix)
     return path
 
 
