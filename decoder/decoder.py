@@ -24,8 +24,9 @@ paths are relative to the config file. Defaults:
     oov_labels = ["X"]           # labels of pass-through items; or a file of "LABEL prob" lines
     oov_penalty = -10.0          # the `oov` weight (same as weights.oov)
     max_span = 20                # longest source span of a non-glue rule
-    max_unary_depth = 3          # unary rounds per cell
+    max_unary_depth = 1          # unary rounds per cell
     pop_limit = 100              # cube pruning pops per cell (0: unlimited)
+    unary_pop_limit = 10         # pops per unary round (-1: the pop limit)
     beam_size = 0                # histogram beam: items kept per cell (0: no limit)
     beam_threshold = 0.0         # threshold beam: drop items this far below the cell's best (0: off)
     exhaustive = false           # no pruning at all (small inputs only)
@@ -54,8 +55,9 @@ DEFAULT_SETTINGS = {
     "glue": "builtin",
     "oov_labels": ["X"],
     "max_span": 20,
-    "max_unary_depth": 3,
+    "max_unary_depth": 1,
     "pop_limit": 100,
+    "unary_pop_limit": 10,
     "beam_size": 0,
     "beam_threshold": 0.0,
     "exhaustive": False,
@@ -113,7 +115,8 @@ class Decoder:
 
     def __init__(self, store, lm, weights: dict | None = None, *, lm_order: int | None = None,
                  glue: str = "builtin", oov_labels=("X",), oov_penalty: float | None = None,
-                 max_span: int = 20, max_unary_depth: int = 3, pop_limit: int = 100, beam_size: int = 0,
+                 max_span: int = 20, max_unary_depth: int = 1, pop_limit: int = 100, unary_pop_limit: int = 10,
+                 beam_size: int = 0,
                  beam_threshold: float = 0.0, exhaustive: bool = False, config_path: str | None = None):
         from .lm import LanguageModel
         from .search.chart import ChartDecoder
@@ -134,10 +137,12 @@ class Decoder:
         self.config_path = config_path
         self.settings = dict(glue=glue, oov_labels=list(self.space.oov_labels), max_span=int(max_span),
                              max_unary_depth=int(max_unary_depth), pop_limit=int(pop_limit),
+                             unary_pop_limit=int(unary_pop_limit),
                              beam_size=int(beam_size), beam_threshold=float(beam_threshold),
                              exhaustive=bool(exhaustive))
         self.search = ChartDecoder(self.store, self.lm, self.weights, self.space, pop_limit=pop_limit,
                                    beam_size=beam_size, beam_threshold=beam_threshold, exhaustive=exhaustive)
+        self.search.configure(unary_pop_limit=unary_pop_limit)
         self.load_seconds = time.perf_counter() - started
 
     @classmethod

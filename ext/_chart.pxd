@@ -201,7 +201,7 @@ cdef class ChartSearch:
 
     # ---- settings
     cdef public double weight_lm, weight_oov, weight_glue, weight_word_count
-    cdef public int max_span, max_unary_depth, pop_limit, beam_size
+    cdef public int max_span, max_unary_depth, pop_limit, unary_pop_limit, beam_size
     cdef public double beam_threshold
     cdef public bint exhaustive
 

@@ -69,6 +69,7 @@ cdef class ChartSearch:
         self.max_span = 20
         self.max_unary_depth = 3
         self.pop_limit = 100
+        self.unary_pop_limit = -1
         self.beam_size = 0
         self.beam_threshold = 0.0
         self.exhaustive = False
@@ -621,9 +622,12 @@ cdef class ChartSearch:
         cdef int32_t g, rr, ar, br
         cdef Hypothesis hyp
         cdef int pops = 0
+        cdef int limit = self.pop_limit
         cdef Group *group
         if self.groups.size() == 0:
             return
+        if round > 0 and self.unary_pop_limit >= 0:
+            limit = self.unary_pop_limit
         self.pending_states.clear()
         self.pending_hashes.clear()
         if self.exhaustive:
@@ -643,7 +647,7 @@ cdef class ChartSearch:
         self.seen.clear()
         for g in range(self.groups.size()):
             self._push_corner(g, 0, 0, 0)
-        while self.heap.size() > 0 and (self.pop_limit <= 0 or pops < self.pop_limit):
+        while self.heap.size() > 0 and (limit <= 0 or pops < limit):
             hyp = self.hypotheses[cky_heap_pop(self.heap)]
             self._add_hypothesis(c, round, &hyp)
             pops += 1

@@ -167,7 +167,7 @@ class ChartDecoder:
         self._targets: dict = {}
 
     def configure(self, *, pop_limit=None, beam_size=None, beam_threshold=None, exhaustive=None,
-                  max_span=None, max_unary_depth=None):
+                  max_span=None, max_unary_depth=None, unary_pop_limit=None):
         engine = self.search_engine
         engine.weight_lm = self.weights[LM]
         engine.weight_oov = self.weights[OOV]
@@ -177,6 +177,8 @@ class ChartDecoder:
         engine.max_unary_depth = self.space.max_unary_depth if max_unary_depth is None else max_unary_depth
         if pop_limit is not None:
             engine.pop_limit = int(pop_limit)
+        if unary_pop_limit is not None:
+            engine.unary_pop_limit = int(unary_pop_limit)  # -1: the pop limit
         if beam_size is not None:
             engine.beam_size = int(beam_size)
         if beam_threshold is not None:

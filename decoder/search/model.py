@@ -90,7 +90,7 @@ class GlueRules:
 @dataclass
 class SearchSpace:
     max_span: int = 20
-    max_unary_depth: int = 3
+    max_unary_depth: int = 1
     oov_labels: tuple = ("X",)
     glue: GlueRules = field(default_factory=GlueRules)
 
