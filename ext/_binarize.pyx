@@ -14,11 +14,13 @@
    rule_shape.node_templates, strategies.*_tree and BinaryGrammarBuilder), and
    tests/test_binarize_kernel.py checks that both give identical grammars.
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libcpp.vector cimport vector
 from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_Check
+from cpython.object cimport PyTypeObject
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_READ_CHAR
@@ -179,8 +181,13 @@ cdef inline bint _contains(const int32_t* values, int m, int32_t x) noexcept nog
 # items). That key determines the node's binary rule completely: its children
 # are the children's symbols, its target is the items, and its name is built
 # from the children's buckets and yields plus the items' words. So only a key
-# seen for the first time builds a name and a BinaryRule, and that BinaryRule is
-# shared through the same BinaryRule-equality index the reference builder uses.
+# seen for the first time builds a name and a BinaryRule.
+#
+# The reference builder shares virtual rules by BinaryRule equality. Two new keys
+# can only make equal BinaryRules if two different symbols have the same child
+# object (two virtual nodes with one name but different insides, or a label that
+# is spelled like a virtual name); until that happens every new key makes a new
+# BinaryRule, and the equality index is built only once it does.
 
 # Strategy codes (names in decoder.binarize.strategies.STRATEGIES).
 cdef enum:
@@ -204,18 +211,50 @@ cdef enum:
     TOP = 1  # the rule's top node: LHS label, never shared
     MONOLINGUAL_NODE = 2  # a virtual node that carries its children's blocks (target None)
 
-# The first item of a virtual-node key.
-cdef enum:
-    SYNCHRONOUS_KEY = 0
-    MONOLINGUAL_KEY = 1
+cdef extern from "Python.h":
+    object PyType_GenericAlloc(PyTypeObject* type, Py_ssize_t n_items)
+    bint PyObject_IS_GC(object o)
+    bint PyObject_GC_IsTracked(object o)
+    void PyObject_GC_UnTrack(object o)
 
-cdef object _new_tuple = tuple.__new__
+# "[k]": how a virtual name writes the span's k-th slot.
+cdef tuple SLOT_TEXTS = tuple(f"[{k}]" for k in range(256))
 
 
 cdef inline void _set_item(tuple t, Py_ssize_t i, value) noexcept:
     """Fill place i of a tuple made by PyTuple_New (which steals a reference)."""
     Py_INCREF(value)
     PyTuple_SET_ITEM(t, i, value)
+
+
+cdef inline void _set_list_item(list l, Py_ssize_t i, value) noexcept:
+    """Fill place i of a list made by PyList_New (which steals a reference)."""
+    Py_INCREF(value)
+    PyList_SET_ITEM(l, i, value)
+
+
+cdef inline tuple _acyclic(tuple t):
+    """Untrack a tuple whose items are all untracked (strings, ints, such tuples): it cannot be in a
+    reference cycle. CPython's collector untracks such tuples when they survive their first
+    collection; doing it here spares that collection a walk over millions of them."""
+    cdef Py_ssize_t i
+    for i in range(PyTuple_GET_SIZE(t)):
+        item = <object>PyTuple_GET_ITEM(t, i)
+        if PyObject_IS_GC(item) and PyObject_GC_IsTracked(item):
+            return t
+    PyObject_GC_UnTrack(t)
+    return t
+
+
+cdef inline object _binary_rule(PyTypeObject* binary_rule_type, lhs, tuple children, target, Py_ssize_t origin):
+    """BinaryRule(lhs, children, target, origin) made as tuple.__new__ makes it (BinaryRule is a
+    NamedTuple, a tuple subclass without a __dict__), without building an argument tuple first."""
+    cdef tuple rule = <tuple>PyType_GenericAlloc(binary_rule_type, 4)
+    _set_item(rule, 0, lhs)
+    _set_item(rule, 1, children)
+    _set_item(rule, 2, target)
+    _set_item(rule, 3, origin)
+    return _acyclic(rule)
 
 
 cdef inline int node_ref(int node) noexcept nogil:
@@ -239,26 +278,25 @@ cdef class RuleBinarizer:
     cdef public list binarizations  # per source rule: indices into `rules`, post-order, top last
     cdef public list bucket_keys  # per source rule: L(v) per node (shared tuples)
     cdef public list not_binarizable  # source rules whose permutation is not binarizable
-    cdef public set virtual_names  # every virtual LHS in `rules` (what BinaryGrammar.virtual_symbols() gives)
+    cdef public dict virtual_names  # every virtual LHS in `rules` (what BinaryGrammar.virtual_symbols() gives)
+                                    # -> the first symbol named so
     cdef public int64_t instances  # sum of the binarizations' lengths
 
     cdef int strategy
     cdef bint drop_non_binarizable
-    cdef object binary_rule_type
+    cdef object binary_rule_type  # decoder.binarize.BinaryRule
 
     # Symbols: tokens (labels and terminal runs) and virtual nodes.
     cdef dict token_symbols  # label (str) or terminal run (tuple) -> symbol id
     cdef dict virtual_symbols  # (kind, left symbol, right symbol, *target items) -> symbol id
-    cdef dict virtual_index  # BinaryRule -> its index in `rules` (the reference builder's sharing)
+    cdef dict virtual_index  # BinaryRule -> its index in `rules`; None until two symbols share a child object
     cdef list symbol_child  # symbol id -> the child as a BinaryRule holds it: label, run tuple or virtual name
     cdef vector[int] symbol_bucket  # symbol id -> bucket id of L(v)
     cdef vector[int] symbol_rule  # symbol id -> index of its virtual rule in `rules` (-1 for tokens)
-    cdef vector[int] symbol_slots  # symbol id -> how many nonterminal slots it covers
 
     # Buckets: distinct L(v) (tuples of token keys).
     cdef dict bucket_ids  # L(v) -> bucket id
     cdef list bucket_tuples  # bucket id -> L(v)
-    cdef dict bucket_pairs  # (left bucket << 32 | right bucket) -> bucket id of their concatenation
     cdef vector[int64_t] bucket_counts
 
     # The current rule.
@@ -289,20 +327,22 @@ cdef class RuleBinarizer:
     def __init__(self, str strategy, bint drop_non_binarizable, binary_rule_type):
         self.strategy = STRATEGY_CODES[strategy]
         self.drop_non_binarizable = drop_non_binarizable
+        if not (issubclass(binary_rule_type, tuple) and len(binary_rule_type._fields) == 4
+                and binary_rule_type.__dictoffset__ == 0):
+            raise TypeError("binary_rule_type must be a four-field NamedTuple")
         self.binary_rule_type = binary_rule_type
         self.rules = []
         self.binarizations = []
         self.bucket_keys = []
         self.not_binarizable = []
-        self.virtual_names = set()
+        self.virtual_names = {}
         self.instances = 0
         self.token_symbols = {}
         self.virtual_symbols = {}
-        self.virtual_index = {}
+        self.virtual_index = None
         self.symbol_child = []
         self.bucket_ids = {}
         self.bucket_tuples = []
-        self.bucket_pairs = {}
 
     def bucket_sizes(self):
         """Sizes of the non-empty buckets (int64 array). Token keys are interned as one-token
@@ -686,31 +726,18 @@ cdef class RuleBinarizer:
     # -- symbols and buckets -------------------------------------------------
 
     cdef int intern_bucket(self, tuple bucket) except -1:
-        found = self.bucket_ids.get(bucket)
-        if found is not None:
-            return found
-        cdef int b = <int>len(self.bucket_tuples)
-        self.bucket_ids[bucket] = b
-        self.bucket_tuples.append(bucket)
-        self.bucket_counts.push_back(0)
+        """Bucket id of L(v) = `bucket`."""
+        cdef int new = <int>len(self.bucket_tuples)
+        cdef int b = self.bucket_ids.setdefault(bucket, new)  # one hash and probe, new or not
+        if b == new:
+            self.bucket_tuples.append(bucket)
+            self.bucket_counts.push_back(0)
         return b
 
     cdef int concatenated_bucket(self, int left, int right) except -1:
-        """Bucket id of L(left) + L(right)."""
-        key = (<int64_t>left << 32) | right
-        found = self.bucket_pairs.get(key)
-        if found is not None:
-            return found
-        cdef int b = self.intern_bucket(self.bucket_tuples[left] + self.bucket_tuples[right])
-        self.bucket_pairs[key] = b
-        return b
-
-    cdef int new_symbol(self, child, int bucket, int rule_index, int slots) except -1:
-        self.symbol_child.append(child)
-        self.symbol_bucket.push_back(bucket)
-        self.symbol_rule.push_back(rule_index)
-        self.symbol_slots.push_back(slots)
-        return <int>self.symbol_bucket.size() - 1
+        """Bucket id of L(left) + L(right). (Most concatenations are new, so a memo keyed by the
+        pair of ids would cost more probes than it saves.)"""
+        return self.intern_bucket(_acyclic(self.bucket_tuples[left] + self.bucket_tuples[right]))
 
     cdef int intern_token(self, int t) except -1:
         """Symbol of token t: its label, or its terminal run (binary_grammar._token_child / _token_key)."""
@@ -718,13 +745,16 @@ cdef class RuleBinarizer:
         if slot >= 0:
             token = <object>PyTuple_GET_ITEM(self.labels, slot)
         else:
-            token = self.source[self.token_start[t]:self.token_end[t]]
-        found = self.token_symbols.get(token)
-        if found is not None:
-            return found
-        key = f"[{token}]" if slot >= 0 else " ".join(token)
-        cdef int symbol = self.new_symbol(token, self.intern_bucket((key,)), -1, 1 if slot >= 0 else 0)
-        self.token_symbols[token] = symbol
+            token = _acyclic(self.source[self.token_start[t]:self.token_end[t]])
+        cdef int new = <int>len(self.symbol_child)
+        cdef int symbol = self.token_symbols.setdefault(token, new)
+        if symbol == new:
+            key = f"[{token}]" if slot >= 0 else " ".join(token)
+            if slot >= 0 and isinstance(token, str) and token.startswith("<"):
+                self.share_by_equality()  # a label spelled like a virtual name
+            self.symbol_child.append(token)
+            self.symbol_bucket.push_back(self.intern_bucket(_acyclic((key,))))
+            self.symbol_rule.push_back(-1)
         return symbol
 
     cdef inline int child_symbol(self, int child) noexcept:
@@ -732,9 +762,9 @@ cdef class RuleBinarizer:
 
     cdef tuple node_children(self, int j):
         if self.node_right[j] == NO_CHILD:
-            return (self.symbol_child[self.child_symbol(self.node_left[j])],)
-        return (self.symbol_child[self.child_symbol(self.node_left[j])],
-                self.symbol_child[self.child_symbol(self.node_right[j])])
+            return _acyclic((self.symbol_child[self.child_symbol(self.node_left[j])],))
+        return _acyclic((self.symbol_child[self.child_symbol(self.node_left[j])],
+                         self.symbol_child[self.child_symbol(self.node_right[j])]))
 
     cdef tuple node_target(self, int j, Py_ssize_t leading):
         """The node's target items (words and carried-block numbers), after `leading` empty places."""
@@ -748,42 +778,77 @@ cdef class RuleBinarizer:
 
     cdef int virtual_symbol(self, int j, int left, int right) except -1:
         """Symbol id of virtual node j (children's symbols given), making its rule on first sight."""
-        cdef bint monolingual = self.node_flags[j] & MONOLINGUAL_NODE
+        cdef bint monolingual = (self.node_flags[j] & MONOLINGUAL_NODE) != 0
+        # The key: (kind and both children packed in one int, *target items).
+        packed = (<uint64_t>left << 33) | (<uint64_t>right << 1) | monolingual
         cdef tuple key
         if monolingual:
-            key = (MONOLINGUAL_KEY, left, right)
+            key = _acyclic((packed,))
         else:
-            key = self.node_target(j, 3)
-            _set_item(key, 0, SYNCHRONOUS_KEY)
-            _set_item(key, 1, left)
-            _set_item(key, 2, right)
-        found = self.virtual_symbols.get(key)
-        if found is not None:
-            return found
+            key = self.node_target(j, 1)
+            _set_item(key, 0, packed)
+            _acyclic(key)
+        cdef int new = <int>len(self.symbol_child)
+        cdef int symbol = self.virtual_symbols.setdefault(key, new)
+        if symbol != new:
+            return symbol
         # First sight: the name and rule exactly as BinaryGrammarBuilder.add makes them.
         cdef int bucket = self.concatenated_bucket(self.symbol_bucket[left], self.symbol_bucket[right])
-        source_key = " ".join(self.bucket_tuples[bucket])
-        cdef int base, lo = self.node_lo[j], hi = self.node_hi[j]
-        if monolingual:
-            name = "<mono " + source_key + ">"
-            target = None
-        else:
-            base = self.token_first_slot[self.node_first[j]]  # slots are numbered from the span's first
-            words = []
-            for item in self.target[lo:hi + 1]:
-                words.append(item if isinstance(item, str) else f"[{item - base}]")
-            name = "<" + source_key + " || " + " ".join(words) + ">"
-            target = key[3:]
-        binary = _new_tuple(self.binary_rule_type, (name, self.node_children(j), target, -1))
-        index = self.virtual_index.get(binary)
-        if index is None:
-            index = len(self.rules)
+        name = self.virtual_name(j, self.bucket_tuples[bucket], monolingual)
+        target = None if monolingual else _acyclic(key[1:])
+        binary = _binary_rule(<PyTypeObject*>self.binary_rule_type, name, self.node_children(j), target, -1)
+        if <int>self.virtual_names.setdefault(name, symbol) != symbol:
+            self.share_by_equality()  # two symbols with one name
+        cdef Py_ssize_t index = len(self.rules)
+        if self.virtual_index is None:
             self.rules.append(binary)
-            self.virtual_index[binary] = index
-        self.virtual_names.add(name)
-        cdef int symbol = self.new_symbol(name, bucket, index, self.symbol_slots[left] + self.symbol_slots[right])
-        self.virtual_symbols[key] = symbol
+        else:
+            index = self.virtual_index.setdefault(binary, index)
+            if index == len(self.rules):
+                self.rules.append(binary)
+        self.symbol_child.append(name)
+        self.symbol_bucket.push_back(bucket)
+        self.symbol_rule.push_back(<int>index)
         return symbol
+
+    cdef int share_by_equality(self) except -1:
+        """From now on share virtual rules through a BinaryRule-equality index (see the top of this section)."""
+        if self.virtual_index is None:
+            self.virtual_index = {rule: i for i, rule in enumerate(self.rules) if rule[3] == -1}
+        return 0
+
+    cdef str virtual_name(self, int j, tuple bucket, bint monolingual):
+        """"<mono " + " ".join(bucket) + ">", or "<" + " ".join(bucket) + " || " + the target
+        yield (slots numbered from the span's first) + ">", made with one join."""
+        cdef int lo = self.node_lo[j], hi = self.node_hi[j], position, k, at = 0
+        cdef int base = self.token_first_slot[self.node_first[j]]
+        cdef Py_ssize_t n_keys = PyTuple_GET_SIZE(bucket)
+        cdef list parts = PyList_New(2 * n_keys + (1 if monolingual else 2 * (hi - lo) + 3))
+        _set_list_item(parts, at, "<mono " if monolingual else "<")
+        at += 1
+        for k in range(n_keys):
+            if k > 0:
+                _set_list_item(parts, at, " ")
+                at += 1
+            _set_list_item(parts, at, <object>PyTuple_GET_ITEM(bucket, k))
+            at += 1
+        if not monolingual:
+            _set_list_item(parts, at, " || ")
+            at += 1
+            for position in range(lo, hi + 1):
+                if position > lo:
+                    _set_list_item(parts, at, " ")
+                    at += 1
+                item = <object>PyTuple_GET_ITEM(self.target, position)
+                if isinstance(item, str):
+                    _set_list_item(parts, at, item)
+                elif PyLong_Check(item) and 0 <= item - base < len(SLOT_TEXTS):
+                    _set_list_item(parts, at, SLOT_TEXTS[item - base])
+                else:
+                    _set_list_item(parts, at, f"[{item - base}]")
+                at += 1
+        _set_list_item(parts, at, ">")
+        return "".join(parts)
 
     # -- the binary rules of one source rule ----------------------------------
 
@@ -802,8 +867,8 @@ cdef class RuleBinarizer:
                     bucket = self.concatenated_bucket(self.symbol_bucket[left], self.symbol_bucket[right])
                 else:
                     bucket = self.symbol_bucket[left]
-                binary = _new_tuple(self.binary_rule_type,
-                                    (lhs, self.node_children(j), self.node_target(j, 0), rule_index))
+                binary = _binary_rule(<PyTypeObject*>self.binary_rule_type, lhs, self.node_children(j),
+                                      _acyclic(self.node_target(j, 0)), rule_index)
                 index = len(self.rules)
                 self.rules.append(binary)
             else:
@@ -814,11 +879,11 @@ cdef class RuleBinarizer:
             self.bucket_counts[bucket] += 1
             _set_item(indices, j, index)
             _set_item(keys, j, self.bucket_tuples[bucket])
-        self.binarizations.append(indices)
-        self.bucket_keys.append(keys)
+        self.binarizations.append(_acyclic(indices))
+        self.bucket_keys.append(_acyclic(keys))
         self.instances += self.n_nodes
         if isinstance(lhs, str) and PyUnicode_GET_LENGTH(lhs) > 0 and PyUnicode_READ_CHAR(lhs, 0) == u"<":
-            self.virtual_names.add(lhs)  # a real label that looks virtual counts, as in virtual_symbols()
+            self.virtual_names.setdefault(lhs, -1)  # a real label that looks virtual counts, as in virtual_symbols()
         return 0
 
     def binarize_rules(self, list rules, Py_ssize_t start, Py_ssize_t stop, rng=None, tables=None):
