@@ -45,7 +45,8 @@ def _as_reference_streams(references) -> list[list[str]]:
 
 
 def bleu_metric(tokenize: str = "13a", lowercase: bool = False) -> BLEU:
-    return BLEU(tokenize=tokenize, lowercase=lowercase)
+    # force: with tokenize none the text is tokenized on purpose; no warning about tokenized periods
+    return BLEU(tokenize=tokenize, lowercase=lowercase, force=tokenize == "none")
 
 
 def corpus_bleu(hypotheses: Sequence[str], references, tokenize: str = "13a", lowercase: bool = False):
