@@ -288,6 +288,7 @@ cdef class RuleBinarizer:
 
     # Symbols: tokens (labels and terminal runs) and virtual nodes.
     cdef dict token_symbols  # label (str) or terminal run (tuple) -> symbol id
+    cdef dict word_symbols  # word -> symbol id of the one-word run (word,): no tuple to build for a lookup
     cdef dict virtual_symbols  # (kind, left symbol, right symbol, *target items) -> symbol id
     cdef dict virtual_index  # BinaryRule -> its index in `rules`; None until two symbols share a child object
     cdef list symbol_child  # symbol id -> the child as a BinaryRule holds it: label, run tuple or virtual name
@@ -338,6 +339,7 @@ cdef class RuleBinarizer:
         self.virtual_names = {}
         self.instances = 0
         self.token_symbols = {}
+        self.word_symbols = {}
         self.virtual_symbols = {}
         self.virtual_index = None
         self.symbol_child = []
@@ -741,21 +743,31 @@ cdef class RuleBinarizer:
 
     cdef int intern_token(self, int t) except -1:
         """Symbol of token t: its label, or its terminal run (binary_grammar._token_child / _token_key)."""
-        cdef int slot = self.token_slot[t]
+        cdef int slot = self.token_slot[t], start = self.token_start[t], end = self.token_end[t]
+        cdef int new = <int>len(self.symbol_child), symbol
+        if slot < 0 and end - start == 1:
+            word = <object>PyTuple_GET_ITEM(self.source, start)
+            symbol = self.word_symbols.setdefault(word, new)
+            if symbol == new:
+                self.add_token_symbol(_acyclic((word,)), False)
+            return symbol
         if slot >= 0:
             token = <object>PyTuple_GET_ITEM(self.labels, slot)
         else:
-            token = _acyclic(self.source[self.token_start[t]:self.token_end[t]])
-        cdef int new = <int>len(self.symbol_child)
-        cdef int symbol = self.token_symbols.setdefault(token, new)
+            token = _acyclic(self.source[start:end])
+        symbol = self.token_symbols.setdefault(token, new)
         if symbol == new:
-            key = f"[{token}]" if slot >= 0 else " ".join(token)
-            if slot >= 0 and isinstance(token, str) and token.startswith("<"):
-                self.share_by_equality()  # a label spelled like a virtual name
-            self.symbol_child.append(token)
-            self.symbol_bucket.push_back(self.intern_bucket(_acyclic((key,))))
-            self.symbol_rule.push_back(-1)
+            self.add_token_symbol(token, slot >= 0)
         return symbol
+
+    cdef int add_token_symbol(self, token, bint is_label) except -1:
+        key = f"[{token}]" if is_label else " ".join(token)
+        if is_label and isinstance(token, str) and token.startswith("<"):
+            self.share_by_equality()  # a label spelled like a virtual name
+        self.symbol_child.append(token)
+        self.symbol_bucket.push_back(self.intern_bucket(_acyclic((key,))))
+        self.symbol_rule.push_back(-1)
+        return 0
 
     cdef inline int child_symbol(self, int child) noexcept:
         return self.token_symbol[child] if child >= 0 else self.node_symbol[node_of(child)]
