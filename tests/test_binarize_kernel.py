@@ -68,3 +68,18 @@ def test_kernel_equals_reference_on_edge_cases(strategy):
     for policy in ("monolingual", "drop"):
         for seed in (0, 1, 2):
             _assert_same(rules, strategy, seed=seed, policy=policy)
+
+
+def test_binarize_restores_the_garbage_collector_state():
+    import gc
+
+    rules = random_grammar(200, seed=7)
+    assert gc.isenabled()
+    binarize(rules, "left")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        binarize(rules, "icr")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -10,6 +10,11 @@ whose permutation is not binarizable are detected exactly (Zhang et al. 2006,
 Algorithm 1) and, by default, binarized monolingually and listed in
 `grammar.non_binarizable`; `non_binarizable="drop"` leaves them out.
 `unbinarize(grammar)` rebuilds the source rules from the binary ones.
+
+The per-rule loop (tokens, bracketing, node templates, binary rules, bucket
+keys) runs compiled in decoder._ext._binarize.RuleBinarizer; the pure-Python
+code it replaces is decoder.binarize.reference.binarize_reference, which
+tests/test_binarize_kernel.py holds it to, output for output.
 """
 from __future__ import annotations
 
