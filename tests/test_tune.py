@@ -75,6 +75,17 @@ def test_line_search_stays_put_when_nothing_is_better():
     assert result.bleu == pytest.approx(BEST_BLEU) == pytest.approx(result.bleu_at_zero)
 
 
+def test_ties_are_broken_against_the_better_hypothesis():
+    # Two outputs with the same features: no weights can make the decoder prefer the
+    # good one, so the line search must not count on it.
+    pool = KbestPool(["f1", "f2"], BleuStatistics(["a b c d"], tokenize="none"))
+    pool.add(0, "a b c d", {"f1": 1.0, "f2": 0.5})
+    pool.add(0, "x y z w", {"f1": 1.0, "f2": 0.5})
+    features, stats, offsets = pool.arrays()
+    result = line_search(features, stats, offsets, np.array([1.0, 0.0]), np.array([0.0, 1.0]))
+    assert result.bleu == 0.0 and result.step == 0.0
+
+
 def test_mert_loop_reaches_the_optimum_and_stops_when_kbest_lists_repeat():
     decoded = []
 

@@ -35,6 +35,9 @@ except ImportError:  # pragma: no cover
         return (lambda f: f) if not args or not callable(args[0]) else args[0]
 
 IMPROVEMENT = 1e-9  # BLEU points: smaller gains are ties
+# How far past the last breakpoint a step into an unbounded interval goes: 10% of the
+# breakpoint's distance (at least 0.01; weights have L1 norm 1 during the search).
+UNBOUNDED_MARGIN = 0.1
 
 
 # ---- merged k-best lists --------------------------------------------------------------------------
@@ -97,13 +100,16 @@ class KbestPool:
 # ---- exact line search ----------------------------------------------------------------------------
 
 @njit(cache=True)
-def _envelopes(intercepts, slopes, offsets):
+def _envelopes(intercepts, slopes, offsets, quality):
     """Upper envelope of the lines a + g*b of each sentence (rows offsets[s]:offsets[s+1]).
 
     Returns (lines, starts, envelope_offsets): sentence s's envelope is
     lines[e0:e1] with e0, e1 = envelope_offsets[s], envelope_offsets[s+1], in
     order of increasing g; line lines[e] is the best from g = starts[e] on
-    (starts[e0] = -inf). Among identical lines the first row wins.
+    (starts[e0] = -inf). Among identical lines the row of lowest `quality`
+    wins: weights under which hypotheses tie must not look good because the tie
+    happens to be broken in favour of a good one (the decoder would break it
+    some other way).
     """
     n_sentences = len(offsets) - 1
     lines = np.empty(len(intercepts), np.int64)
@@ -123,7 +129,7 @@ def _envelopes(intercepts, slopes, offsets):
             while count > base:
                 top = lines[count - 1]
                 if slopes[top] == b:
-                    if a <= intercepts[top]:
+                    if a < intercepts[top] or (a == intercepts[top] and quality[row] >= quality[top]):
                         dominated = True
                         break
                     count -= 1
@@ -148,7 +154,7 @@ def upper_envelope(intercepts: Sequence[float], slopes: Sequence[float]) -> tupl
     """One sentence's envelope: the lines that are best somewhere, by increasing g, and where each starts."""
     intercepts = np.asarray(intercepts, dtype=np.float64)
     lines, starts, _ = _envelopes(intercepts, np.asarray(slopes, dtype=np.float64),
-                                  np.array([0, len(intercepts)], dtype=np.int64))
+                                  np.array([0, len(intercepts)], dtype=np.int64), np.zeros(len(intercepts)))
     return lines.tolist(), starts.tolist()
 
 
@@ -160,17 +166,26 @@ class LineSearchResult:
     intervals: list = field(default_factory=list)  # (left, right, bleu) for every interval of g (for tests, plots)
 
 
+def sentence_quality(stats: np.ndarray) -> np.ndarray:
+    """Each hypothesis's own (smoothed) BLEU: how ties between hypotheses are broken, pessimistically."""
+    return bleu_from_stats_array(stats)
+
+
 def line_search(features: np.ndarray, stats: np.ndarray, offsets: np.ndarray, weights: np.ndarray,
-                direction: np.ndarray, keep_intervals: bool = False) -> LineSearchResult:
+                direction: np.ndarray, keep_intervals: bool = False,
+                quality: np.ndarray | None = None) -> LineSearchResult:
     """The g that maximizes corpus BLEU of the 1-best lists under weights + g * direction.
 
     Among equally good intervals of g the one nearest to 0 wins (no move if 0 is
-    among them); inside a bounded interval the midpoint is taken, in an
-    unbounded one a point at distance 1 from its end.
+    among them); inside a bounded interval the midpoint is taken; in an
+    unbounded one, a point just past its end (UNBOUNDED_MARGIN): the pool says
+    nothing about how far to go, and weights far out decode badly outside it.
     """
+    if quality is None:
+        quality = sentence_quality(stats)
     intercepts = features @ weights
     slopes = features @ direction
-    lines, starts, envelope_offsets = _envelopes(intercepts, slopes, offsets)
+    lines, starts, envelope_offsets = _envelopes(intercepts, slopes, offsets, quality)
     nonempty = envelope_offsets[1:] > envelope_offsets[:-1]
     first = envelope_offsets[:-1][nonempty]
     base = stats[lines[first]].sum(axis=0)
@@ -205,9 +220,9 @@ def line_search(features: np.ndarray, stats: np.ndarray, offsets: np.ndarray, we
     if left <= 0.0 < right:
         step = 0.0
     elif np.isinf(left):
-        step = right - 1.0
+        step = right - max(UNBOUNDED_MARGIN * abs(right), UNBOUNDED_MARGIN / 10)
     elif np.isinf(right):
-        step = left + 1.0
+        step = left + max(UNBOUNDED_MARGIN * abs(left), UNBOUNDED_MARGIN / 10)
     else:
         step = (left + right) / 2.0
     intervals = list(zip(lefts.tolist(), rights.tolist(), bleu.tolist())) if keep_intervals else []
@@ -224,7 +239,12 @@ def _normalized(weights: np.ndarray) -> np.ndarray:
 def corpus_bleu_at(features: np.ndarray, stats: np.ndarray, offsets: np.ndarray, weights: np.ndarray) -> float:
     """Corpus BLEU of the pool's 1-best lists under `weights` (ties: the first hypothesis)."""
     scores = features @ weights
-    chosen = [low + int(np.argmax(scores[low:high])) for low, high in zip(offsets[:-1], offsets[1:]) if high > low]
+    quality = sentence_quality(stats)
+    chosen = []
+    for low, high in zip(offsets[:-1], offsets[1:]):
+        if high > low:
+            best = np.flatnonzero(scores[low:high] == scores[low:high].max()) + low
+            chosen.append(int(best[np.argmin(quality[best])]))  # ties: the worst, as in the envelope
     return bleu_from_stats(stats[chosen].sum(axis=0))
 
 
@@ -233,10 +253,11 @@ def coordinate_ascent(features, stats, offsets, start: np.ndarray, directions: n
     """Line searches along each direction in turn until a whole sweep gains nothing."""
     weights = _normalized(start.astype(np.float64))
     bleu = corpus_bleu_at(features, stats, offsets, weights)
+    quality = sentence_quality(stats)
     for _ in range(max_sweeps):
         improved = False
         for direction in directions:
-            result = line_search(features, stats, offsets, weights, direction)
+            result = line_search(features, stats, offsets, weights, direction, quality=quality)
             if result.bleu > bleu + IMPROVEMENT:
                 weights = _normalized(weights + result.step * direction)
                 bleu = result.bleu
