@@ -184,7 +184,7 @@ class Decoder:
                            hypothesis.derivation, stats, source)
 
     def translate(self, sentence: str | Sequence[str]) -> Translation:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         words = self._words(sentence)
         source = " ".join(words)
         if not words:
@@ -193,7 +193,8 @@ class Decoder:
         best = self.search.best(result, words)
         if best is None:  # cannot happen with glue and pass-through; kept as a guard
             raise RuntimeError("no derivation covers the sentence")
-        stats = dict(result.stats, seconds=time.perf_counter() - started)
+        stats = dict(result.stats, seconds=time.perf_counter() - started,
+                     cpu_seconds=time.process_time() - cpu_started)
         return self._translation(best, source, stats)
 
     def kbest(self, sentence: str | Sequence[str], k: int, unique: bool = True) -> list[Translation]:
