@@ -66,6 +66,9 @@ def test_mismatch_raises_and_fallback_is_flat():
         trees.penn_tree("(S (NP something.n else.n entirely.e))", ["god", "said", "so"])
     tree = trees.fallback_tree(["and", "god", "said", "-LRB-", "3", "-RRB-"])
     assert tree.to_penn() == "(S (CC and) (X god) (X said) (-LRB- -LRB-) (CD 3) (-RRB- -RRB-))"
+    # with the original casing, a capitalized word in mid-sentence is a name
+    tree = trees.fallback_tree(["judah", "and", "judah", "wept"], ["Judah", "and", "Judah", "wept"])
+    assert tree.to_penn() == "(S (X judah) (CC and) (NNP judah) (X wept))"
 
 
 def test_sentence_tree_falls_back_when_there_is_no_parse():
@@ -152,7 +155,7 @@ def test_parser_sees_cased_tokens_and_leaves_are_lowercased(tmp_path, monkeypatc
     cased, lowered = tokenize(text, "en", lowercase=False), tokenize(text, "en")
     assert [t.lower() if t not in ("-LRB-", "-RRB-") else t for t in cased] == lowered
     result = parse.parse_verses([lowered], tmp_path / "cache", processes=1, parser_verses=[cased])
-    assert result.trees[0] == ("(TOP (S (NNP then) (NNP moses) (NN said) (-LRB- -LRB-) (NN quietly) "
+    assert result.trees[0] == ("(TOP (S (RB then) (NNP moses) (NN said) (-LRB- -LRB-) (NN quietly) "
                                "(-RRB- -RRB-) (: :) (NNP go) (. !)))")
     assert result.statistics["sentences_with_reinserted_tokens"] == 1     # the brackets
     with pytest.raises(ValueError, match="verse 0: cased tokens"):

@@ -8,6 +8,8 @@ with the source (Spanish) index first; it does not symmetrize, so
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import subprocess
 import sys
 import time
@@ -74,14 +76,26 @@ def grow_diag_final_and(forward: Alignment, reverse: Alignment) -> Alignment:
     return alignment
 
 
-def run_eflomal(source_path: Path, target_path: Path, work_dir: Path) -> tuple[Path, Path, float]:
-    """Run eflomal-align; returns (forward links, reverse links, seconds)."""
+def run_eflomal(source_path: Path, target_path: Path, work_dir: Path) -> tuple[Path, Path, float, bool]:
+    """Run eflomal-align unless its output for these exact texts is in `work_dir`.
+
+    Returns (forward links, reverse links, seconds of the run that made them,
+    whether they came from the cache).
+    """
     forward, reverse = work_dir / "eflomal.forward", work_dir / "eflomal.reverse"
+    stamp = work_dir / "eflomal.json"
+    digest = hashlib.sha1(source_path.read_bytes() + b"\0" + target_path.read_bytes()).hexdigest()
+    if stamp.exists() and forward.exists() and reverse.exists():
+        previous = json.loads(stamp.read_text())
+        if previous.get("input_sha1") == digest:
+            return forward, reverse, previous["seconds"], True
     command = [*_eflomal_command(), "-s", str(source_path), "-t", str(target_path),
                "-f", str(forward), "-r", str(reverse), "--overwrite"]
     started = time.monotonic()
     subprocess.run(command, check=True, stdout=sys.stderr)
-    return forward, reverse, time.monotonic() - started
+    seconds = time.monotonic() - started
+    stamp.write_text(json.dumps({"input_sha1": digest, "seconds": round(seconds, 1)}))
+    return forward, reverse, seconds, False
 
 
 def _eflomal_command() -> list[str]:

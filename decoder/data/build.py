@@ -148,7 +148,8 @@ def build(out_dir: Path, cache_dir: Path, small: bool, processes: int, small_tra
     align_dir.mkdir(parents=True, exist_ok=True)
     write_lines(align_dir / "corpus.es", [" ".join(pairs[i].spanish) for _, i in order])
     write_lines(align_dir / "corpus.en", [" ".join(pairs[i].english) for _, i in order])
-    forward, reverse, eflomal_seconds = align.run_eflomal(align_dir / "corpus.es", align_dir / "corpus.en", align_dir)
+    forward, reverse, eflomal_seconds, eflomal_cached = align.run_eflomal(
+        align_dir / "corpus.es", align_dir / "corpus.en", align_dir)
     symmetrized = align.symmetrize_files(forward, reverse, len(order))
     alignment_lines: dict[str, list[str]] = {"train": [], "dev": [], "test": []}
     for (name, i), alignment in zip(order, symmetrized):
@@ -157,7 +158,8 @@ def build(out_dir: Path, cache_dir: Path, small: bool, processes: int, small_tra
     for name, lines in alignment_lines.items():
         write_lines(out_dir / f"{name}.align", lines)
     stage_done("align", stage)
-    alignment_statistics = {"eflomal_seconds": round(eflomal_seconds, 1), "sentence_pairs": len(order),
+    alignment_statistics = {"eflomal_seconds": round(eflomal_seconds, 1), "eflomal_from_cache": eflomal_cached,
+                            "sentence_pairs": len(order),
                             "points": sum(len(a) for a in symmetrized),
                             "symmetrization": "grow-diag-final-and"}
 

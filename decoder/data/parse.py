@@ -175,15 +175,16 @@ class ParseResult:
     statistics: dict
 
 
-def sentence_tree(answer: dict, tokens: list[str]) -> tuple[trees.Node, str, int]:
+def sentence_tree(answer: dict, tokens: list[str], cased_tokens: list[str] | None = None
+                  ) -> tuple[trees.Node, str, int]:
     """(tree, kind, reinserted tokens) for one sentence; kind is full, null or fallback."""
     if answer["tree"]:
         try:
-            tree, reinserted = trees.penn_tree(answer["tree"], tokens)
+            tree, reinserted = trees.penn_tree(answer["tree"], tokens, cased_tokens)
             return tree, answer["kind"], reinserted
         except trees.LeafMismatch:
             pass
-    return trees.fallback_tree(tokens), "fallback", 0
+    return trees.fallback_tree(tokens, cased_tokens), "fallback", 0
 
 
 def parse_verses(verses: list[list[str]], cache_dir: Path, processes: int,
@@ -257,12 +258,12 @@ def parse_verses(verses: list[list[str]], cache_dir: Path, processes: int,
     reinserted_tokens = 0
     sentences_with_reinserted = 0
     penn_trees = []
-    for tokens, verse_spans, answers in zip(verses, spans, answers_by_verse):
+    for tokens, cased, verse_spans, answers in zip(verses, parser_verses, spans, answers_by_verse):
         sentence_trees = []
         kinds = set()
         for (start, end), answer in zip(verse_spans, answers):
             answer_kinds[answer["kind"]] += 1
-            tree, kind, reinserted = sentence_tree(answer, tokens[start:end])
+            tree, kind, reinserted = sentence_tree(answer, tokens[start:end], cased[start:end])
             sentence_kinds[kind] += 1
             kinds.add(kind)
             reinserted_tokens += reinserted

@@ -71,6 +71,20 @@ FUNCTION_WORD_TAGS = {
     "been": "VBN", "being": "VBG",
     **dict.fromkeys("have has hath do does doth".split(), "VB"),
     **dict.fromkeys("had did".split(), "VBD"),
+    **dict.fromkeys(("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                     "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+                     "hundred thousand thousands hundreds").split(), "CD"),
+    **dict.fromkeys(("won't can't couldn't wouldn't shouldn't mustn't shan't").split(), "MD"),
+    **dict.fromkeys(("don't doesn't isn't aren't haven't hasn't ain't").split(), "VB"),
+    **dict.fromkeys(("didn't wasn't weren't hadn't").split(), "VBD"),
+    **dict.fromkeys(("therefore away again together so surely today here only indeed certainly "
+                     "immediately thus now also then very too even still already forever truly "
+                     "greatly exceedingly perhaps almost else henceforth hither thither").split(), "RB"),
+    **dict.fromkeys("lest while whereas unless".split(), "IN"),
+    **dict.fromkeys(("nothing everyone anyone anything none someone something everything nobody "
+                     "everybody anybody somebody").split(), "NN"),
+    **dict.fromkeys("many much more most other such same half few several".split(), "JJ"),
+    **dict.fromkeys("behold amen alas oh hallelujah".split(), "UH"),
     "there": "EX",
 }
 PUNCTUATION_TAGS = {
@@ -93,8 +107,12 @@ UNKNOWN_MARK_RE = re.compile(r"[\[{][?!~*&][\]}]")
 HIDDEN_FROM_PARSER = {"-LRB-", "-RRB-", "[", "]", "{", "}"}
 
 
-def tag_for(word: str, suffix: str | None) -> str:
-    """The preterminal of a token `word` with link-grammar suffix `suffix`."""
+def tag_for(word: str, suffix: str | None, capitalized: bool = False) -> str:
+    """The preterminal of a token `word` with link-grammar suffix `suffix`.
+
+    `capitalized`: the word was capitalized in the text, not at the start of
+    its sentence; a capitalized word without class information is a name (NNP).
+    """
     if word in PUNCTUATION_TAGS:
         return PUNCTUATION_TAGS[word]
     word = word.lower()
@@ -105,7 +123,7 @@ def tag_for(word: str, suffix: str | None) -> str:
     if not any(ch.isalnum() for ch in word):
         return "SYM"
     if not suffix:
-        return "X"
+        return "NNP" if capitalized else "X"
     if "j" in suffix.split("-")[0]:              # .j-n .ij .jr ...: conjunctions
         return "CC"
     head, _, modifier = suffix.partition("-")
@@ -199,10 +217,20 @@ def _remove_empty(node: Node) -> bool:
     return not node.children
 
 
-def penn_tree(lg_tree: str, tokens: list[str], max_skip: int = 4) -> tuple[Node, int]:
+def name_like(cased_tokens: list[str] | None, position: int) -> bool:
+    """True if the token at `position` is capitalized in mid-sentence (right after a word)."""
+    if cased_tokens is None or position == 0:
+        return False
+    return cased_tokens[position][:1].isupper() and cased_tokens[position - 1][:1].isalnum()
+
+
+def penn_tree(lg_tree: str, tokens: list[str], cased_tokens: list[str] | None = None,
+              max_skip: int = 4) -> tuple[Node, int]:
     """Penn tree (a phrase Node) for one sentence, and how many tokens were reinserted.
 
-    Raises LeafMismatch when the leaves cannot be matched to `tokens`.
+    `cased_tokens` (the tokens in their original casing) let capitalized
+    words without class information be tagged NNP. Raises LeafMismatch when
+    the leaves cannot be matched to `tokens`.
     """
     root = read_lg_tree(lg_tree)
     if root.is_preterminal():
@@ -246,16 +274,16 @@ def penn_tree(lg_tree: str, tokens: list[str], max_skip: int = 4) -> tuple[Node,
             if last_placed is None:
                 pending_before.extend(missing)
             else:
-                last_placed = _insert_after(last_placed, missing, tokens, parents)
+                last_placed = _insert_after(last_placed, missing, tokens, cased_tokens, parents)
             reinserted += len(missing)
             position += skip
             continue
-        node.label = tag_for(tokens[position], suffix)
+        node.label = tag_for(tokens[position], suffix, name_like(cased_tokens, position))
         node.children = [tokens[position]]
         for extra in range(1, matched_leaves):
             leaves[leaf_index + extra][0].label = ""     # merged away
         if pending_before:
-            _insert_before(node, pending_before, tokens, parents)
+            _insert_before(node, pending_before, tokens, cased_tokens, parents)
             pending_before = []
         last_placed = node
         position += 1
@@ -264,7 +292,7 @@ def penn_tree(lg_tree: str, tokens: list[str], max_skip: int = 4) -> tuple[Node,
     if pending_before or (missing and last_placed is None):
         raise LeafMismatch("no leaf of the tree matches a token")
     if missing:
-        _insert_after(last_placed, missing, tokens, parents)
+        _insert_after(last_placed, missing, tokens, cased_tokens, parents)
         reinserted += len(missing)
     _remove_empty(root)
     if root.leaves() != list(tokens):
@@ -272,32 +300,34 @@ def penn_tree(lg_tree: str, tokens: list[str], max_skip: int = 4) -> tuple[Node,
     return root, reinserted
 
 
-def _new_preterminal(token: str) -> Node:
-    return Node(tag_for(token, None), [token])
+def _new_preterminal(tokens: list[str], cased_tokens: list[str] | None, position: int) -> Node:
+    return Node(tag_for(tokens[position], None, name_like(cased_tokens, position)), [tokens[position]])
 
 
-def _insert_after(anchor: Node, indexes: list[int], tokens: list[str], parents: dict[int, Node]) -> Node:
+def _insert_after(anchor: Node, indexes: list[int], tokens: list[str], cased_tokens: list[str] | None,
+                  parents: dict[int, Node]) -> Node:
     parent = parents[id(anchor)]
     at = parent.children.index(anchor) + 1
-    new_nodes = [_new_preterminal(tokens[i]) for i in indexes]
+    new_nodes = [_new_preterminal(tokens, cased_tokens, i) for i in indexes]
     parent.children[at:at] = new_nodes
     for new in new_nodes:
         parents[id(new)] = parent
     return new_nodes[-1]
 
 
-def _insert_before(anchor: Node, indexes: list[int], tokens: list[str], parents: dict[int, Node]) -> None:
+def _insert_before(anchor: Node, indexes: list[int], tokens: list[str], cased_tokens: list[str] | None,
+                   parents: dict[int, Node]) -> None:
     parent = parents[id(anchor)]
     at = parent.children.index(anchor)
-    new_nodes = [_new_preterminal(tokens[i]) for i in indexes]
+    new_nodes = [_new_preterminal(tokens, cased_tokens, i) for i in indexes]
     parent.children[at:at] = new_nodes
     for new in new_nodes:
         parents[id(new)] = parent
 
 
-def fallback_tree(tokens: list[str]) -> Node:
+def fallback_tree(tokens: list[str], cased_tokens: list[str] | None = None) -> Node:
     """A flat S over the tokens, for sentences without a usable parse."""
-    return Node("S", [_new_preterminal(token) for token in tokens])
+    return Node("S", [_new_preterminal(tokens, cased_tokens, i) for i in range(len(tokens))])
 
 
 def verse_tree(sentence_trees: list[Node]) -> Node:
