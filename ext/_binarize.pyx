@@ -293,7 +293,8 @@ cdef class RuleBinarizer:
     cdef dict virtual_index  # BinaryRule -> its index in `rules`; None until two symbols share a child object
     cdef list symbol_child  # symbol id -> the child as a BinaryRule holds it: label, run tuple or virtual name
     cdef vector[int] symbol_bucket  # symbol id -> bucket id of L(v)
-    cdef vector[int] symbol_rule  # symbol id -> index of its virtual rule in `rules` (-1 for tokens)
+    cdef list symbol_rule  # symbol id -> index of its virtual rule in `rules` (-1 for tokens)
+    cdef list symbol_id  # symbol id -> the same as a Python int, made once (keys reuse it)
 
     # Buckets: distinct L(v) (tuples of token keys).
     cdef dict bucket_ids  # L(v) -> bucket id
@@ -343,6 +344,8 @@ cdef class RuleBinarizer:
         self.virtual_symbols = {}
         self.virtual_index = None
         self.symbol_child = []
+        self.symbol_rule = []
+        self.symbol_id = []
         self.bucket_ids = {}
         self.bucket_tuples = []
 
@@ -764,9 +767,10 @@ cdef class RuleBinarizer:
         key = f"[{token}]" if is_label else " ".join(token)
         if is_label and isinstance(token, str) and token.startswith("<"):
             self.share_by_equality()  # a label spelled like a virtual name
+        self.symbol_id.append(len(self.symbol_child))
         self.symbol_child.append(token)
         self.symbol_bucket.push_back(self.intern_bucket(_acyclic((key,))))
-        self.symbol_rule.push_back(-1)
+        self.symbol_rule.append(-1)
         return 0
 
     cdef inline int child_symbol(self, int child) noexcept:
@@ -791,14 +795,15 @@ cdef class RuleBinarizer:
     cdef int virtual_symbol(self, int j, int left, int right) except -1:
         """Symbol id of virtual node j (children's symbols given), making its rule on first sight."""
         cdef bint monolingual = (self.node_flags[j] & MONOLINGUAL_NODE) != 0
-        # The key: (kind and both children packed in one int, *target items).
-        packed = (<uint64_t>left << 33) | (<uint64_t>right << 1) | monolingual
+        # The key: (left symbol, right symbol, *target items); a synchronous node has at least
+        # one item (a block), so a monolingual node's key is the only kind with two places.
         cdef tuple key
         if monolingual:
-            key = _acyclic((packed,))
+            key = _acyclic((self.symbol_id[left], self.symbol_id[right]))
         else:
-            key = self.node_target(j, 1)
-            _set_item(key, 0, packed)
+            key = self.node_target(j, 2)
+            _set_item(key, 0, self.symbol_id[left])
+            _set_item(key, 1, self.symbol_id[right])
             _acyclic(key)
         cdef int new = <int>len(self.symbol_child)
         cdef int symbol = self.virtual_symbols.setdefault(key, new)
@@ -807,9 +812,10 @@ cdef class RuleBinarizer:
         # First sight: the name and rule exactly as BinaryGrammarBuilder.add makes them.
         cdef int bucket = self.concatenated_bucket(self.symbol_bucket[left], self.symbol_bucket[right])
         name = self.virtual_name(j, self.bucket_tuples[bucket], monolingual)
-        target = None if monolingual else _acyclic(key[1:])
+        target = None if monolingual else _acyclic(key[2:])
         binary = _binary_rule(<PyTypeObject*>self.binary_rule_type, name, self.node_children(j), target, -1)
-        if <int>self.virtual_names.setdefault(name, symbol) != symbol:
+        symbol_id = symbol
+        if self.virtual_names.setdefault(name, symbol_id) is not symbol_id:
             self.share_by_equality()  # two symbols with one name
         cdef Py_ssize_t index = len(self.rules)
         if self.virtual_index is None:
@@ -818,9 +824,10 @@ cdef class RuleBinarizer:
             index = self.virtual_index.setdefault(binary, index)
             if index == len(self.rules):
                 self.rules.append(binary)
+        self.symbol_id.append(symbol_id)
         self.symbol_child.append(name)
         self.symbol_bucket.push_back(bucket)
-        self.symbol_rule.push_back(<int>index)
+        self.symbol_rule.append(index)
         return symbol
 
     cdef int share_by_equality(self) except -1:
@@ -866,7 +873,6 @@ cdef class RuleBinarizer:
 
     cdef int emit_rule(self, Py_ssize_t rule_index, lhs) except -1:
         cdef int j, t, left, right, bucket, symbol
-        cdef Py_ssize_t index
         cdef tuple indices = PyTuple_New(self.n_nodes)
         cdef tuple keys = PyTuple_New(self.n_nodes)
         for t in range(self.n_tokens):
@@ -887,7 +893,7 @@ cdef class RuleBinarizer:
                 symbol = self.virtual_symbol(j, left, right)
                 self.node_symbol[j] = symbol
                 bucket = self.symbol_bucket[symbol]
-                index = self.symbol_rule[symbol]
+                index = self.symbol_rule[symbol]  # the int object made with the symbol
             self.bucket_counts[bucket] += 1
             _set_item(indices, j, index)
             _set_item(keys, j, self.bucket_tuples[bucket])
