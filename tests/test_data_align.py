@@ -1,4 +1,6 @@
 """grow-diag-final-and on hand-worked examples, and Pharaoh reading/writing."""
+import sys
+
 import pytest
 
 from decoder.data.align import check_alignment, grow_diag_final_and, read_pharaoh, write_pharaoh
@@ -60,3 +62,33 @@ def test_pharaoh_round_trip_and_errors():
         read_pharaoh("0-0 0:1", "f.align", 7)
     with pytest.raises(ValueError, match="outside 2x3"):
         check_alignment({(2, 0)}, 2, 3, "train Genesis 1:1")
+
+
+FAKE_EFLOMAL = """
+import sys
+arguments = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+lines = open(arguments["-s"]).read().splitlines()
+open(arguments["-f"], "w").write("".join("0-0\\n" for _ in lines))
+open(arguments["-r"], "w").write("".join("0-0 1-1\\n" for _ in lines))
+open(arguments["-s"] + ".runs", "a").write("run\\n")
+"""
+
+
+def test_eflomal_runs_once_per_input_and_is_symmetrized(tmp_path, monkeypatch):
+    from decoder.data import align
+    script = tmp_path / "fake_eflomal.py"
+    script.write_text(FAKE_EFLOMAL)
+    monkeypatch.setattr(align, "_eflomal_command", lambda: [sys.executable, str(script)])
+    source, target = tmp_path / "c.es", tmp_path / "c.en"
+    source.write_text("a b\nc d\n")
+    target.write_text("A B\nC D\n")
+    forward, reverse, _, cached = align.run_eflomal(source, target, tmp_path)
+    assert not cached
+    assert align.symmetrize_files(forward, reverse, 2) == [{(0, 0), (1, 1)}, {(0, 0), (1, 1)}]
+    assert align.run_eflomal(source, target, tmp_path)[3] is True
+    target.write_text("A B\nC E\n")
+    assert align.run_eflomal(source, target, tmp_path)[3] is False
+    assert (tmp_path / "c.es.runs").read_text() == "run\nrun\n"
+    with pytest.raises(RuntimeError, match="1 lines, expected 2"):
+        (tmp_path / "short").write_text("0-0\n")
+        align.symmetrize_files(tmp_path / "short", reverse, 2)

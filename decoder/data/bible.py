@@ -16,6 +16,7 @@ verse offset.
 """
 from __future__ import annotations
 
+import glob
 import re
 import subprocess
 from collections import defaultdict
@@ -232,7 +233,6 @@ def plausible_length_ratio(spanish_tokens: int, english_tokens: int, max_ratio: 
 
 def module_version(module: str) -> str:
     """The Version= line of a SWORD module's .conf file, or 'unknown'."""
-    import glob
     for path in glob.glob("/usr/share/sword/mods.d/*.conf"):
         with open(path, encoding="utf-8", errors="replace") as conf:
             text = conf.read()
