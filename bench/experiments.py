@@ -79,12 +79,16 @@ def bible_system(work: str, data_dir: str | None = None, log=print) -> System | 
     extracted here (into the work directory, filtered to dev+test).
     """
     data_dir = data_dir or bible_data_dir()
-    if data_dir is None or not all(os.path.exists(os.path.join(data_dir, f)) for f in DATA_FILES):
-        return None
-    path = lambda name: os.path.join(data_dir, name)  # noqa: E731
+    path = lambda name: os.path.join(data_dir or "", name)  # noqa: E731
     rules, glue = path("rules/rules.gz"), path("rules/glue.gz")
+    extracted_here = not os.path.exists(rules)
+    # training files are needed only to extract rules (not yet extracted into the work directory)
+    needed = [f for f in DATA_FILES if not f.startswith("train.")
+              or (extracted_here and not os.path.exists(os.path.join(work, "rules.gz")))]
+    if data_dir is None or not all(os.path.exists(path(f)) for f in needed):
+        return None
     notes = []
-    if not os.path.exists(rules):
+    if extracted_here:
         os.makedirs(work, exist_ok=True)
         rules, glue = os.path.join(work, "rules.gz"), os.path.join(work, "glue.gz")
         if not os.path.exists(rules):
@@ -96,7 +100,10 @@ def bible_system(work: str, data_dir: str | None = None, log=print) -> System | 
                             "--trees", path("train.trees"), "--alignment", path("train.align"), "--out", rules,
                             "--glue", glue, "--filter-to", devtest, "--no-progress"], cwd=REPO, check=True)
         notes.append("rules extracted by the benchmark with `cky extract` defaults, filtered to dev+test")
-    name = "bible-es-en" + ("-small" if os.path.basename(os.path.normpath(data_dir)) == "small" else "")
+    try:
+        name = json.load(open(path("manifest.json"), encoding="utf-8"))["name"]
+    except (OSError, ValueError, KeyError):
+        name = "bible-es-en"
     return System(name, rules, path("lm.bin"), path("dev.es"), path("dev.en"), path("test.es"), path("test.en"),
                   work, glue=glue if os.path.exists(glue) else None, tokenize="none", notes=notes)
 
