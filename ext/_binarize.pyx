@@ -14,7 +14,7 @@
    rule_shape.node_templates, strategies.*_tree and BinaryGrammarBuilder), and
    tests/test_binarize_kernel.py checks that both give identical grammars.
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport malloc, free
 from libcpp.vector cimport vector
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -177,8 +177,9 @@ cdef inline bint _contains(const int32_t* values, int m, int32_t x) noexcept nog
 #
 # Binary rules are then made with memoization instead of string building: every
 # token (a label or a terminal run) and every virtual node gets a symbol id, and
-# a virtual node is looked up by (kind, left child id, right child id, target
-# items). That key determines the node's binary rule completely: its children
+# a virtual node is looked up by (left child id, right child id, target items;
+# none for a monolingual node). That key determines the node's binary rule
+# completely: its children
 # are the children's symbols, its target is the items, and its name is built
 # from the children's buckets and yields plus the items' words. So only a key
 # seen for the first time builds a name and a BinaryRule.
@@ -248,7 +249,8 @@ cdef inline tuple _acyclic(tuple t):
 
 cdef inline object _binary_rule(PyTypeObject* binary_rule_type, lhs, tuple children, target, Py_ssize_t origin):
     """BinaryRule(lhs, children, target, origin) made as tuple.__new__ makes it (BinaryRule is a
-    NamedTuple, a tuple subclass without a __dict__), without building an argument tuple first."""
+    NamedTuple, a tuple subclass without a __dict__), without building an argument tuple first.
+    Like a plain tuple it holds only its items, so it is untracked when they are."""
     cdef tuple rule = <tuple>PyType_GenericAlloc(binary_rule_type, 4)
     _set_item(rule, 0, lhs)
     _set_item(rule, 1, children)
@@ -289,7 +291,7 @@ cdef class RuleBinarizer:
     # Symbols: tokens (labels and terminal runs) and virtual nodes.
     cdef dict token_symbols  # label (str) or terminal run (tuple) -> symbol id
     cdef dict word_symbols  # word -> symbol id of the one-word run (word,): no tuple to build for a lookup
-    cdef dict virtual_symbols  # (kind, left symbol, right symbol, *target items) -> symbol id
+    cdef dict virtual_symbols  # (left symbol, right symbol, *target items) -> symbol id
     cdef dict virtual_index  # BinaryRule -> its index in `rules`; None until two symbols share a child object
     cdef list symbol_child  # symbol id -> the child as a BinaryRule holds it: label, run tuple or virtual name
     cdef vector[int] symbol_bucket  # symbol id -> bucket id of L(v)
