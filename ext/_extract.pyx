@@ -556,6 +556,13 @@ cdef inline str _score_text(double x):
     return buffer[:n].decode("ascii")
 
 
+cdef str _scores_text(double a, double b, double c, double d, double e, double f, double g, double h):
+    """The eight scores, each as '%.6g' % x, space-separated (one C call)."""
+    cdef char buffer[256]
+    cdef int n = snprintf(buffer, 256, "%.6g %.6g %.6g %.6g %.6g %.6g %.6g %.6g", a, b, c, d, e, f, g, h)
+    return buffer[:n].decode("ascii")
+
+
 cdef str _count_text(object c):
     if type(c) is int:
         return str(c)
@@ -588,10 +595,8 @@ def table_lines(list rows, dict lhs_counts, double min_count=0.0, keep=None):
         lhs = target[target.rindex("[") + 1:len(target) - 1]
         n_words = target.count(" ") - target.count("[X][")
         n_nonterminals = source.count("[X][")
-        scores = " ".join([
-            _score_text(c / c_source), _score_text(c / c_target), _score_text(row[6]), _score_text(row[7]),
-            _score_text(c / <double>lhs_counts[lhs]), _score_text(_E if c <= 1 else 1.0),
-            _score_text(exp(n_words)), _score_text(_E)])
+        scores = _scores_text(c / c_source, c / c_target, row[6], row[7], c / <double>lhs_counts[lhs],
+                              _E if c <= 1 else 1.0, exp(n_words), _E)
         counts = f"{_count_text(row[5])} {_count_text(count_source)} {_count_text(row[4])}"
         lines.append(f"{source} ||| {target} ||| {scores} ||| {row[2]} ||| {counts} |||  ||| {{{{Tree {row[3]}}}}}")
         nonterminals[n_nonterminals] = nonterminals.get(n_nonterminals, 0) + 1
