@@ -10,6 +10,7 @@ escaped with `trees.escape_token`.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -29,6 +30,7 @@ class TestSetFilter:
             for pos, w in enumerate(words):
                 self._positions.setdefault(w, {}).setdefault(sid, []).append(pos)
         self._runs: dict[tuple[str, ...], dict[int, list[int]]] = {}
+        self._verdicts: dict[tuple, bool] = {}  # runs of a rule -> kept (many rules share them)
 
     @classmethod
     def from_file(cls, path: str) -> "TestSetFilter":
@@ -66,6 +68,15 @@ class TestSetFilter:
             runs.append(tuple(current))
         if not runs:
             return True
+        key = tuple(runs)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict = self._match(runs)
+            if len(self._verdicts) < 1_000_000:  # a bounded cache
+                self._verdicts[key] = verdict
+        return verdict
+
+    def _match(self, runs: list[tuple[str, ...]]) -> bool:
         starts = [self._starts(run) for run in runs]
         candidates = set(starts[0])
         for s in starts[1:]:
@@ -85,11 +96,14 @@ class TestSetFilter:
         return False
 
 
-def filter_table(rules_path: str, test_path: str, out_path: str) -> tuple[int, int]:
+def filter_table(rules_path: str, test_path: str, out_path: str, compress_level: int = 3) -> tuple[int, int]:
     """Copy the lines of a rule table whose rules match the test set; return (read, kept)."""
     keep = TestSetFilter.from_file(test_path)
     read = kept = 0
-    with open_text(rules_path) as lines, open_text(out_path, "w") as out:
+    # gzip level 3 rather than open_text's 9: several times faster for a table 25% larger
+    out_file = (gzip.open(out_path, "wt", encoding="utf-8", compresslevel=compress_level)
+                if out_path.endswith(".gz") else open_text(out_path, "w"))
+    with open_text(rules_path) as lines, out_file as out:
         for line in lines:
             if not line.strip():
                 continue
