@@ -194,6 +194,9 @@ def worker(args) -> None:
             "lm_queries_novel_per_sentence": round(totals["lm_queries_novel"] / n, 1),
             "model_score": round(totals["score"], 3),
         })
+        if args.progress:  # survives the worker being killed; the parent resumes from it
+            with open(args.progress, "a") as f:
+                f.write(json.dumps(runs[-1]) + "\n")
     kbest = None
     if args.kbest_sentences > 0:  # k-best extraction cost on top of the search, at pop limit 100
         decoder.search.configure(pop_limit=100)
@@ -218,26 +221,51 @@ def worker(args) -> None:
 
 
 def run_worker(store: str, system: dict, sentences: int, pop_limits, profile_to: str | None = None,
-               kbest_sentences: int = 0) -> dict:
-    command = [sys.executable, "-m", "bench.bench_decoder", "--worker", "--store", store, "--lm", system["lm"],
-               "--test", system["test"], "--sentences", str(sentences), "--kbest-sentences", str(kbest_sentences),
-               "--pop-limits", *map(str, pop_limits)]
-    if system.get("glue"):
-        command += ["--glue", system["glue"]]
-    if profile_to:
-        command = ["py-spy", "record", "--native", "--rate", "200", "--format", "raw", "--output", profile_to,
-                   "--"] + command
-    done = subprocess.run(command, cwd=REPOSITORY, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"worker failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+               kbest_sentences: int = 0, attempts: int = 3) -> dict:
+    """Run the worker; if it dies (the machine is shared), start it again for the pop limits not done."""
+    progress = os.path.join(CACHE, "progress", f"{os.path.basename(store)}-{sentences}.jsonl")
+    os.makedirs(os.path.dirname(progress), exist_ok=True)
+    last_error = ""
+    for _ in range(attempts):
+        done = {run["pop_limit"]: run for run in _read_runs(progress)} if not profile_to else {}
+        todo = [p for p in pop_limits if p not in done]
+        command = [sys.executable, "-m", "bench.bench_decoder", "--worker", "--store", store, "--lm", system["lm"],
+                   "--test", system["test"], "--sentences", str(sentences),
+                   "--kbest-sentences", str(kbest_sentences if todo or profile_to else 0),
+                   "--pop-limits", *map(str, todo or [pop_limits[0]])]
+        if not profile_to:
+            command += ["--progress", progress]
+        if system.get("glue"):
+            command += ["--glue", system["glue"]]
+        if profile_to:
+            command = ["py-spy", "record", "--native", "--rate", "200", "--format", "raw", "--output", profile_to,
+                       "--"] + command
+        finished = subprocess.run(command, cwd=REPOSITORY, capture_output=True, text=True)
+        if finished.returncode == 0:
+            result = json.loads(finished.stdout.strip().splitlines()[-1])
+            if not profile_to:
+                done.update({run["pop_limit"]: run for run in result["runs"]})
+                result["runs"] = [done[p] for p in pop_limits]
+                os.unlink(progress)
+            return result
+        last_error = f"exit status {finished.returncode}: {finished.stderr[-2000:]}"
+        print(f"worker died ({last_error[:200]}); restarting", file=sys.stderr, flush=True)
+    raise RuntimeError(f"worker failed {attempts} times: {last_error}")
+
+
+def _read_runs(path: str) -> list:
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
 
 
 # ---------------------------------------------------------------------------------------- profile
 
 CATEGORIES = [  # first match wins, searched from the innermost frame outwards
-    ("LM scoring (KenLM)", ("lm::", "score_target", "_score ", "ChartSearch._score", "RuleScore", "chart_state_hash",
-                            "MurmurHash", "score_sentence_boundaries")),
+    ("LM scoring (KenLM, and its per-sentence cache)", ("lm::", "score_target", "CkyScoreTarget", "ChartSearch__score",
+                                                         "RuleScore", "chart_state_hash", "MurmurHash",
+                                                         "score_sentence_boundaries")),
     ("rule look-up", ("_add_binary_groups", "_add_single_group", "_find_symbol_group", "_find_pair_key",
                       "_add_unary_groups", "match_run", "source_word_ids", "sentence_view")),
     ("cell combination (cube pruning, recombination, beams)", ("_evaluate", "_search", "_heap_", "_push_corner",
@@ -289,6 +317,8 @@ def main(argv=None) -> int:
     parser.add_argument("--pop-limits", nargs="+", type=int, default=[10, 50, 100, 200, 1000])
     parser.add_argument("--profile-sentences", type=int, default=100)
     parser.add_argument("--no-profile", action="store_true")
+    parser.add_argument("--profile-only", action="store_true",
+                        help="only (re)do the profile, into the existing results file")
     parser.add_argument("--output", default=RESULTS)
     # worker mode (internal)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -297,6 +327,7 @@ def main(argv=None) -> int:
     parser.add_argument("--test", help=argparse.SUPPRESS)
     parser.add_argument("--glue", help=argparse.SUPPRESS)
     parser.add_argument("--kbest-sentences", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--progress", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         worker(args)
@@ -324,7 +355,10 @@ def main(argv=None) -> int:
                "sentences": len(sentences), "mean_tokens": round(float(np.mean([len(s.split()) for s in sentences])), 2),
                "decoder_settings": "defaults of decoder.decoder.Decoder (weights: documented defaults), pop limit varied",
                "strategies": {}}
-    for strategy in args.strategies:
+    if args.profile_only and os.path.exists(args.output):
+        with open(args.output) as f:
+            results = json.load(f)
+    for strategy in ([] if args.profile_only else args.strategies):
         store, info = build_store(system, strategy, sentences, log)
         log(f"{strategy}: decoding at pop limits {args.pop_limits} ...")
         measured = run_worker(store, system, len(sentences), args.pop_limits, kbest_sentences=20)
