@@ -3,10 +3,11 @@
 PYTHON ?= python3
 PIP_STAMP := build/.installed
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench data data-small clean
 
 $(PIP_STAMP): pyproject.toml setup.py $(wildcard ext/*.pyx ext/*.pxd build_support/*.py)
 	bash models/kenlm/fetch_sources.sh
+	bash models/kenlm/build_tools.sh
 	$(PYTHON) -m pip install -q "setuptools>=77" wheel cython numpy
 	$(PYTHON) -m pip install -q --no-build-isolation -e '.[test]'
 	mkdir -p build && touch $(PIP_STAMP)
@@ -18,6 +19,12 @@ demo: install
 
 test: install
 	$(PYTHON) -m pytest -q tests
+
+data: install
+	$(PYTHON) -m decoder.cli data bible-es-en
+
+data-small: install
+	$(PYTHON) -m decoder.cli data bible-es-en --small
 
 bench: install
 	$(PYTHON) -m decoder.cli bench
