@@ -96,7 +96,7 @@ def test_mert_loop_reaches_the_optimum_and_stops_when_kbest_lists_repeat():
         return [sorted(kbest, key=score, reverse=True) for kbest in KBEST]
 
     result = run_mert(decode_kbest, REFERENCES, {"f1": 2.0, "f2": 0.0}, max_iterations=5, restarts=5,
-                      tokenize="none", progress=False)
+                      tokenize="none", progress=False, trust_region=None)
     assert result.bleu == pytest.approx(BEST_BLEU)  # (h1, k1) together is impossible: 59.46 is the maximum
     assert len(decoded) == 2 and "unchanged" in result.stopped
     assert sum(abs(w) for w in result.weights.values()) == pytest.approx(2.0)  # the initial scale is kept
@@ -133,7 +133,7 @@ def test_cky_tune_writes_a_config_with_the_tuned_weights(tmp_path, monkeypatch):
     out = tmp_path / "tuned.toml"
     assert main(["tune", "--config", str(config), "--dev-src", str(tmp_path / "dev.src"), "--dev-ref",
                  str(tmp_path / "dev.ref"), "--out", str(out), "--tokenize", "none", "--quiet",
-                 "--restarts", "3"]) == 0
+                 "--restarts", "3", "--trust-region", "0"]) == 0
     tuned = read_config(str(out))
     assert tuned["store"] == "store" and tuned["pop_limit"] == 100  # everything else is kept
     ranked = RankingDecoder(tuned["weights"])
@@ -142,3 +142,29 @@ def test_cky_tune_writes_a_config_with_the_tuned_weights(tmp_path, monkeypatch):
     log = json.loads(open(str(out) + ".log.json").read())
     assert log["bleu"] == pytest.approx(BEST_BLEU)
     assert out.read_text().startswith("# MERT-tuned weights")
+
+
+def test_trust_region_clips_the_line_search():
+    features, stats, offsets = hand_made_pool().arrays()
+    # the best interval [0.5, 1) lies outside g <= 0.3: the best inside is [-0.5, 0.3], where g = 0 is
+    result = line_search(features, stats, offsets, np.array([1.0, 0.0]), np.array([0.0, 1.0]), low=-0.3, high=0.3)
+    assert result.step == 0.0 and result.bleu == pytest.approx(BLEU_AT_ZERO)
+    # with room up to 0.8 it moves into [0.5, 0.8]: the middle, 0.65
+    result = line_search(features, stats, offsets, np.array([1.0, 0.0]), np.array([0.0, 1.0]), low=-0.3, high=0.8)
+    assert result.step == pytest.approx(0.65) and result.bleu == pytest.approx(BEST_BLEU)
+
+
+def test_mert_moves_the_weights_at_most_the_trust_region():
+    def decode_kbest(weights):
+        score = lambda hypothesis: sum(weights[name] * value for name, value in hypothesis[1].items())
+        return [sorted(kbest, key=score, reverse=True) for kbest in KBEST]
+
+    # from (1, 0), f2/f1 must reach [0.5, 1): inside a box of 0.2 it cannot; in one of 0.6 it can
+    stuck = run_mert(decode_kbest, REFERENCES, {"f1": 1.0, "f2": 0.0}, max_iterations=5, restarts=3,
+                     tokenize="none", progress=False, trust_region=0.2)
+    assert stuck.bleu == pytest.approx(BLEU_AT_ZERO)
+    moved = run_mert(decode_kbest, REFERENCES, {"f1": 1.0, "f2": 0.0}, max_iterations=5, restarts=3,
+                     tokenize="none", progress=False, trust_region=0.6)
+    assert moved.bleu == pytest.approx(BEST_BLEU)
+    ratio = moved.weights["f2"] / moved.weights["f1"]
+    assert 0.5 <= ratio < 1.0 and moved.weights["f2"] / (moved.weights["f1"] + moved.weights["f2"]) <= 0.6

@@ -37,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                                  "(default: 20)")
     parser.add_argument("--random-directions", type=int, default=0,
                         help="random search directions besides the coordinate axes (default: 0)")
+    parser.add_argument("--trust-region", type=float, default=0.1,
+                        help="most each weight moves per iteration, with the weights at L1 norm 1 "
+                             "(default: 0.1; 0: unbounded, as in Och 2003)")
     parser.add_argument("--fixed", nargs="*", default=[], metavar="FEATURE", help="features not to tune")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random restarts (default: 0)")
     parser.add_argument("--tokenize", choices=TOKENIZERS, default="13a",
@@ -52,7 +55,8 @@ def default_output(config_path: str) -> str:
 
 def tune(config_path: str, dev_sentences: list[str], references, out_path: str, kbest: int = 100,
          max_iterations: int = 10, restarts: int = 20, random_directions: int = 0, fixed=(), seed: int = 0,
-         tokenize: str = "13a", workers: int = 1, progress: bool = True, unique: bool = True) -> dict:
+         tokenize: str = "13a", workers: int = 1, progress: bool = True, unique: bool = True,
+         trust_region: float | None = 0.1) -> dict:
     """Run MERT and write the tuned config; returns a summary (also written as OUT.log.json)."""
     started = time.perf_counter()
     config = read_config(config_path)
@@ -68,7 +72,7 @@ def tune(config_path: str, dev_sentences: list[str], references, out_path: str, 
 
     result = run_mert(decode_kbest, references, initial, max_iterations=max_iterations, restarts=restarts,
                       random_directions=random_directions, seed=seed, tokenize=tokenize, fixed=fixed,
-                      progress=progress)
+                      progress=progress, trust_region=trust_region or None)
     header = (f"MERT-tuned weights from {config_path}: dev BLEU {result.bleu:.2f} on the merged k-best lists "
               f"(tokenize {tokenize}), {len(result.history)} iterations; {result.stopped}")
     tuned = with_settings(config, result.weights)
@@ -77,7 +81,7 @@ def tune(config_path: str, dev_sentences: list[str], references, out_path: str, 
                "bleu": result.bleu, "stopped": result.stopped, "history": result.history,
                "settings": {"kbest": kbest, "max_iterations": max_iterations, "restarts": restarts,
                             "random_directions": random_directions, "seed": seed, "tokenize": tokenize,
-                            "unique_kbest": unique,
+                            "unique_kbest": unique, "trust_region": trust_region,
                             "dev_sentences": len(dev_sentences)},
                "seconds": time.perf_counter() - started}
     with open(out_path + ".log.json", "w", encoding="utf-8") as f:
@@ -101,7 +105,7 @@ def main(args) -> int:
     out = args.out or default_output(args.config)
     summary = tune(args.config, sentences, references, out, args.kbest, args.max_iterations, args.restarts,
                    args.random_directions, args.fixed, args.seed, args.tokenize, args.workers,
-                   progress=not args.quiet, unique=not args.non_unique)
+                   progress=not args.quiet, unique=not args.non_unique, trust_region=args.trust_region)
     for step in summary["history"]:
         optimized = step.get("optimized_bleu")
         print(f"iteration {step['iteration']}: dev BLEU {step['decoded_bleu']:.2f}"
