@@ -1,7 +1,17 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Compiled GHKM rule extraction for one sentence pair (decoder.extract).
+"""Compiled hot loops of `cky extract` (decoder.extract); each has a pure-Python
+reference there, and tests/test_extract_compiled.py checks that they agree:
 
-The same rules as the pure-Python reference `decoder.extract.rules.extract_rules`
+    parse_tree_arrays      trees.parse_tree_reference
+    parse_alignment_links  alignment.parse_alignment_reference
+    frontier_arrays        alignment.spans (bit sets of 64-bit words here)
+    extract_sentence       rules.extract_rules + scoring.rule_fields
+    count_sentence         pipeline.count_occurrences (reference branch)
+    lexical_weights        scoring.lexical_weights
+    merge_by_target        scoring.merge_by_target
+    table_lines            scoring.table_lines
+
+Rule extraction gives the same rules as the pure-Python reference `decoder.extract.rules.extract_rules`
 followed by `decoder.extract.scoring.rule_fields` (tests check that they agree),
 built without a tree walk per rule: each frontier node's minimal rule is kept
 as three item lists (target side, source side, tree tokens) in which a slot is
@@ -11,7 +21,14 @@ with the expanded slots replaced, recursively, by their own items.
 Item encodings: a target or source word is -(index + 1), a slot is its node
 id (>= 0). Tree tokens are node * 4 + kind, kind OPEN, CLOSE, WORD or SLOT.
 """
+from bisect import bisect_right
+
+from cpython.unicode cimport Py_UNICODE_ISSPACE
+from libc.math cimport exp
+from libc.stdint cimport uint64_t
+from libc.stdio cimport snprintf
 from libc.stdlib cimport free, malloc
+from libc.string cimport memset
 
 cdef enum:
     OPEN = 0
@@ -219,7 +236,7 @@ cdef class _Sentence:
         free(self.link_start)
         free(self.link_list)
 
-    cdef int _walk(self, int node, int root, int distance, list slots, list distances) except -1:
+    cdef int _walk(self, int node, int distance, list slots, list distances) except -1:
         """Minimal-rule items of the fragment below node; returns Moses' depth of node."""
         cdef int k, c, depth, deepest = 0
         cdef int first = self.child_start[node]
@@ -236,7 +253,7 @@ cdef class _Sentence:
                 slots.append(c)
                 distances.append(distance + 1)
             else:
-                depth = self._walk(c, root, distance + 1, slots, distances)
+                depth = self._walk(c, distance + 1, slots, distances)
                 if depth > deepest:
                     deepest = depth
         self.tree_items.append(node * 4 + CLOSE)
@@ -251,7 +268,7 @@ cdef class _Sentence:
         cdef int depth, p, end, k, n_slots, v, a, b
         self.target_begin[root] = self.target_items.size
         self.tree_begin[root] = self.tree_items.size
-        depth = self._walk(root, root, 0, slots, distances)
+        depth = self._walk(root, 0, slots, distances)
         self.target_end[root] = self.target_items.size
         self.tree_end[root] = self.tree_items.size
         # source side: slots by the start of their closure (insertion sort: few slots)
@@ -543,9 +560,6 @@ def count_sentence(tree, graph, int compose, int max_nonterminals, int max_symbo
     return len(found), minimal
 
 
-from libc.stdio cimport snprintf
-from libc.math cimport exp
-
 cdef double _E = exp(1.0)
 
 
@@ -603,9 +617,6 @@ def table_lines(list rows, dict lhs_counts, double min_count=0.0, keep=None):
     return lines, nonterminals
 
 
-from bisect import bisect_right
-
-
 def merge_by_target(list record_lists, list bounds, dict t_given_s, dict s_given_t):
     """As `decoder.extract.scoring.merge_by_target` (the reference), with the lexical tables as dicts."""
     cdef dict counts = {}
@@ -639,9 +650,6 @@ def merge_by_target(list record_lists, list bounds, dict t_given_s, dict s_given
         (<list>parts[bisect_right(bounds, source)]).append(
             (source, target, b[2], b[3], b[0], target_count[target], lex_ts, lex_st))
     return parts, len(best)
-
-
-from cpython.unicode cimport Py_UNICODE_ISSPACE
 
 
 def parse_tree_arrays(str text, escape):
@@ -717,10 +725,6 @@ def parse_tree_arrays(str text, escape):
     if stack:
         return "unbalanced '(': missing ')'"
     return label, children, is_word
-
-
-from libc.stdint cimport uint64_t
-from libc.string cimport memset
 
 
 def frontier_arrays(list children, list is_word, list word_node, int n_source, list links):
