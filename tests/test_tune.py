@@ -159,12 +159,12 @@ def test_mert_moves_the_weights_at_most_the_trust_region():
         score = lambda hypothesis: sum(weights[name] * value for name, value in hypothesis[1].items())
         return [sorted(kbest, key=score, reverse=True) for kbest in KBEST]
 
-    # from (1, 0), f2/f1 must reach [0.5, 1): inside a box of 0.2 it cannot; in one of 0.6 it can
-    stuck = run_mert(decode_kbest, REFERENCES, {"f1": 1.0, "f2": 0.0}, max_iterations=5, restarts=3,
+    # from (0.8, 0.2), f2/f1 must reach [0.5, 1): f2 may grow by 20% per iteration, f1 shrink by 20%:
+    # (0.64, 0.24) is still short (0.375); with 80% it can get there
+    stuck = run_mert(decode_kbest, REFERENCES, {"f1": 0.8, "f2": 0.2}, max_iterations=5, restarts=3,
                      tokenize="none", progress=False, trust_region=0.2)
     assert stuck.bleu == pytest.approx(BLEU_AT_ZERO)
-    moved = run_mert(decode_kbest, REFERENCES, {"f1": 1.0, "f2": 0.0}, max_iterations=5, restarts=3,
-                     tokenize="none", progress=False, trust_region=0.6)
+    moved = run_mert(decode_kbest, REFERENCES, {"f1": 0.8, "f2": 0.2}, max_iterations=5, restarts=3,
+                     tokenize="none", progress=False, trust_region=0.8)
     assert moved.bleu == pytest.approx(BEST_BLEU)
-    ratio = moved.weights["f2"] / moved.weights["f1"]
-    assert 0.5 <= ratio < 1.0 and moved.weights["f2"] / (moved.weights["f1"] + moved.weights["f2"]) <= 0.6
+    assert 0.5 <= moved.weights["f2"] / moved.weights["f1"] < 1.0

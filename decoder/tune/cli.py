@@ -37,9 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                                  "(default: 20)")
     parser.add_argument("--random-directions", type=int, default=0,
                         help="random search directions besides the coordinate axes (default: 0)")
-    parser.add_argument("--trust-region", type=float, default=0.1,
-                        help="most each weight moves per iteration, with the weights at L1 norm 1 "
-                             "(default: 0.1; 0: unbounded, as in Och 2003)")
+    parser.add_argument("--trust-region", type=float, default=0.2,
+                        help="most each weight moves per iteration, relative to its size "
+                             "(default: 0.2; 0: unbounded, as in Och 2003)")
     parser.add_argument("--fixed", nargs="*", default=[], metavar="FEATURE", help="features not to tune")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random restarts (default: 0)")
     parser.add_argument("--tokenize", choices=TOKENIZERS, default="13a",
@@ -56,7 +56,7 @@ def default_output(config_path: str) -> str:
 def tune(config_path: str, dev_sentences: list[str], references, out_path: str, kbest: int = 100,
          max_iterations: int = 10, restarts: int = 20, random_directions: int = 0, fixed=(), seed: int = 0,
          tokenize: str = "13a", workers: int = 1, progress: bool = True, unique: bool = True,
-         trust_region: float | None = 0.1) -> dict:
+         trust_region: float | None = 0.2) -> dict:
     """Run MERT and write the tuned config; returns a summary (also written as OUT.log.json)."""
     started = time.perf_counter()
     config = read_config(config_path)

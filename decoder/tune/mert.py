@@ -295,8 +295,9 @@ def optimize_weights(features, stats, offsets, start: np.ndarray, rng: np.random
     """Best weights over coordinate ascent from `start` and from `restarts` random points.
 
     Without a trust region the random points are uniform in [-1, 1]^F (Och's
-    MERT). With `trust_region` r, every weight stays within r of its value in
-    the L1-normalized `start`, and the random points are drawn from that box:
+    MERT). With `trust_region` r, every weight w stays within r * |w| of its
+    value in `start` (at least r/10 of the mean |w|), and the random points are
+    drawn from that box:
     the k-best lists of one iteration say little about weights far away (on the
     Bible, unbounded steps went to word bonuses under which the decoder produced
     hundreds of words per verse: dev BLEU 0.2).
@@ -311,7 +312,10 @@ def optimize_weights(features, stats, offsets, start: np.ndarray, rng: np.random
         directions.append(direction / np.linalg.norm(direction))
     directions = np.array(directions)
     start = _normalized(start.astype(np.float64))
-    box = None if not trust_region else (start - trust_region, start + trust_region)
+    # each weight may move by trust_region times its size (at least a tenth of the mean size):
+    # relative, because one weight (the OOV penalty) can hold most of the L1 norm
+    radius = trust_region * np.maximum(np.abs(start), 0.1 * np.abs(start).mean()) if trust_region else None
+    box = None if radius is None else (start - radius, start + radius)
     best_weights, best_bleu = coordinate_ascent(features, stats, offsets, start, directions, box=box)
     for _ in range(restarts):
         if box is None:
@@ -341,11 +345,11 @@ class MertResult:
 def run_mert(decode_kbest: DecodeKbest, references, initial_weights: dict, max_iterations: int = 10,
              restarts: int = 20, random_directions: int = 0, seed: int = 0, tokenize: str = "13a",
              tolerance: float = 1e-5, fixed: Sequence[str] = (), progress: bool = True,
-             trust_region: float | None = 0.1) -> MertResult:
+             trust_region: float | None = 0.2) -> MertResult:
     """MERT until the weights or the k-best lists stop changing, or `max_iterations`.
 
-    `trust_region` bounds how far each (L1-normalized) weight moves per
-    iteration (None: unbounded, Och's original). The result is the weight
+    `trust_region` bounds how far each weight moves per iteration, relative to
+    its size (None: unbounded, Och's original). The result is the weight
     vector whose decoded dev BLEU was best: weights
     optimized on the k-best lists can decode badly outside them (more so after
     few iterations), so the last optimized weights are decoded once more when
