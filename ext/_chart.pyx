@@ -751,3 +751,47 @@ cdef class ChartSearch:
         for t in range(kept.size()):
             self.item_lists.push_back(kept[t].id)
         self.goal_list_n[j] = kept.size()
+
+
+# ---------------------------------------------------------------------- grammar preparation (once per decoder)
+
+def target_hashes(targets, offsets):
+    """uint64[R]: a hash of each rule's target side (KenLM ids and block references), for the LM cache."""
+    cdef const int32_t[::1] t = np.ascontiguousarray(targets, dtype=np.int32)
+    cdef const int64_t[::1] o = np.ascontiguousarray(offsets, dtype=np.int64)
+    cdef Py_ssize_t n_rules = o.shape[0] - 1, r
+    cdef int64_t k
+    out = np.empty(n_rules, dtype=np.uint64)
+    cdef uint64_t[::1] view = out
+    cdef uint64_t h
+    with nogil:
+        for r in range(n_rules):
+            h = cky_mix(<uint64_t>0x44222325, <uint64_t>(o[r + 1] - o[r]))
+            for k in range(o[r], o[r + 1]):
+                h = cky_mix(h, <uint64_t>(<int64_t>t[k] + 0x5E3779B1))
+            view[r] = h
+    return out
+
+
+def sort_rules_by_score(rules, offsets, scores):
+    """The rule ids of each group rules[offsets[i]:offsets[i+1]] reordered best score first."""
+    cdef const int32_t[::1] rule_ids = np.ascontiguousarray(rules, dtype=np.int32)
+    cdef const int64_t[::1] o = np.ascontiguousarray(offsets, dtype=np.int64)
+    cdef const double[::1] score = np.ascontiguousarray(scores, dtype=np.float64)
+    out = np.empty(rule_ids.shape[0], dtype=np.int32)
+    cdef int32_t[::1] view = out
+    cdef vector[CkySortEntry] entries
+    cdef CkySortEntry entry
+    cdef Py_ssize_t g, k
+    with nogil:
+        for g in range(o.shape[0] - 1):
+            entries.clear()
+            for k in range(o[g], o[g + 1]):
+                entry.symbol = 0
+                entry.score = score[rule_ids[k]]
+                entry.id = rule_ids[k]
+                entries.push_back(entry)
+            cky_sort_entries(entries.data(), entries.size())
+            for k in range(o[g], o[g + 1]):
+                view[k] = entries[k - o[g]].id
+    return out

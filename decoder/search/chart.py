@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from decoder._ext._chart import ChartSearch
+from decoder._ext._chart import ChartSearch, sort_rules_by_score, target_hashes
 
 from .model import GLUE, GOAL, LM, OOV, WORD_COUNT, SearchSpace, Weights
 
@@ -45,23 +45,6 @@ class SearchResult:
     stats: dict = field(default_factory=dict)
 
 
-def _target_hashes(targets: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each rule's target side (polynomial in the KenLM ids and references)."""
-    lengths = np.diff(offsets)
-    with np.errstate(over="ignore"):
-        values = targets.astype(np.int64).astype(np.uint64) + np.uint64(0x9E3779B1)
-        position = np.arange(len(targets), dtype=np.int64) - np.repeat(offsets[:-1], lengths)
-        powers = np.ones(int(lengths.max()) + 1 if len(lengths) else 1, dtype=np.uint64)
-        for k in range(1, len(powers)):
-            powers[k] = powers[k - 1] * np.uint64(1099511628211)
-        terms = values * powers[position]
-        sums = np.zeros(len(terms) + 1, dtype=np.uint64)
-        if len(terms):
-            np.cumsum(terms, out=sums[1:])
-        per_rule = sums[offsets[1:]] - sums[offsets[:-1]]
-        return per_rule * np.uint64(0xFF51AFD7ED558CCD) + lengths.astype(np.uint64) * np.uint64(0xC4CEB9FE1A85EC53)
-
-
 class ChartDecoder:
     """The compiled search over one grammar store and one KenLM model."""
 
@@ -71,13 +54,13 @@ class ChartDecoder:
         self.lm = lm
         self.weights = weights
         self.space = space or SearchSpace()
-        names = store.nonterminal_names
         n_nt, n_symbols = store.n_nonterminals, store.n_symbols
         self.n_symbols = n_symbols
 
         # Symbols: the store's, then unknown-word labels the grammar lacks, then GOAL.
-        self.symbol_names = {i: name for i, name in enumerate(names)}
-        real_ids = {name: i for i, name in enumerate(names) if not store.symbol_is_virtual[i]}
+        # (The store's names are read on first use: derivations need them, the search does not.)
+        self.symbol_names = _SymbolNames(store)
+        real_ids = store.real_label_ids
         oov_symbols = []
         extra = 0
         for label in self.space.oov_labels:
@@ -96,7 +79,7 @@ class ChartDecoder:
         glue_start = np.full(n_all, np.nan)
         glue_concat = np.full(n_all, np.nan)
         for symbol in np.flatnonzero(is_real):
-            name = self.symbol_names[int(symbol)]
+            name = self.symbol_names.real_name(int(symbol))
             start, concat = self.space.glue.start_value(name), self.space.glue.concat_value(name)
             glue_start[symbol] = np.nan if start is None else start
             glue_concat[symbol] = np.nan if concat is None else concat
@@ -105,8 +88,8 @@ class ChartDecoder:
 
         # Rule scores: weights . features of the source rule (top rules) + word-count weight * target words.
         feature_weights = np.array([weights[name] for name in store.feature_names], dtype=np.float64)
-        source_scores = np.asarray(store.features, dtype=np.float64) @ feature_weights if len(feature_weights) \
-            else np.zeros(store.n_source_rules)
+        source_scores = (np.asarray(store.features) @ feature_weights.astype(np.float32)).astype(np.float64) \
+            if len(feature_weights) else np.zeros(store.n_source_rules)
         origin = np.asarray(store.rule_origin)
         target = np.asarray(store.rule_target)
         offsets = np.asarray(store.rule_target_offsets)
@@ -124,15 +107,11 @@ class ChartDecoder:
         pair_keys = np.asarray(store.pair_keys)
         pair_offsets = np.asarray(store.pair_offsets)
         pair_rules = np.asarray(store.pair_rules)
-        key_of = np.repeat(np.arange(len(pair_keys)), np.diff(pair_offsets))
-        pair_rules_sorted = pair_rules[np.lexsort((-self.rule_score[pair_rules], key_of))] if len(pair_rules) \
-            else pair_rules
+        pair_rules_sorted = sort_rules_by_score(pair_rules, pair_offsets, self.rule_score)
         single_keys = np.asarray(store.single_keys)
         single_offsets = np.asarray(store.single_offsets)
         single_rules = np.asarray(store.single_rules)
-        key_of = np.repeat(np.arange(len(single_keys)), np.diff(single_offsets))
-        single_rules_sorted = single_rules[np.lexsort((-self.rule_score[single_rules], key_of))] if len(single_rules) \
-            else single_rules
+        single_rules_sorted = sort_rules_by_score(single_rules, single_offsets, self.rule_score)
         all_symbols = np.arange(n_all, dtype=np.int64)
         index = np.searchsorted(single_keys, all_symbols)
         present = (index < len(single_keys)) & (single_keys[np.minimum(index, max(len(single_keys) - 1, 0))] == all_symbols) \
@@ -147,7 +126,7 @@ class ChartDecoder:
             rule_target_offsets=np.ascontiguousarray(offsets, dtype=np.int64),
             rule_target_lm=rule_target_lm,
             rule_score=self.rule_score,
-            rule_target_hash=_target_hashes(rule_target_lm, offsets),
+            rule_target_hash=target_hashes(rule_target_lm, offsets),
             pair_keys=np.ascontiguousarray(pair_keys, dtype=np.int64),
             pair_offsets=np.ascontiguousarray(pair_offsets, dtype=np.int64),
             pair_rules_sorted=np.ascontiguousarray(pair_rules_sorted, dtype=np.int32),
@@ -370,6 +349,38 @@ class ChartDecoder:
                 queue = iter(subtrees)
                 return _NONTERMINAL_LEAF.sub(lambda m: next(queue), fragment)
         return "[" + label + " " + " ".join(p if isinstance(p, str) else p[0] for p in pieces) + "]"
+
+
+class _SymbolNames:
+    """Symbol id -> name: the store's nonterminals (read on first use), then the extra labels and GOAL."""
+
+    def __init__(self, store):
+        self.store = store
+        self.extra: dict = {}
+        self._real = None
+
+    def real_name(self, symbol: int) -> str:
+        if symbol in self.extra:
+            return self.extra[symbol]
+        if self._real is None:
+            self._real = {i: name for name, i in self.store.real_label_ids.items()}
+        return self._real[symbol]
+
+    def __setitem__(self, symbol: int, name: str):
+        self.extra[symbol] = name
+
+    def __getitem__(self, symbol: int) -> str:
+        if symbol in self.extra:
+            return self.extra[symbol]
+        if symbol < self.store.n_real_nonterminals:
+            return self.real_name(symbol)
+        return self.store.nonterminal_names[symbol]  # a virtual symbol: all names are read once
+
+    def get(self, symbol: int, default=None):
+        try:
+            return self[symbol]
+        except (IndexError, KeyError):
+            return default
 
 
 _NONTERMINAL_LEAF = re.compile(r"\[[^\s\[\]]+\]")
