@@ -242,7 +242,7 @@ def run_worker(store: str, system: dict, sentences: int, pop_limits, profile_to:
                        "--"] + command
         finished = subprocess.run(command, cwd=REPOSITORY, capture_output=True, text=True)
         if finished.returncode == 0:
-            result = json.loads(finished.stdout.strip().splitlines()[-1])
+            result = json.loads([line for line in finished.stdout.splitlines() if line.startswith("{")][-1])
             if not profile_to:
                 done.update({run["pop_limit"]: run for run in result["runs"]})
                 result["runs"] = [done[p] for p in pop_limits]

@@ -443,6 +443,24 @@ cdef class ChartSearch:
             return lo
         return -1
 
+    cdef int64_t _gallop(self, int64_t lo, int64_t hi, int64_t key) noexcept nogil:
+        """The first index in [lo, hi) of pair_keys whose key is >= key (hi if none), searching
+        forward from lo with doubling steps, then by bisection."""
+        cdef int64_t step = 1, bound = lo, mid
+        while bound < hi and self.pair_keys[bound] < key:
+            lo = bound + 1
+            bound = lo + step
+            step <<= 1
+        if bound > hi:
+            bound = hi
+        while lo < bound:
+            mid = (lo + bound) >> 1
+            if self.pair_keys[mid] < key:
+                lo = mid + 1
+            else:
+                bound = mid
+        return lo
+
     cdef void _add_binary_groups(self, int left_cell, int right_cell) noexcept nogil:
         """One group per binary rule key whose children are present in the two cells."""
         cdef int32_t left_run = self.run_at[left_cell], right_run = self.run_at[right_cell]
@@ -450,7 +468,7 @@ cdef class ChartSearch:
         cdef int n_right_symbols = n_right_groups + (1 if right_run >= 0 else 0)
         cdef int a_index, b_index, g
         cdef int32_t a, b, left_lo, left_n, right_lo, right_n
-        cdef int64_t lo, hi, q, key_base
+        cdef int64_t lo, hi, q, key_base, cursor
         if n_right_symbols == 0 or (n_left_groups == 0 and left_run < 0):
             return
         for a_index in range(-1, n_left_groups):
@@ -487,6 +505,9 @@ cdef class ChartSearch:
                     self._push_group(GROUP_RULES, self.pair_offsets[q], <int32_t>(self.pair_offsets[q + 1] - self.pair_offsets[q]),
                                      0, left_lo, left_n, right_lo, right_n, 0.0)
             else:
+                # Right symbols ascend (the run, if any, first: it is looked up on its own), so
+                # their keys are found by galloping forward through the sorted keys of `a`.
+                cursor = lo
                 for b_index in range(-1, n_right_groups):
                     if b_index < 0:
                         if right_run < 0:
@@ -494,14 +515,16 @@ cdef class ChartSearch:
                         b = right_run
                         right_lo = 0
                         right_n = 1
+                        q = self._find_pair_key(lo, hi, key_base + b)
                     else:
                         g = self.cell_group_lo[right_cell] + b_index
                         b = self.cell_groups_symbol[g]
                         right_lo = self.cell_groups_list[g]
                         right_n = self.cell_groups_size[g]
-                    if b >= self.n_symbols:
-                        continue
-                    q = self._find_pair_key(lo, hi, key_base + b)
+                        if b >= self.n_symbols or cursor >= hi:
+                            continue
+                        cursor = self._gallop(cursor, hi, key_base + b)
+                        q = cursor if cursor < hi and self.pair_keys[cursor] == key_base + b else -1
                     if q >= 0:
                         self._push_group(GROUP_RULES, self.pair_offsets[q], <int32_t>(self.pair_offsets[q + 1] - self.pair_offsets[q]),
                                          0, left_lo, left_n, right_lo, right_n, 0.0)
