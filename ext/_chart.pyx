@@ -35,6 +35,8 @@ cdef int32_t GLUE_CONCAT_TARGET[2]
 GLUE_CONCAT_TARGET[0] = -1
 GLUE_CONCAT_TARGET[1] = -2
 cdef uint64_t GLUE_CONCAT_HASH = 0x5bd1e995
+# At most this many LM results are cached per sentence (about 120 bytes each).
+cdef size_t LM_CACHE_ENTRIES = 1 << 20
 
 
 cdef class ChartSearch:
@@ -384,11 +386,12 @@ cdef class ChartSearch:
             lm = score_target(self.model, target, length, self.child_pointers.data(), out, NULL)
         self.lm_queries_novel += calls
         out_hash[0] = chart_state_hash(out)
-        entry.lm = lm
-        entry.state = out[0]
-        entry.state_hash = out_hash[0]
-        self.lm_cache_index.set(h, self.lm_cache.size())
-        self.lm_cache.push_back(entry)
+        if self.lm_cache.size() < LM_CACHE_ENTRIES:  # bounded: memory stays flat at large pop limits
+            entry.lm = lm
+            entry.state = out[0]
+            entry.state_hash = out_hash[0]
+            self.lm_cache_index.set(h, self.lm_cache.size())
+            self.lm_cache.push_back(entry)
         return lm
 
     # ---- groups (cubes)
