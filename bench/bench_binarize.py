@@ -14,11 +14,9 @@ time because a shared machine can stretch wall time several-fold.
 from __future__ import annotations
 
 import argparse
-import datetime
 import gc
 import json
 import os
-import platform
 import resource
 import statistics
 import sys
@@ -30,6 +28,8 @@ if REPO not in sys.path:
 
 import numpy as np  # noqa: E402
 
+from bench.machine import machine_info  # noqa: E402
+
 from decoder.binarize import STRATEGIES, binarize  # noqa: E402
 from decoder.synthetic import random_grammar  # noqa: E402
 
@@ -39,21 +39,6 @@ MEAN_NONTERMINALS = 3.2  # Poisson mean before clipping to 6 slots: about 3.1 pe
 GRAMMAR_SEED = 1
 RANDOM_SEEDS = (0, 1, 2, 3, 4)
 DEFAULT_OUT = os.path.join(REPO, "bench", "results", "binarize.json")
-
-
-def machine_info() -> dict:
-    import Cython
-
-    cpu = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(),
-            "python": platform.python_version(), "numpy": np.__version__, "cython": Cython.__version__,
-            "load_average": [round(x, 2) for x in os.getloadavg()],
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
 
 def peak_memory_mb() -> int:

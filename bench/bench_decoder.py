@@ -25,7 +25,6 @@ Writes bench/results/decoder.json (with the machine and the data used) and print
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import resource
@@ -37,20 +36,13 @@ import time
 
 import numpy as np
 
+from bench.machine import machine_info
+
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(REPOSITORY, "bench", "results", "decoder.json")
 CACHE = os.path.join(REPOSITORY, "models", "cache", "bench_decoder")
 BIBLE = os.path.join(REPOSITORY, "models", "bible-es-en", "build")
 VERSE_TOKENS = 27
-
-
-def machine_info() -> dict:
-    from bench.bench_store import machine_info as store_machine_info
-
-    info = store_machine_info()
-    info["git_commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPOSITORY,
-                                        capture_output=True, text=True).stdout.strip()
-    return info
 
 
 # ---------------------------------------------------------------------------------------- data

@@ -14,13 +14,14 @@ import argparse
 import gzip
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
+
+from bench.machine import machine_info
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(REPOSITORY, "bench", "results", "store.json")
@@ -37,22 +38,6 @@ first_sentence = time.perf_counter()
 print(json.dumps({"import_seconds": imported - started, "open_seconds": opened - imported,
                   "first_sentence_seconds": first_sentence - opened, "n_rules": len(store)}))
 """
-
-
-def machine_info() -> dict:
-    cpu = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    memory_gb = None
-    try:
-        memory_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
-    except (ValueError, OSError):
-        pass
-    return {"cpu": cpu, "cpus": os.cpu_count(), "memory_gb": memory_gb, "platform": platform.platform(),
-            "python": platform.python_version(), "numpy": np.__version__}
 
 
 def directory_size(path: str) -> int:
