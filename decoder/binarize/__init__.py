@@ -32,14 +32,13 @@ from .binary_grammar import (BinaryGrammar, BinaryGrammarBuilder, BinaryRule, ex
                              unbinarize_rule, write_binary_grammar)
 from .icr import SpanTables, bucket_size_histogram, cost_of, grammar_cost, icr_sweep
 from .rule_shape import (node_templates, shape_key, tokenize_rule, tree_from_spans, tree_spans)
-from .strategies import (STRATEGIES, SYNCHRONOUS, feasible_spans, left_tree, monolingual_tree,
-                         random_tree, right_tree)
+from .strategies import (NON_BINARIZABLE_POLICIES, STRATEGIES, SYNCHRONOUS, check_arguments, feasible_spans,
+                         left_tree, monolingual_tree, random_tree, right_tree)
 
 __all__ = ["binarize", "BinaryGrammar", "BinaryRule", "STRATEGIES", "unbinarize", "unbinarize_rule",
            "expand", "expansion_table", "is_virtual", "is_monolingual_virtual", "grammar_cost",
            "write_binary_grammar", "read_binary_rules"]
 
-NON_BINARIZABLE_POLICIES = ("monolingual", "drop")
 
 # Rules per call into the compiled loop when a progress bar is shown.
 _PROGRESS_CHUNK = 50_000
@@ -49,10 +48,7 @@ def binarize(rules: Iterable[Rule], strategy: str = "left", seed: int = 0, max_i
              non_binarizable: str = "monolingual", progress: bool = False) -> BinaryGrammar:
     """Binarize with one of STRATEGIES (the per-rule loop runs in decoder._ext._binarize.RuleBinarizer;
     decoder.binarize.reference.binarize_reference is its pure-Python twin, with identical output)."""
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown binarization strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
-    if non_binarizable not in NON_BINARIZABLE_POLICIES:
-        raise ValueError(f"unknown non-binarizable policy {non_binarizable!r}")
+    check_arguments(strategy, non_binarizable)
     started = time.perf_counter()
     rules = list(rules)
     with _garbage_collector_paused():

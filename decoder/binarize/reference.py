@@ -13,17 +13,14 @@ from ..grammar import Rule
 from .binary_grammar import BinaryGrammar, BinaryGrammarBuilder
 from .icr import SpanTables, bucket_size_histogram, cost_of, grammar_cost, icr_sweep
 from .rule_shape import node_templates, shape_key, tokenize_rule, tree_from_spans, tree_spans
-from .strategies import STRATEGIES, feasible_spans, left_tree, monolingual_tree, random_tree, right_tree
+from .strategies import (check_arguments, feasible_spans, left_tree, monolingual_tree, random_tree,
+                         right_tree)
 
-NON_BINARIZABLE_POLICIES = ("monolingual", "drop")
 
 
 def binarize_reference(rules: Iterable[Rule], strategy: str = "left", seed: int = 0, max_iterations: int = 20,
              non_binarizable: str = "monolingual", progress: bool = False) -> BinaryGrammar:
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown binarization strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
-    if non_binarizable not in NON_BINARIZABLE_POLICIES:
-        raise ValueError(f"unknown non-binarizable policy {non_binarizable!r}")
+    check_arguments(strategy, non_binarizable)
     started = time.perf_counter()
     rules = list(rules)
     rng = random.Random(seed)

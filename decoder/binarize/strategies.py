@@ -21,6 +21,15 @@ from .rule_shape import Tree, span_is_contiguous
 
 SYNCHRONOUS = ("left", "right", "random", "icr")
 STRATEGIES = ("monolingual",) + SYNCHRONOUS
+NON_BINARIZABLE_POLICIES = ("monolingual", "drop")
+
+
+def check_arguments(strategy: str, non_binarizable: str) -> None:
+    """A clear error for an unknown strategy or non-binarizable policy."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown binarization strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+    if non_binarizable not in NON_BINARIZABLE_POLICIES:
+        raise ValueError(f"unknown non-binarizable policy {non_binarizable!r}")
 
 
 def monolingual_tree(n_tokens: int) -> Tree:
