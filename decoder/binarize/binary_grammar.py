@@ -185,13 +185,19 @@ def _expand_into(binary, table, source, blocks, labels):
     if binary.target is None:
         blocks.extend(carried)
     else:
-        block: list = []
-        for item in binary.target:
-            if isinstance(item, str):
-                block.append(item)
-            else:
-                block.extend(carried[item])
-        blocks.append(block)
+        blocks.append(assemble_target(binary.target, carried))
+
+
+def assemble_target(target: tuple, carried) -> list:
+    """One target block from a rule's target side: its words, with each block
+    reference k replaced by the words of carried block k."""
+    block: list = []
+    for item in target:
+        if isinstance(item, str):
+            block.append(item)
+        else:
+            block.extend(carried[item])
+    return block
 
 
 def unbinarize_rule(top: BinaryRule, table: dict[str, BinaryRule], source_rules: list[Rule] | None = None) -> Rule:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ..binarize import BinaryGrammar
+from ..binarize.binary_grammar import assemble_target
 from .model import GLUE, LM, OOV, WORD_COUNT, SearchSpace, Weights
 
 
@@ -55,13 +56,7 @@ def all_derivations(grammar: BinaryGrammar, words, weights: Weights, space: Sear
         features = _add(features, rule_features(rule))
         if rule.target is None:
             return features, tuple(blocks)
-        block = []
-        for item in rule.target:
-            if isinstance(item, str):
-                block.append(item)
-            else:
-                block.extend(blocks[item])
-        return features, (tuple(block),)
+        return features, (tuple(assemble_target(rule.target, blocks)),)
 
     @lru_cache(maxsize=None)
     def cell(i: int, j: int) -> dict:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..binarize import BinaryGrammar, BinaryRule
+from ..binarize.binary_grammar import assemble_target
 from .model import GLUE, GOAL, LM, OOV, WORD_COUNT, SearchSpace, Weights
 
 STAR = None  # elided words in a context
@@ -315,13 +316,7 @@ class ReferenceDecoder:
             elif rule.target is None:
                 out_blocks = blocks
             else:
-                block = []
-                for item in rule.target:
-                    if isinstance(item, str):
-                        block.append(item)
-                    else:
-                        block.extend(blocks[item])
-                out_blocks = [block]
+                out_blocks = [assemble_target(rule.target, blocks)]
             return ((edge, [s for s, _ in subtrees]), out_blocks)
 
         tree, blocks = walk(top)
