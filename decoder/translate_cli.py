@@ -24,6 +24,8 @@ import json
 import logging
 import sys
 
+from .store import StoreError
+
 log = logging.getLogger("cky.translate")
 
 
@@ -129,7 +131,12 @@ def main(args: argparse.Namespace) -> int:
             sentences = [line.rstrip("\n") for line in f]
     else:
         sentences = [line.rstrip("\n") for line in sys.stdin]
-    decoder = build_decoder(args)
+    try:
+        decoder = build_decoder(args)
+    except (OSError, ValueError, StoreError) as error:  # missing or corrupt store, LM or config
+        where = f"{args.config}: " if args.config and type(error).__name__ == "TOMLDecodeError" else ""
+        print(f"cky translate: {where}{error}", file=sys.stderr)
+        return 1
     log.info("loaded %r in %.2f s", decoder, decoder.load_seconds)
     job = functools.partial(_job, kbest=args.kbest, unique=not args.non_unique)
 
