@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from ..binarize import BinaryRule
+from ..binarize.binary_grammar import assemble_target
 from ..grammar import Rule
 from .format import (ARRAYS, FORMAT_VERSION, META_FILE, NONTERMINALS_FILE, OOV_ID, SOURCE_VOCAB_FILE,
                      TARGET_VOCAB_FILE, TREES_FILE, StoreError)
@@ -315,13 +316,7 @@ class GrammarStore:
         target = self.target_side(rule)
         if target is None:
             return carried
-        block: list = []
-        for item in target:
-            if isinstance(item, str):
-                block.append(item)
-            else:
-                block.extend(carried[item])
-        return [block]
+        return [assemble_target(target, carried)]
 
 
 def _ranges(sorted_keys: np.ndarray, offsets: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
