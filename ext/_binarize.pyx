@@ -14,7 +14,7 @@
    rule_shape.node_templates, strategies.*_tree and BinaryGrammarBuilder), and
    tests/test_binarize_kernel.py checks that both give identical grammars.
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libcpp.vector cimport vector
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -25,6 +25,7 @@ from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_READ_CHAR
 
+cimport cython
 import numpy as np
 
 DEF MAX_TOKENS = 64
@@ -165,6 +166,105 @@ cdef inline bint _contains(const int32_t* values, int m, int32_t x) noexcept nog
 
 
 # ---------------------------------------------------------------------------
+# Interning short integer sequences
+
+cdef inline uint64_t sequence_hash(const int32_t* values, int n) noexcept nogil:
+    """A multiply-xorshift hash of n int32 values (their order matters)."""
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ <uint64_t>n
+    cdef int i
+    for i in range(n):
+        h = (h ^ <uint32_t>values[i]) * 0xBF58476D1CE4E5B9ULL
+        h ^= h >> 29
+    return h ^ (h >> 32)
+
+
+# A table slot holds the high 32 bits of its sequence's hash above the sequence's id, so that
+# probing rarely has to look at a sequence that is not the one sought.
+cdef uint64_t ID_MASK = 0xFFFFFFFFULL
+cdef uint64_t TAG_MASK = 0xFFFFFFFF00000000ULL
+cdef uint64_t EMPTY_SLOT = 0xFFFFFFFFFFFFFFFFULL
+
+
+@cython.final
+cdef class SequenceIndex:
+    """Distinct int32 sequences -> dense ids 0, 1, 2, ... in order of first sight.
+
+    The binarizer interns L(v) (as token-key ids) and virtual-node keys here
+    instead of in dicts of tuples: the sequences sit in one flat array, so a
+    lookup hashes a few contiguous ints and compares them in place, where a
+    dict of tuples would build a tuple and touch every item object it holds.
+    """
+
+    def __cinit__(self):
+        self.slots.assign(1024, EMPTY_SLOT)
+        self.starts.push_back(0)
+
+    def __len__(self):
+        return self.hashes.size()
+
+    cdef int find_or_add(self, const int32_t* values, int n, bint* added) except -1:
+        """The id of values[0:n], adding it if it is new (added says which)."""
+        cdef uint64_t h = sequence_hash(values, n)
+        cdef uint64_t tag = h & TAG_MASK, entry
+        cdef size_t mask = self.slots.size() - 1, slot = h & mask
+        cdef int32_t found
+        cdef int64_t start
+        cdef int i
+        while True:
+            entry = self.slots[slot]
+            if entry == EMPTY_SLOT:
+                break
+            if (entry & TAG_MASK) == tag:
+                found = <int32_t>(entry & ID_MASK)
+                start = self.starts[found]
+                if self.starts[found + 1] - start == n:
+                    i = 0
+                    while i < n and self.values[start + i] == values[i]:
+                        i += 1
+                    if i == n:
+                        added[0] = False
+                        return found
+            slot = (slot + 1) & mask
+        found = <int32_t>self.hashes.size()
+        for i in range(n):
+            self.values.push_back(values[i])
+        self.starts.push_back(<int64_t>self.values.size())
+        self.hashes.push_back(h)
+        self.slots[slot] = tag | <uint64_t>found
+        if 2 * self.hashes.size() > self.slots.size():
+            self.grow()
+        added[0] = True
+        return found
+
+    cdef void grow(self) except *:
+        """Double the table (load stays at most one half) and re-place every id."""
+        cdef size_t size = 2 * self.slots.size(), mask = size - 1, slot, i
+        self.slots.assign(size, EMPTY_SLOT)
+        for i in range(self.hashes.size()):
+            slot = self.hashes[i] & mask
+            while self.slots[slot] != EMPTY_SLOT:
+                slot = (slot + 1) & mask
+            self.slots[slot] = (self.hashes[i] & TAG_MASK) | <uint64_t>i
+
+    cdef int length(self, int sequence) noexcept:
+        return <int>(self.starts[sequence + 1] - self.starts[sequence])
+
+    cdef const int32_t* items(self, int sequence) noexcept:
+        return &self.values[self.starts[sequence]]
+
+    def sequence(self, int sequence):
+        """The values of one id (for tests)."""
+        return [self.values[i] for i in range(self.starts[sequence], self.starts[sequence + 1])]
+
+    def add(self, values):
+        """find_or_add from Python (for tests): (id, added)."""
+        cdef vector[int32_t] buffer = values
+        cdef bint added
+        cdef int found = self.find_or_add(buffer.data(), <int>buffer.size(), &added)
+        return found, bool(added)
+
+
+# ---------------------------------------------------------------------------
 # The per-rule binarization loop
 #
 # A rule is read into C arrays once (its source tokens, the target position and
@@ -259,6 +359,12 @@ cdef inline object _binary_rule(PyTypeObject* binary_rule_type, lhs, tuple child
     return _acyclic(rule)
 
 
+cdef inline bint _spells_one_name_token(word):
+    """Whether a word keeps virtual names unambiguous (see "Names" in RuleBinarizer)."""
+    return (isinstance(word, str) and len(<str>word) > 0 and " " not in <str>word and word != "||"
+            and not (<str>word).startswith("["))
+
+
 cdef inline int node_ref(int node) noexcept nogil:
     return -(node + 1)
 
@@ -280,8 +386,7 @@ cdef class RuleBinarizer:
     cdef public list binarizations  # per source rule: indices into `rules`, post-order, top last
     cdef public list bucket_keys  # per source rule: L(v) per node (shared tuples)
     cdef public list not_binarizable  # source rules whose permutation is not binarizable
-    cdef public dict virtual_names  # every virtual LHS in `rules` (what BinaryGrammar.virtual_symbols() gives)
-                                    # -> the first symbol named so
+    cdef dict virtual_names  # once names_by_string: every virtual LHS in `rules` -> the first symbol named so
     cdef public int64_t instances  # sum of the binarizations' lengths
 
     cdef int strategy
@@ -291,16 +396,23 @@ cdef class RuleBinarizer:
     # Symbols: tokens (labels and terminal runs) and virtual nodes.
     cdef dict token_symbols  # label (str) or terminal run (tuple) -> symbol id
     cdef dict word_symbols  # word -> symbol id of the one-word run (word,): no tuple to build for a lookup
-    cdef dict virtual_symbols  # (left symbol, right symbol, *target items) -> symbol id
+    cdef SequenceIndex virtual_keys  # (left symbol, right symbol, target items as ints) -> key id
+    cdef vector[int] key_symbol  # key id -> symbol id
+    cdef dict target_word_ids  # target word -> its id in virtual keys
+    # Virtual names (see "Names" above virtual_symbol).
+    cdef SequenceIndex name_keys  # (bucket, target yield as ints) -> name id
+    cdef bint names_by_string  # a token or label can make two name keys spell one name
     cdef dict virtual_index  # BinaryRule -> its index in `rules`; None until two symbols share a child object
     cdef list symbol_child  # symbol id -> the child as a BinaryRule holds it: label, run tuple or virtual name
     cdef vector[int] symbol_bucket  # symbol id -> bucket id of L(v)
     cdef list symbol_rule  # symbol id -> index of its virtual rule in `rules` (-1 for tokens)
-    cdef list symbol_id  # symbol id -> the same as a Python int, made once (keys reuse it)
 
-    # Buckets: distinct L(v) (tuples of token keys).
-    cdef dict bucket_ids  # L(v) -> bucket id
+    # Buckets: distinct L(v) (tuples of token keys), interned as sequences of key ids.
+    cdef dict key_ids  # token key ("[NP]", "会 的") -> key id
+    cdef SequenceIndex buckets  # key ids of L(v) -> bucket id
     cdef list bucket_tuples  # bucket id -> L(v)
+    cdef vector[int32_t] key_buffer  # a bucket or virtual key being looked up
+    cdef vector[int32_t] name_buffer  # a name key being looked up
     cdef vector[int64_t] bucket_counts
 
     # The current rule.
@@ -315,6 +427,7 @@ cdef class RuleBinarizer:
     cdef vector[int] token_symbol
     cdef vector[int] slot_rank, slot_target_position
     cdef vector[int] target_slot  # per target position: its slot, or -1 for a word
+    cdef vector[int] target_word  # per target position: its word's id once looked up, else -1
     cdef vector[char] absorbed  # per target position: taken by an earlier node's block
     # The bracketing: a pool of internal nodes (children as tree references).
     cdef vector[int] tree_left, tree_right
@@ -339,16 +452,19 @@ cdef class RuleBinarizer:
         self.binarizations = []
         self.bucket_keys = []
         self.not_binarizable = []
-        self.virtual_names = {}
+        self.virtual_names = None
+        self.name_keys = SequenceIndex()
+        self.names_by_string = False
         self.instances = 0
         self.token_symbols = {}
         self.word_symbols = {}
-        self.virtual_symbols = {}
+        self.virtual_keys = SequenceIndex()
+        self.target_word_ids = {}
         self.virtual_index = None
         self.symbol_child = []
         self.symbol_rule = []
-        self.symbol_id = []
-        self.bucket_ids = {}
+        self.key_ids = {}
+        self.buckets = SequenceIndex()
         self.bucket_tuples = []
 
     def bucket_sizes(self):
@@ -406,6 +522,7 @@ cdef class RuleBinarizer:
         self.slot_rank.resize(self.n_slots)
         self.slot_target_position.resize(self.n_slots)
         self.target_slot.resize(n_target)
+        self.target_word.assign(n_target, -1)
         for position in range(n_target):
             symbol = <object>PyTuple_GET_ITEM(self.target, position)
             if PyLong_Check(symbol):
@@ -732,46 +849,75 @@ cdef class RuleBinarizer:
 
     # -- symbols and buckets -------------------------------------------------
 
-    cdef int intern_bucket(self, tuple bucket) except -1:
-        """Bucket id of L(v) = `bucket`."""
-        cdef int new = <int>len(self.bucket_tuples)
-        cdef int b = self.bucket_ids.setdefault(bucket, new)  # one hash and probe, new or not
-        if b == new:
-            self.bucket_tuples.append(bucket)
+    cdef int token_bucket(self, str key) except -1:
+        """Bucket id of the one-token L(v) (key,)."""
+        cdef int32_t key_id
+        cdef bint added
+        found = self.key_ids.get(key)
+        if found is None:
+            key_id = <int32_t>len(self.key_ids)
+            self.key_ids[key] = key_id
+        else:
+            key_id = found
+        cdef int b = self.buckets.find_or_add(&key_id, 1, &added)
+        if added:
+            self.bucket_tuples.append(_acyclic((key,)))
             self.bucket_counts.push_back(0)
         return b
 
     cdef int concatenated_bucket(self, int left, int right) except -1:
-        """Bucket id of L(left) + L(right). (Most concatenations are new, so a memo keyed by the
-        pair of ids would cost more probes than it saves.)"""
-        return self.intern_bucket(_acyclic(self.bucket_tuples[left] + self.bucket_tuples[right]))
+        """Bucket id of L(left) + L(right), interned as the concatenation of their key ids."""
+        cdef int n_left = self.buckets.length(left), n_right = self.buckets.length(right), i
+        cdef bint added
+        self.key_buffer.resize(n_left + n_right)
+        cdef const int32_t* items = self.buckets.items(left)
+        for i in range(n_left):
+            self.key_buffer[i] = items[i]
+        items = self.buckets.items(right)
+        for i in range(n_right):
+            self.key_buffer[n_left + i] = items[i]
+        cdef int b = self.buckets.find_or_add(self.key_buffer.data(), n_left + n_right, &added)
+        if added:
+            self.bucket_tuples.append(_acyclic(self.bucket_tuples[left] + self.bucket_tuples[right]))
+            self.bucket_counts.push_back(0)
+        return b
 
     cdef int intern_token(self, int t) except -1:
         """Symbol of token t: its label, or its terminal run (binary_grammar._token_child / _token_key)."""
         cdef int slot = self.token_slot[t], start = self.token_start[t], end = self.token_end[t]
-        cdef int new = <int>len(self.symbol_child), symbol
+        cdef int symbol = <int>len(self.symbol_child)
         if slot < 0 and end - start == 1:
             word = <object>PyTuple_GET_ITEM(self.source, start)
-            symbol = self.word_symbols.setdefault(word, new)
-            if symbol == new:
-                self.add_token_symbol(_acyclic((word,)), False)
+            found = self.word_symbols.get(word)
+            if found is not None:
+                return found
+            self.word_symbols[word] = symbol
+            self.add_token_symbol(_acyclic((word,)), False)
             return symbol
         if slot >= 0:
             token = <object>PyTuple_GET_ITEM(self.labels, slot)
         else:
             token = _acyclic(self.source[start:end])
-        symbol = self.token_symbols.setdefault(token, new)
-        if symbol == new:
-            self.add_token_symbol(token, slot >= 0)
+        found = self.token_symbols.get(token)
+        if found is not None:
+            return found
+        self.token_symbols[token] = symbol
+        self.add_token_symbol(token, slot >= 0)
         return symbol
 
     cdef int add_token_symbol(self, token, bint is_label) except -1:
         key = f"[{token}]" if is_label else " ".join(token)
         if is_label and isinstance(token, str) and token.startswith("<"):
             self.share_by_equality()  # a label spelled like a virtual name
-        self.symbol_id.append(len(self.symbol_child))
+        if is_label:
+            if not isinstance(token, str) or " " in token:
+                self.count_names_by_string()
+        else:
+            for word in token:
+                if not _spells_one_name_token(word):
+                    self.count_names_by_string()
         self.symbol_child.append(token)
-        self.symbol_bucket.push_back(self.intern_bucket(_acyclic((key,))))
+        self.symbol_bucket.push_back(self.token_bucket(key))
         self.symbol_rule.append(-1)
         return 0
 
@@ -794,31 +940,92 @@ cdef class RuleBinarizer:
                       <object>PyTuple_GET_ITEM(self.target, -item - 1) if item < 0 else item)
         return out
 
+    cdef int target_word_id(self, int position) except -1:
+        """Dense id of the target word at `position` of the current rule (for virtual-node keys)."""
+        cdef int word_id = self.target_word[position]
+        if word_id >= 0:
+            return word_id
+        word = <object>PyTuple_GET_ITEM(self.target, position)
+        found = self.target_word_ids.get(word)
+        if found is not None:
+            word_id = found
+        else:
+            word_id = <int>len(self.target_word_ids)
+            self.target_word_ids[word] = word_id
+            if not _spells_one_name_token(word):
+                self.count_names_by_string()
+        self.target_word[position] = word_id
+        return word_id
+
+    # Names. A virtual node's name is a function of its name key: its bucket L(v) and, if it is
+    # synchronous, its target yield (words, and slots numbered from the span's first). Equal keys
+    # give equal names. Different keys give different names as long as every word is one
+    # space-free token that cannot pass for a label key, a slot or the separator
+    # (_spells_one_name_token) and every label is space-free: the name then splits back into its
+    # key at the spaces. So names are told apart by their keys (an int-sequence lookup), and by
+    # string (a dict of every name) only from the first word or label that breaks this.
+
+    cdef int name_key(self, int j, int bucket, bint monolingual) except -1:
+        """Name id of virtual node j with bucket `bucket`; -(id + 1) if an earlier node had the key."""
+        cdef int lo = self.node_lo[j], hi = self.node_hi[j], position, slot, n = 1
+        cdef int base = self.token_first_slot[self.node_first[j]]
+        cdef bint added
+        self.name_buffer.resize(1 if monolingual else 1 + hi - lo + 1)
+        self.name_buffer[0] = bucket
+        if not monolingual:
+            for position in range(lo, hi + 1):
+                slot = self.target_slot[position]
+                self.name_buffer[n] = slot - base if slot >= 0 else -(self.target_word_id(position) + 1)
+                n += 1
+        cdef int name = self.name_keys.find_or_add(self.name_buffer.data(), n, &added)
+        return name if added else -(name + 1)
+
+    cdef int count_names_by_string(self) except -1:
+        """From now on tell virtual names apart by string (see "Names")."""
+        cdef Py_ssize_t s
+        if self.names_by_string:
+            return 0
+        self.names_by_string = True
+        self.virtual_names = {}
+        for s in range(len(self.symbol_rule)):
+            if <int>self.symbol_rule[s] >= 0:
+                self.virtual_names.setdefault(self.symbol_child[s], s)
+        return 0
+
+    def virtual_nonterminals(self):
+        """How many distinct virtual names the rules have (BinaryGrammar.virtual_symbols())."""
+        return len(self.virtual_names) if self.names_by_string else len(self.name_keys)
+
     cdef int virtual_symbol(self, int j, int left, int right) except -1:
         """Symbol id of virtual node j (children's symbols given), making its rule on first sight."""
         cdef bint monolingual = (self.node_flags[j] & MONOLINGUAL_NODE) != 0
-        # The key: (left symbol, right symbol, *target items); a synchronous node has at least
-        # one item (a block), so a monolingual node's key is the only kind with two places.
-        cdef tuple key
-        if monolingual:
-            key = _acyclic((self.symbol_id[left], self.symbol_id[right]))
-        else:
-            key = self.node_target(j, 2)
-            _set_item(key, 0, self.symbol_id[left])
-            _set_item(key, 1, self.symbol_id[right])
-            _acyclic(key)
-        cdef int new = <int>len(self.symbol_child)
-        cdef int symbol = self.virtual_symbols.setdefault(key, new)
-        if symbol != new:
-            return symbol
+        # The key: left symbol, right symbol, target items (a block number k as k, a word as
+        # -(word id + 1)); a synchronous node has at least one item (a block), so a monolingual
+        # node's key is the only kind with two places.
+        cdef int i, item, n_items = 0 if monolingual else self.node_items_end[j] - self.node_items_start[j]
+        cdef bint added
+        self.key_buffer.resize(2 + n_items)
+        self.key_buffer[0] = left
+        self.key_buffer[1] = right
+        for i in range(n_items):
+            item = self.items[self.node_items_start[j] + i]
+            self.key_buffer[2 + i] = item if item >= 0 else -(self.target_word_id(-item - 1) + 1)
+        cdef int key = self.virtual_keys.find_or_add(self.key_buffer.data(), 2 + n_items, &added)
+        if not added:
+            return self.key_symbol[key]
+        cdef int symbol = <int>len(self.symbol_child)
+        self.key_symbol.push_back(symbol)
         # First sight: the name and rule exactly as BinaryGrammarBuilder.add makes them.
         cdef int bucket = self.concatenated_bucket(self.symbol_bucket[left], self.symbol_bucket[right])
-        name = self.virtual_name(j, self.bucket_tuples[bucket], monolingual)
-        target = None if monolingual else _acyclic(key[2:])
-        binary = _binary_rule(<PyTypeObject*>self.binary_rule_type, name, self.node_children(j), target, -1)
-        symbol_id = symbol
-        if self.virtual_names.setdefault(name, symbol_id) is not symbol_id:
+        if self.name_key(j, bucket, monolingual) < 0:
             self.share_by_equality()  # two symbols with one name
+        name = self.virtual_name(j, self.bucket_tuples[bucket], monolingual)
+        target = None if monolingual else _acyclic(self.node_target(j, 0))
+        binary = _binary_rule(<PyTypeObject*>self.binary_rule_type, name, self.node_children(j), target, -1)
+        if self.names_by_string:
+            symbol_id = symbol
+            if self.virtual_names.setdefault(name, symbol_id) is not symbol_id:
+                self.share_by_equality()  # two symbols with one name
         cdef Py_ssize_t index = len(self.rules)
         if self.virtual_index is None:
             self.rules.append(binary)
@@ -826,7 +1033,6 @@ cdef class RuleBinarizer:
             index = self.virtual_index.setdefault(binary, index)
             if index == len(self.rules):
                 self.rules.append(binary)
-        self.symbol_id.append(symbol_id)
         self.symbol_child.append(name)
         self.symbol_bucket.push_back(bucket)
         self.symbol_rule.append(index)
@@ -903,6 +1109,7 @@ cdef class RuleBinarizer:
         self.bucket_keys.append(_acyclic(keys))
         self.instances += self.n_nodes
         if isinstance(lhs, str) and PyUnicode_GET_LENGTH(lhs) > 0 and PyUnicode_READ_CHAR(lhs, 0) == u"<":
+            self.count_names_by_string()
             self.virtual_names.setdefault(lhs, -1)  # a real label that looks virtual counts, as in virtual_symbols()
         return 0
 

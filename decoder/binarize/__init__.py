@@ -109,7 +109,7 @@ def _binarize_with_kernel(rules: list[Rule], strategy: str, seed: int, max_itera
         "source_rules": len(rules),
         "binary_rules": len(grammar.rules),
         "binary_rule_instances": kernel.instances,
-        "virtual_nonterminals": len(kernel.virtual_names),
+        "virtual_nonterminals": kernel.virtual_nonterminals(),
         "non_binarizable": len(grammar.non_binarizable),
         "non_binarizable_policy": non_binarizable,
         "dropped": len(grammar.non_binarizable) if non_binarizable == "drop" and strategy != "monolingual" else 0,
