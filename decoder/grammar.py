@@ -29,6 +29,7 @@ import io
 import math
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence, Union
 
@@ -51,7 +52,7 @@ class GrammarFormatError(ValueError):
         self.line_number = line_number
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rule:
     lhs: str
     source: tuple[Symbol, ...]
@@ -114,8 +115,10 @@ def parse_rule(line: str, path: str = "<string>", line_number: int = 1) -> Rule:
     fields = [f.strip() for f in line.rstrip("\n").split("|||")]
     if len(fields) < 3:
         raise fail(f"expected at least 3 fields separated by '{FIELD_SEP.strip()}', got {len(fields)}")
-    source_tokens = fields[0].split()
-    target_tokens = fields[1].split()
+    # One string object per distinct word or label (sys.intern): a million-rule table then holds each
+    # word once, and every dict keyed by words downstream finds it by identity.
+    source_tokens = list(map(sys.intern, fields[0].split()))
+    target_tokens = list(map(sys.intern, fields[1].split()))
     if len(source_tokens) < 2 or len(target_tokens) < 2:
         raise fail("source and target sides need a right-hand side and a [LHS] label")
     if not _LHS.match(source_tokens[-1]):
@@ -123,7 +126,7 @@ def parse_rule(line: str, path: str = "<string>", line_number: int = 1) -> Rule:
     lhs_match = _LHS.match(target_tokens[-1])
     if not lhs_match:
         raise fail(f"target side must end with its LHS label like [NP], got {target_tokens[-1]!r}")
-    lhs = lhs_match.group(1)
+    lhs = sys.intern(lhs_match.group(1))
     source_rhs, target_rhs = source_tokens[:-1], target_tokens[:-1]
     try:
         scores = tuple(float(x) for x in fields[2].split())
@@ -191,7 +194,7 @@ def parse_rule(line: str, path: str = "<string>", line_number: int = 1) -> Rule:
             if label not in slot_by_label:
                 raise fail(f"target nonterminal [{label}] has no source counterpart")
             slot_of_target_pos[pos] = slot_by_label[label]
-    labels = tuple(label for _, label in source_nts)
+    labels = tuple(sys.intern(label) for _, label in source_nts)
     for pos, label in target_nts:
         if labels[slot_of_target_pos[pos]] != label:
             raise fail(f"linked nonterminals disagree on their label: [{labels[slot_of_target_pos[pos]]}] vs [{label}]")

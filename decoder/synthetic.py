@@ -30,6 +30,9 @@ def random_grammar(n_rules: int, seed: int = 0, n_labels: int = 27, source_vocab
     label_draws = zipf_choice(rng, n_labels, int(arities.sum()) + n_rules)
     source_words = zipf_choice(rng, source_vocab, n_rules * 8)
     target_words = zipf_choice(rng, target_vocab, n_rules * 8)
+    # One string per word, shared by the rules that use it, as read_rules (which interns) gives them.
+    source_spellings = [f"s{w}" for w in range(source_vocab)]
+    target_spellings = [f"t{w}" for w in range(target_vocab)]
     order_kind = rng.random(n_rules)
     uniforms = rng.random((n_rules, 4))
     scores = rng.uniform(0.01, 1.0, size=(n_rules, n_features)).round(4)
@@ -46,7 +49,7 @@ def random_grammar(n_rules: int, seed: int = 0, n_labels: int = 27, source_vocab
         for slot in range(k + 1):
             if rng.random() < terminal_probability or (k == 0 and not source):
                 run = 1 + int(uniforms[i, 0] > 0.7)
-                source.extend(f"s{w}" for w in source_words[word_pos:word_pos + run])
+                source.extend(source_spellings[w] for w in source_words[word_pos:word_pos + run])
                 word_pos += run
             if slot < k:
                 source.append(slot)
@@ -59,7 +62,7 @@ def random_grammar(n_rules: int, seed: int = 0, n_labels: int = 27, source_vocab
         target: list = []
         for position, slot in enumerate(order + [None]):
             if rng.random() < terminal_probability or (k == 0 and not target):
-                target.append(f"t{target_words[target_pos]}")
+                target.append(target_spellings[target_words[target_pos]])
                 target_pos += 1
             if slot is not None:
                 target.append(int(slot))

@@ -15,6 +15,8 @@ cdef class SequenceIndex:
     cdef vector[uint64_t] slots  # open-addressing table (linear probing): hash tag | id, or all ones
 
     cdef int find_or_add(self, const int32_t* values, int n, bint* added) except -1
+    cdef uint64_t prefetch(self, const int32_t* values, int n) noexcept
+    cdef int find_or_add_hashed(self, const int32_t* values, int n, uint64_t h, bint* added) except -1
     cdef void grow(self) except *
     cdef int length(self, int sequence) noexcept
     cdef const int32_t* items(self, int sequence) noexcept

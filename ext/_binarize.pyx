@@ -168,6 +168,10 @@ cdef inline bint _contains(const int32_t* values, int m, int32_t x) noexcept nog
 # ---------------------------------------------------------------------------
 # Interning short integer sequences
 
+cdef extern from *:
+    void __builtin_prefetch(const void* address) noexcept nogil
+
+
 cdef inline uint64_t sequence_hash(const int32_t* values, int n) noexcept nogil:
     """A multiply-xorshift hash of n int32 values (their order matters)."""
     cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ <uint64_t>n
@@ -204,7 +208,17 @@ cdef class SequenceIndex:
 
     cdef int find_or_add(self, const int32_t* values, int n, bint* added) except -1:
         """The id of values[0:n], adding it if it is new (added says which)."""
+        return self.find_or_add_hashed(values, n, sequence_hash(values, n), added)
+
+    cdef uint64_t prefetch(self, const int32_t* values, int n) noexcept:
+        """The hash of values[0:n], with its table slot requested from memory: a caller with
+        several look-ups to make asks for all their slots first, so that the cache misses overlap."""
         cdef uint64_t h = sequence_hash(values, n)
+        __builtin_prefetch(&self.slots[h & (self.slots.size() - 1)])
+        return h
+
+    cdef int find_or_add_hashed(self, const int32_t* values, int n, uint64_t h, bint* added) except -1:
+        """find_or_add with the hash already computed (by prefetch)."""
         cdef uint64_t tag = h & TAG_MASK, entry
         cdef size_t mask = self.slots.size() - 1, slot = h & mask
         cdef int32_t found
@@ -237,7 +251,7 @@ cdef class SequenceIndex:
         return found
 
     cdef void grow(self) except *:
-        """Double the table (load stays at most one half) and re-place every id."""
+        """Double the table (load stays at most three quarters) and re-place every id."""
         cdef size_t size = 2 * self.slots.size(), mask = size - 1, slot, i
         self.slots.assign(size, EMPTY_SLOT)
         for i in range(self.hashes.size()):
@@ -347,6 +361,18 @@ cdef inline tuple _acyclic(tuple t):
     return t
 
 
+cdef inline tuple _concatenation(tuple a, tuple b):
+    """a + b, untracked (both hold strings only)."""
+    cdef Py_ssize_t n_a = PyTuple_GET_SIZE(a), n_b = PyTuple_GET_SIZE(b), i
+    cdef tuple out = PyTuple_New(n_a + n_b)
+    for i in range(n_a):
+        _set_item(out, i, <object>PyTuple_GET_ITEM(a, i))
+    for i in range(n_b):
+        _set_item(out, n_a + i, <object>PyTuple_GET_ITEM(b, i))
+    PyObject_GC_UnTrack(out)
+    return out
+
+
 cdef inline object _binary_rule(PyTypeObject* binary_rule_type, lhs, tuple children, target, Py_ssize_t origin):
     """BinaryRule(lhs, children, target, origin) made as tuple.__new__ makes it (BinaryRule is a
     NamedTuple, a tuple subclass without a __dict__), without building an argument tuple first.
@@ -411,7 +437,8 @@ cdef class RuleBinarizer:
     cdef dict key_ids  # token key ("[NP]", "会 的") -> key id
     cdef SequenceIndex buckets  # key ids of L(v) -> bucket id
     cdef list bucket_tuples  # bucket id -> L(v)
-    cdef vector[int32_t] key_buffer  # a bucket or virtual key being looked up
+    cdef vector[int32_t] key_buffer  # a virtual key being looked up
+    cdef vector[int32_t] bucket_buffer  # a bucket being looked up
     cdef vector[int32_t] name_buffer  # a name key being looked up
     cdef vector[int64_t] bucket_counts
 
@@ -867,18 +894,11 @@ cdef class RuleBinarizer:
 
     cdef int concatenated_bucket(self, int left, int right) except -1:
         """Bucket id of L(left) + L(right), interned as the concatenation of their key ids."""
-        cdef int n_left = self.buckets.length(left), n_right = self.buckets.length(right), i
         cdef bint added
-        self.key_buffer.resize(n_left + n_right)
-        cdef const int32_t* items = self.buckets.items(left)
-        for i in range(n_left):
-            self.key_buffer[i] = items[i]
-        items = self.buckets.items(right)
-        for i in range(n_right):
-            self.key_buffer[n_left + i] = items[i]
-        cdef int b = self.buckets.find_or_add(self.key_buffer.data(), n_left + n_right, &added)
+        cdef int n = self.fill_concatenation(left, right)
+        cdef int b = self.buckets.find_or_add(self.bucket_buffer.data(), n, &added)
         if added:
-            self.bucket_tuples.append(_acyclic(self.bucket_tuples[left] + self.bucket_tuples[right]))
+            self.bucket_tuples.append(_concatenation(self.bucket_tuples[left], self.bucket_tuples[right]))
             self.bucket_counts.push_back(0)
         return b
 
@@ -957,28 +977,13 @@ cdef class RuleBinarizer:
         self.target_word[position] = word_id
         return word_id
 
-    # Names. A virtual node's name is a function of its name key: its bucket L(v) and, if it is
+    # Names. A virtual node's name is a function of its name key: its L(v) and, if it is
     # synchronous, its target yield (words, and slots numbered from the span's first). Equal keys
     # give equal names. Different keys give different names as long as every word is one
     # space-free token that cannot pass for a label key, a slot or the separator
     # (_spells_one_name_token) and every label is space-free: the name then splits back into its
     # key at the spaces. So names are told apart by their keys (an int-sequence lookup), and by
     # string (a dict of every name) only from the first word or label that breaks this.
-
-    cdef int name_key(self, int j, int bucket, bint monolingual) except -1:
-        """Name id of virtual node j with bucket `bucket`; -(id + 1) if an earlier node had the key."""
-        cdef int lo = self.node_lo[j], hi = self.node_hi[j], position, slot, n = 1
-        cdef int base = self.token_first_slot[self.node_first[j]]
-        cdef bint added
-        self.name_buffer.resize(1 if monolingual else 1 + hi - lo + 1)
-        self.name_buffer[0] = bucket
-        if not monolingual:
-            for position in range(lo, hi + 1):
-                slot = self.target_slot[position]
-                self.name_buffer[n] = slot - base if slot >= 0 else -(self.target_word_id(position) + 1)
-                n += 1
-        cdef int name = self.name_keys.find_or_add(self.name_buffer.data(), n, &added)
-        return name if added else -(name + 1)
 
     cdef int count_names_by_string(self) except -1:
         """From now on tell virtual names apart by string (see "Names")."""
@@ -997,27 +1002,31 @@ cdef class RuleBinarizer:
         return len(self.virtual_names) if self.names_by_string else len(self.name_keys)
 
     cdef int virtual_symbol(self, int j, int left, int right) except -1:
-        """Symbol id of virtual node j (children's symbols given), making its rule on first sight."""
+        """Symbol id of virtual node j (children's symbols given), making its rule on first sight.
+
+        A new node takes three look-ups (its key, its bucket, its name key) in tables too big for
+        the cache; all three keys are built and their slots prefetched before the first look-up."""
         cdef bint monolingual = (self.node_flags[j] & MONOLINGUAL_NODE) != 0
-        # The key: left symbol, right symbol, target items (a block number k as k, a word as
-        # -(word id + 1)); a synchronous node has at least one item (a block), so a monolingual
-        # node's key is the only kind with two places.
-        cdef int i, item, n_items = 0 if monolingual else self.node_items_end[j] - self.node_items_start[j]
+        cdef int left_bucket = self.symbol_bucket[left], right_bucket = self.symbol_bucket[right]
+        cdef int n_key = self.fill_virtual_key(j, left, right, monolingual)
+        cdef uint64_t key_hash = self.virtual_keys.prefetch(self.key_buffer.data(), n_key)
+        cdef int n_bucket = self.fill_concatenation(left_bucket, right_bucket)
+        cdef uint64_t bucket_hash = self.buckets.prefetch(self.bucket_buffer.data(), n_bucket)
+        cdef int n_name = self.fill_name_key(j, n_bucket, monolingual)
+        cdef uint64_t name_hash = self.name_keys.prefetch(self.name_buffer.data(), n_name)
         cdef bint added
-        self.key_buffer.resize(2 + n_items)
-        self.key_buffer[0] = left
-        self.key_buffer[1] = right
-        for i in range(n_items):
-            item = self.items[self.node_items_start[j] + i]
-            self.key_buffer[2 + i] = item if item >= 0 else -(self.target_word_id(-item - 1) + 1)
-        cdef int key = self.virtual_keys.find_or_add(self.key_buffer.data(), 2 + n_items, &added)
+        cdef int key = self.virtual_keys.find_or_add_hashed(self.key_buffer.data(), n_key, key_hash, &added)
         if not added:
             return self.key_symbol[key]
         cdef int symbol = <int>len(self.symbol_child)
         self.key_symbol.push_back(symbol)
         # First sight: the name and rule exactly as BinaryGrammarBuilder.add makes them.
-        cdef int bucket = self.concatenated_bucket(self.symbol_bucket[left], self.symbol_bucket[right])
-        if self.name_key(j, bucket, monolingual) < 0:
+        cdef int bucket = self.buckets.find_or_add_hashed(self.bucket_buffer.data(), n_bucket, bucket_hash, &added)
+        if added:
+            self.bucket_tuples.append(_concatenation(self.bucket_tuples[left_bucket], self.bucket_tuples[right_bucket]))
+            self.bucket_counts.push_back(0)
+        self.name_keys.find_or_add_hashed(self.name_buffer.data(), n_name, name_hash, &added)
+        if not added:
             self.share_by_equality()  # two symbols with one name
         name = self.virtual_name(j, self.bucket_tuples[bucket], monolingual)
         target = None if monolingual else _acyclic(self.node_target(j, 0))
@@ -1037,6 +1046,48 @@ cdef class RuleBinarizer:
         self.symbol_bucket.push_back(bucket)
         self.symbol_rule.append(index)
         return symbol
+
+    cdef int fill_virtual_key(self, int j, int left, int right, bint monolingual) except -1:
+        """key_buffer = node j's key: left symbol, right symbol, target items (a block number k
+        as k, a word as -(word id + 1)). A synchronous node has at least one item (a block), so
+        a monolingual node's key is the only kind with two places. Returns its length."""
+        cdef int i, item, n_items = 0 if monolingual else self.node_items_end[j] - self.node_items_start[j]
+        self.key_buffer.resize(2 + n_items)
+        self.key_buffer[0] = left
+        self.key_buffer[1] = right
+        for i in range(n_items):
+            item = self.items[self.node_items_start[j] + i]
+            self.key_buffer[2 + i] = item if item >= 0 else -(self.target_word_id(-item - 1) + 1)
+        return 2 + n_items
+
+    cdef int fill_concatenation(self, int left, int right) except -1:
+        """bucket_buffer = the key ids of L(left) + L(right); returns their number."""
+        cdef int n_left = self.buckets.length(left), n_right = self.buckets.length(right), i
+        self.bucket_buffer.resize(n_left + n_right)
+        cdef const int32_t* items = self.buckets.items(left)
+        for i in range(n_left):
+            self.bucket_buffer[i] = items[i]
+        items = self.buckets.items(right)
+        for i in range(n_right):
+            self.bucket_buffer[n_left + i] = items[i]
+        return n_left + n_right
+
+    cdef int fill_name_key(self, int j, int n_keys, bint monolingual) except -1:
+        """name_buffer = node j's name key (see "Names"): the number of keys in L(v), their ids
+        (bucket_buffer), and for a synchronous node its target yield (a slot as its number from the
+        span's first, a word as -(word id + 1)). Returns its length."""
+        cdef int lo = self.node_lo[j], hi = self.node_hi[j], position, slot, i, n = 1 + n_keys
+        cdef int base = self.token_first_slot[self.node_first[j]]
+        self.name_buffer.resize(n if monolingual else n + hi - lo + 1)
+        self.name_buffer[0] = n_keys
+        for i in range(n_keys):
+            self.name_buffer[1 + i] = self.bucket_buffer[i]
+        if not monolingual:
+            for position in range(lo, hi + 1):
+                slot = self.target_slot[position]
+                self.name_buffer[n] = slot - base if slot >= 0 else -(self.target_word_id(position) + 1)
+                n += 1
+        return n
 
     cdef int share_by_equality(self) except -1:
         """From now on share virtual rules through a BinaryRule-equality index (see the top of this section)."""
@@ -1066,13 +1117,13 @@ cdef class RuleBinarizer:
                 if position > lo:
                     _set_list_item(parts, at, " ")
                     at += 1
-                item = <object>PyTuple_GET_ITEM(self.target, position)
-                if isinstance(item, str):
-                    _set_list_item(parts, at, item)
-                elif PyLong_Check(item) and 0 <= item - base < len(SLOT_TEXTS):
-                    _set_list_item(parts, at, SLOT_TEXTS[item - base])
+                k = self.target_slot[position]
+                if k < 0:
+                    _set_list_item(parts, at, <object>PyTuple_GET_ITEM(self.target, position))
+                elif k - base < PyTuple_GET_SIZE(SLOT_TEXTS):
+                    _set_list_item(parts, at, <object>PyTuple_GET_ITEM(SLOT_TEXTS, k - base))
                 else:
-                    _set_list_item(parts, at, f"[{item - base}]")
+                    _set_list_item(parts, at, f"[{k - base}]")
                 at += 1
         _set_list_item(parts, at, ">")
         return "".join(parts)

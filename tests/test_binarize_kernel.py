@@ -70,6 +70,52 @@ def test_kernel_equals_reference_on_edge_cases(strategy):
             _assert_same(rules, strategy, seed=seed, policy=policy)
 
 
+def test_names_spelled_alike_from_different_target_yields_are_one_virtual_nonterminal():
+    # The kernel tells names apart by their keys (bucket, yield) until a word could make two keys
+    # spell one name: here the target word "[0]" next to slot 0. Worked by hand for `left`:
+    # both rules make (X a), named <[X] a || [0] [0]> (slot then word, word then slot: two rules,
+    # one name), and ((X a) Y), named <[X] a [Y] || [0] [0] [1]>, with equal children and target,
+    # so one shared rule. 2 virtual names; 2 + 1 virtual rules + 2 top rules = 5.
+    rules = [Rule("S", (0, "a", 1, 2), (0, "[0]", 1, 2), ("X", "Y", "Z")),
+             Rule("S", (0, "a", 1, 2), ("[0]", 0, 1, 2), ("X", "Y", "Z"))]
+    grammar = binarize(rules, "left")
+    assert sorted({r.lhs for r in grammar.rules if r.origin < 0}) == ["<[X] a [Y] || [0] [0] [1]>",
+                                                                     "<[X] a || [0] [0]>"]
+    assert grammar.report["virtual_nonterminals"] == 2
+    assert grammar.report["binary_rules"] == 5
+    _assert_same(rules, "left")
+
+
+def test_names_spelled_alike_from_different_source_tokens_are_one_virtual_nonterminal():
+    # A source word "[Y]" in the run "a [Y]" spells L(v) like the run "a" and the label Y. By hand
+    # (monolingual): the first rule makes <mono a [Y] [X]> over (run, X); the second makes
+    # <mono a [Y]> over (a, Y) and <mono a [Y] [X]> over ((a Y), X): 2 names, 3 virtual rules.
+    rules = [Rule("S", ("a", "[Y]", 0, 1), (0, 1), ("X", "Z")),
+             Rule("S", ("a", 0, 1, 2), (0, 1, 2), ("Y", "X", "Z"))]
+    grammar = binarize(rules, "monolingual")
+    assert sorted({r.lhs for r in grammar.rules if r.origin < 0}) == ["<mono a [Y] [X]>", "<mono a [Y]>"]
+    assert grammar.report["virtual_nonterminals"] == 2
+    assert grammar.report["binary_rules"] == 5
+    _assert_same(rules, "monolingual")
+
+
+def test_sequence_index_against_a_dict_of_tuples():
+    import random
+
+    from decoder._ext._binarize import SequenceIndex
+
+    rng = random.Random(3)
+    index, expected = SequenceIndex(), {}
+    for _ in range(20_000):  # enough to grow the table several times
+        values = [rng.randrange(-3, 40) for _ in range(rng.randrange(0, 5))]
+        is_new = tuple(values) not in expected
+        assert index.add(values) == (expected.setdefault(tuple(values), len(expected)), is_new)
+    assert len(index) == len(expected)
+    for values, sequence_id in expected.items():
+        assert index.sequence(sequence_id) == list(values)
+        assert index.add(list(values)) == (sequence_id, False)
+
+
 def test_binarize_restores_the_garbage_collector_state():
     import gc
 
