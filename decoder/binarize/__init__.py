@@ -21,7 +21,6 @@ from __future__ import annotations
 import gc
 import random
 import time
-from contextlib import contextmanager
 from typing import Iterable
 
 import numpy as np
@@ -57,17 +56,18 @@ def binarize(rules: Iterable[Rule], strategy: str = "left", seed: int = 0, max_i
     return grammar
 
 
-@contextmanager
-def _garbage_collector_paused():
+class _garbage_collector_paused:
     """Binarizing allocates millions of small tuples, none of which can form a cycle; each time
     the cyclic collector runs it walks every live object (the whole rule table), which cost
-    more than the binarization itself."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
+    more than the binarization itself. (A class, not a generator-based context manager: making
+    the generator's frame could itself set off a collection before the pause began.)"""
+
+    def __enter__(self):
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc_info):
+        if self.was_enabled:
             gc.enable()
 
 
