@@ -293,10 +293,11 @@ cdef class SequenceIndex:
 # token (a label or a terminal run) and every virtual node gets a symbol id, and
 # a virtual node is looked up by (left child id, right child id, target items;
 # none for a monolingual node). That key determines the node's binary rule
-# completely: its children
-# are the children's symbols, its target is the items, and its name is built
-# from the children's buckets and yields plus the items' words. So only a key
-# seen for the first time builds a name and a BinaryRule.
+# completely: its children are the children's symbols, its target is the items,
+# and its name is built from the children's buckets and yields plus the items'
+# words. So only a key seen for the first time builds a name and a BinaryRule.
+# Keys, buckets and names are interned as int sequences in SequenceIndex tables,
+# never as Python tuples or strings.
 #
 # The reference builder shares virtual rules by BinaryRule equality. Two new keys
 # can only make equal BinaryRules if two different symbols have the same child
