@@ -20,7 +20,8 @@ paths are relative to the config file. Defaults:
     store = "store"              # grammar store directory (cky compile); required
     lm = "lm.bin"                # KenLM ARPA or probing binary; required
     lm_order = 5                 # optional check against the LM file
-    glue = "builtin"             # or a Moses glue rule table (cky extract's glue file; goal label Q)
+    glue = "builtin"             # or a Moses glue rule table (cky extract's glue file; goal label Q);
+                                 # the oov_labels always get glue rules (GlueRules.cover)
     oov_labels = ["X"]           # labels of pass-through items; or a file of "LABEL prob" lines
     oov_penalty = -10.0          # the `oov` weight (same as weights.oov)
     max_span = 20                # longest source span of a non-glue rule
@@ -134,6 +135,7 @@ class Decoder:
         glue_rules = GlueRules() if glue in (None, "", "builtin") else GlueRules.from_file(os.fspath(glue))
         self.space = SearchSpace(max_span=int(max_span), max_unary_depth=int(max_unary_depth),
                                  oov_labels=_read_oov_labels(oov_labels), glue=glue_rules)
+        self.glue_labels_added = glue_rules.cover(self.space.oov_labels)
         self.config_path = config_path
         self.settings = dict(glue=glue, oov_labels=list(self.space.oov_labels), max_span=int(max_span),
                              max_unary_depth=int(max_unary_depth), pop_limit=int(pop_limit),

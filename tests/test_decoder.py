@@ -141,6 +141,26 @@ def test_longer_than_max_span_still_translates(model):
     check_scores(short_span, t)
 
 
+def test_glue_file_without_the_unknown_word_label_still_covers_every_sentence(model, tmp_path):
+    # cky extract's glue file has rules for the grammar's LHS labels only; an unknown word's
+    # pass-through item has label X, which it lacks. The decoder adds X's glue rules (value 1, a
+    # label that was never a root), so "ñandú" is still glued in.
+    from decoder.extract.glue import write_glue
+
+    glue = tmp_path / "glue.txt"
+    write_glue(str(glue), ["DT", "NN", "JJ", "VBZ", "NP", "VP", "S"], ["S"])
+    with_file = Decoder(model / "store", model / "lm.arpa", glue=str(glue))
+    assert with_file.glue_labels_added == ["X"]
+    t = with_file.translate("la casa ñandú es pequeña")
+    assert "ñandú" in t.text.split() and t.features["oov"] == 1
+    # No rule spans the unknown word, so the output is glued from at least two pieces, and the
+    # glue feature counts the file's values (natural logs of its scores: 1 per concatenation).
+    assert t.features["glue"] >= 2
+    check_scores(with_file, t)
+    builtin = Decoder(model / "store", model / "lm.arpa")
+    assert builtin.glue_labels_added == []
+
+
 def test_unseen_words_and_characters_pass_through(decoder):
     t = decoder.translate("la casa ñandú es ☃ pequeña x\u200by")
     for word in ("ñandú", "☃", "x\u200by"):

@@ -23,7 +23,9 @@ The search space besides the grammar's rules:
   close a cycle in the hypergraph); parent cells see the items of every round.
 - Glue: the goal symbol covers [0, j]: GOAL -> X over [0, j] (start) and
   GOAL -> GOAL X over [0, k] + [k, j] (concatenation), X any real nonterminal;
-  the output is <s> GOAL[0, n] </s>.
+  the output is <s> GOAL[0, n] </s>. A glue file restricts X to its labels; the
+  unknown-word labels are always added (GlueRules.cover), so every sentence has
+  a derivation.
 """
 from __future__ import annotations
 
@@ -68,6 +70,21 @@ class GlueRules:
         if self.builtin:
             return 1.0
         return self.concat.get(label)
+
+    def cover(self, labels) -> list:
+        """Give every label of `labels` (the unknown-word labels) glue rules that a glue file left
+        out, so that a sentence with an unknown word still has a derivation: start and
+        concatenation value 1, what cky extract's glue file gives a label that was never a tree's
+        root. Returns the labels that got a rule. (Built-in glue already covers every label.)"""
+        if self.builtin:
+            return []
+        added = []
+        for label in labels:
+            if label not in self.start or label not in self.concat:
+                self.start.setdefault(label, 1.0)
+                self.concat.setdefault(label, 1.0)
+                added.append(label)
+        return added
 
     @classmethod
     def from_file(cls, path: str, goal_label: str = "Q") -> "GlueRules":
