@@ -140,7 +140,7 @@ def parse_rule(line: str, path: str = "<string>", line_number: int = 1) -> Rule:
     if len(fields) > 3 and fields[3].strip():
         for pair in fields[3].split():
             i, dash, j = pair.partition("-")
-            if not dash or not i.isdigit() or not j.isdigit():
+            if not dash or not (i.isascii() and i.isdigit()) or not (j.isascii() and j.isdigit()):
                 raise fail(f"alignment point {pair!r} is not of the form i-j")
             i, j = int(i), int(j)
             if i >= len(source_rhs) or j >= len(target_rhs):
@@ -202,9 +202,12 @@ def parse_rule(line: str, path: str = "<string>", line_number: int = 1) -> Rule:
     source = tuple(slot_of_source_pos.get(pos, tok) for pos, tok in enumerate(source_rhs))
     target = tuple(slot_of_target_pos[pos] if pos in target_nt_positions else tok
                    for pos, tok in enumerate(target_rhs))
-    return Rule(lhs=lhs, source=source, target=target, labels=labels, scores=scores,
-                alignment=tuple(sorted(terminal_links)), counts=counts, tree=tree,
-                properties=properties)
+    try:
+        return Rule(lhs=lhs, source=source, target=target, labels=labels, scores=scores,
+                    alignment=tuple(sorted(terminal_links)), counts=counts, tree=tree,
+                    properties=properties)
+    except ValueError as error:  # e.g. one source nonterminal linked to two target ones
+        raise fail(str(error)) from None
 
 
 def format_rule(rule: Rule) -> str:
@@ -252,13 +255,20 @@ def open_text(path: str | os.PathLike, mode: str = "r") -> io.TextIOBase:
 
 def read_rules(path: str | os.PathLike) -> Iterator[Rule]:
     """Yield the rules of a Moses rule table (plain or gzip). Blank lines are skipped;
-    any other unreadable line raises GrammarFormatError with file and line number."""
+    any other unreadable line raises GrammarFormatError with file and line number.
+
+    Lines are read by the compiled decoder._ext._rule_table.read_rule, which reads the usual
+    lines exactly as parse_rule does (and keeps the rules off the cyclic collector's lists) and
+    hands every other line, malformed ones included, to parse_rule."""
+    from ._ext._rule_table import read_rule
+
     path = os.fspath(path)
     with open_text(path) as lines:
         for line_number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
-            yield parse_rule(line, path, line_number)
+            rule = read_rule(line, Rule)
+            yield parse_rule(line, path, line_number) if rule is None else rule
 
 
 def write_rules(rules: Iterable[Rule], path: str | os.PathLike) -> int:

@@ -56,6 +56,9 @@ def test_write_read_round_trip(tmp_path, suffix):
     ("[X][NN] [X][NN] [X] ||| [X][NN] [X][NN] [NP] ||| 1", "ambiguous"),
     ("[X][NN] [X] ||| [X][JJ] [NP] ||| 1 ||| 0-0", "disagree on their label"),
     ("la [X] ||| the [NP] ||| 1 ||| 0_0", "not of the form i-j"),
+    ("la [X] ||| the [NP] ||| 1 ||| ²-0", "not of the form i-j"),
+    ("la [X] ||| the [NP] ||| nan", "not finite"),
+    ("[X][A] [X][A] [X] ||| [X][A] [X][A] [NP] ||| 1 ||| 0-0 0-1", "every source slot exactly once"),
 ])
 def test_malformed_lines_name_file_and_line(tmp_path, line, message):
     path = tmp_path / "bad.txt"
@@ -68,3 +71,51 @@ def test_malformed_lines_name_file_and_line(tmp_path, line, message):
 def test_rule_validates_its_slots():
     with pytest.raises(ValueError):
         Rule("NP", (0, 1), (0,), ("A", "B"))
+
+
+# Lines the compiled reader (decoder._ext._rule_table) reads itself, and lines it leaves to
+# parse_rule: both must give what parse_rule gives.
+UNUSUAL_LINES = [
+    MOSES_LINE,
+    "[X][NN] [X][JJ] [X] ||| [X][JJ] [X][NN] [NP] ||| 1",  # links by label
+    "a [X] ||| b [NP] ||| 1 ||| 0-0 ||| 1 inf 2",  # a count that is not finite
+    "a [X] ||| b [NP] ||| 1e-3 2.5E+2 7 ||| 0-0",
+    "a b c [X] ||| x y [NP] ||| 1 ||| 2-1 0-0 1-0 ||| ||| ||| {{Tree [NP [A x] [B y]]}} other=1",
+    "a [X] ||| b [NP] ||| 1 ||| ||| ||| ||| {{Treeless}} {{Tree\t[NP b]}}",  # first {{Tree without a space
+    "a [X] ||| b [NP] ||| 1 ||| ||| ||| ||| {{Tree [NP b]",  # no closing braces
+    "a [X] ||| b [NP] ||| 1 ||| ||| ||| ||| {{Tree }}",
+    "a [X] ||| b [NP] ||| 1 ||| ||| ||| ||| k=v {{Tree  [NP b] }} {{Tree [NP c]}}",
+    "[x a [X] ||| b] [NP] ||| 1",  # words that start or end with a bracket
+    "[X][A][B] [X] ||| [X][A][B] [NP] ||| 1",  # not a nonterminal: a word
+    "ĉu [X][NN] ☃ [X] ||| ñ [X][NN] [NP] ||| 0.5 ||| 1-1 0-0 2-0",
+    "a [X] ||| b [NP] |||  ||| 0-0",  # no scores
+    "a [X] ||| b [NP] ||| 1 ||| 0-0 0-0",  # a repeated link
+]
+
+
+def test_compiled_reader_reads_as_parse_rule(tmp_path):
+    import gc
+
+    rules = random_grammar(2000, seed=11)
+    path = tmp_path / "rules.txt"
+    write_rules(rules, path)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("\n".join(UNUSUAL_LINES) + "\n")
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    expected = [parse_rule(line, str(path), i) for i, line in enumerate(lines, start=1)]
+    read = list(read_rules(path))
+    assert read == expected
+    assert [repr(r) for r in read] == [repr(r) for r in expected]  # 1 stays int, "1" str, 1.0 float
+    assert read[:2000] == rules
+    # The compiled reader keeps its rules off the cyclic collector's lists.
+    assert not any(gc.is_tracked(r) for r in read[:2000])
+
+
+def test_compiled_reader_falls_back_to_parse_rule_for_unusual_lines():
+    from decoder._ext._rule_table import rule_fields
+
+    assert rule_fields(MOSES_LINE) is not None
+    assert rule_fields("[X][NN] [X][JJ] [X] ||| [X][JJ] [X][NN] [NP] ||| 1") is None  # links by label
+    assert rule_fields("a [X] ||| b [NP] ||| 1 ||| 0-0 ||| 1 inf 2") is None  # parse_rule takes any count
+    assert rule_fields("[x a [X] ||| b] [NP] ||| 1") is None  # "[x" is a word to parse_rule
+    assert rule_fields("la casa [X] ||| the house [NP] ||| one") is None
