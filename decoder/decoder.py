@@ -50,6 +50,7 @@ try:
 except ImportError:  # Python < 3.11
     import tomli as tomllib
 
+from .grammar import escape_word, unescape_word
 from .search.model import LM, OOV, GlueRules, SearchSpace, Weights
 
 DEFAULT_SETTINGS = {
@@ -182,7 +183,9 @@ class Decoder:
         return Translation("", "", self.weights.dot(features), features, None, stats, source)
 
     def _translation(self, hypothesis, source: str, stats: dict) -> Translation:
-        return Translation(hypothesis.text, hypothesis.tree, float(hypothesis.score), hypothesis.features,
+        # The search works on rule-table words (escaped); the text is plain, the tree keeps them escaped.
+        text = " ".join(map(unescape_word, hypothesis.words))
+        return Translation(text, hypothesis.tree, float(hypothesis.score), hypothesis.features,
                            hypothesis.derivation, stats, source)
 
     def translate(self, sentence: str | Sequence[str]) -> Translation:
@@ -191,6 +194,7 @@ class Decoder:
         source = " ".join(words)
         if not words:
             return self._empty(source, started)
+        words = [escape_word(w) for w in words]  # as cky extract wrote the rule table's words
         result = self.search.search(words)
         best = self.search.best(result, words)
         if best is None:  # cannot happen with glue and pass-through; kept as a guard
@@ -205,6 +209,7 @@ class Decoder:
         source = " ".join(words)
         if not words:
             return [self._empty(source, started)]
+        words = [escape_word(w) for w in words]
         result = self.search.search(words)
         hypotheses = self.search.kbest(result, words, k, unique=unique)
         stats = dict(result.stats, seconds=time.perf_counter() - started)

@@ -43,6 +43,31 @@ _LHS = re.compile(r"^\[([^\[\]\s]+)\]$")
 _TREE_PROPERTY = re.compile(r"\{\{Tree\s+(.*?)\}\}")
 
 
+# Characters that would break the rule-table format ("|||" separates fields, "[...]" marks
+# nonterminals and tree nodes) are written as Moses' escape-special-chars.perl writes them.
+# Rule tables hold escaped words (cky extract escapes its corpus); the decoder escapes its input
+# to match them and unescapes its output text and the words it looks up in the language model,
+# which is trained on plain text.
+_ESCAPES = {"|": "&#124;", "[": "&#91;", "]": "&#93;"}
+_UNESCAPES = {escaped: plain for plain, escaped in _ESCAPES.items()}
+_NEEDS_ESCAPE = re.compile(r"[|\[\]]")
+_NEEDS_UNESCAPE = re.compile("|".join(map(re.escape, _UNESCAPES)))
+
+
+def escape_word(word: str) -> str:
+    """A word as rule tables write it (only '|', '[' and ']' are replaced)."""
+    if "|" not in word and "[" not in word and "]" not in word:
+        return word
+    return _NEEDS_ESCAPE.sub(lambda m: _ESCAPES[m.group(0)], word)
+
+
+def unescape_word(word: str) -> str:
+    """The plain text of a rule-table word (the inverse of escape_word)."""
+    if "&#" not in word:
+        return word
+    return _NEEDS_UNESCAPE.sub(lambda m: _UNESCAPES[m.group(0)], word)
+
+
 class GrammarFormatError(ValueError):
     """A rule-table line that cannot be read; the message names file and line."""
 

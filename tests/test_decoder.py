@@ -161,6 +161,48 @@ def test_glue_file_without_the_unknown_word_label_still_covers_every_sentence(mo
     assert builtin.glue_labels_added == []
 
 
+ESCAPE_ARPA = """\\data\\
+ngram 1=7
+ngram 2=4
+
+\\1-grams:
+-99\t<s>\t-0.5
+-1.0\t</s>
+-2.0\t<unk>
+-1.0\tthe\t-0.3
+-1.3\thouse\t-0.3
+-1.2\t[\t-0.3
+-1.2\t]\t-0.3
+
+\\2-grams:
+-0.2\t<s> the
+-0.2\tthe [
+-0.2\t[ house
+-0.2\thouse ]
+
+\\end\\
+"""
+
+
+def test_rule_table_escapes_match_plain_input_and_give_plain_output(tmp_path):
+    # cky extract writes "[", "]" and "|" as &#91; &#93; &#124; (Moses' escaping). The decoder
+    # escapes its input to match the rules, looks words up in the LM (trained on plain text)
+    # unescaped, and writes plain text; the tree keeps the escaped words.
+    grammar = [Rule("DT", ("la",), ("the",), (), (0.9, 0.8)),
+               Rule("NN", ("casa",), ("house",), (), (0.9, 0.7)),
+               Rule("PU", ("&#91;",), ("&#91;",), (), (0.9, 0.9)),
+               Rule("PU", ("&#93;",), ("&#93;",), (), (0.9, 0.9))]
+    (tmp_path / "lm.arpa").write_text(ESCAPE_ARPA)
+    write_store(binarize(grammar, "left"), tmp_path / "store", feature_names=FEATURES)
+    escaping = Decoder(tmp_path / "store", tmp_path / "lm.arpa")
+    t = escaping.translate("la [ casa ] |")
+    assert t.text == "the [ house ] |"
+    assert t.features["oov"] == 1  # only "|": "[" and "]" matched their rules
+    assert "&#91;" in t.tree and "&#124;" in t.tree and " [ " not in t.tree
+    check_scores(escaping, t)  # the LM feature is the LM's score of the plain text
+    assert t.features["lm"] > LanguageModel(str(tmp_path / "lm.arpa")).score_sentence("the &#91; house &#93; |")
+
+
 def test_unseen_words_and_characters_pass_through(decoder):
     t = decoder.translate("la casa ñandú es ☃ pequeña x\u200by")
     for word in ("ñandú", "☃", "x\u200by"):

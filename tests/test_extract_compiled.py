@@ -94,9 +94,10 @@ TREES = ["(S (NP (PRP he)) (VP (VB goes)))", "( (S (NP (NN a|b)) (VP (VB [x]))) 
 
 @pytest.mark.parametrize("text", TREES)
 def test_compiled_tree_reading_equals_the_reference(text):
-    from decoder.extract.trees import TreeFormatError, escape_token, parse_tree, parse_tree_reference
+    from decoder.extract.trees import TreeFormatError, parse_tree, parse_tree_reference
+    from decoder.grammar import escape_word
 
-    arrays = compiled.parse_tree_arrays(text, escape_token)
+    arrays = compiled.parse_tree_arrays(text, escape_word)
     try:
         reference = parse_tree_reference(text)
     except TreeFormatError as error:
@@ -109,11 +110,12 @@ def test_compiled_tree_reading_equals_the_reference(text):
 
 
 def test_compiled_tree_reading_on_a_corpus(graphs):
-    from decoder.extract.trees import escape_token, parse_tree_reference
+    from decoder.extract.trees import parse_tree_reference
+    from decoder.grammar import escape_word
 
     for graph in graphs:
         text = graph.tree.bracketed()
-        label, children, is_word = compiled.parse_tree_arrays(text, escape_token)
+        label, children, is_word = compiled.parse_tree_arrays(text, escape_word)
         reference = parse_tree_reference(text)
         assert (label, children, is_word) == (reference.label, reference.children, reference.is_word)
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import itertools
 from typing import Iterator, NamedTuple
 
-from ..grammar import open_text
+from ..grammar import escape_word, open_text
 from .alignment import AlignmentFormatError, AlignmentGraph, parse_alignment
-from .trees import TreeFormatError, escape_token, parse_tree
+from .trees import TreeFormatError, parse_tree
 
 
 class BadLine(Exception):
@@ -65,7 +65,7 @@ def pair_graph(pair: PairLines, paths: CorpusPaths) -> AlignmentGraph:
                        (pair.alignment, paths.alignment), (pair.target, paths.target)):
         if text is None and path is not None:
             raise BadLine(path, n, "missing_line", "the file ends before the other files do")
-    source = [escape_token(w) for w in pair.source.split()]
+    source = [escape_word(w) for w in pair.source.split()]
     if not source:
         raise BadLine(paths.source, n, "empty_source", "empty source sentence")
     try:

@@ -6,7 +6,7 @@ words between nonterminals must appear in that order without overlapping
 (a nonterminal may stand for any gap, even an empty one, so this keeps a
 superset of the rules a decoder could apply). Rules without source words
 are always kept. Test sentences are tokenized like the training source and
-escaped with `trees.escape_token`.
+escaped with `decoder.grammar.escape_word`.
 """
 from __future__ import annotations
 
@@ -16,8 +16,7 @@ import os
 import shutil
 from bisect import bisect_left
 
-from ..grammar import feature_names_path, open_text
-from .trees import escape_token
+from ..grammar import escape_word, feature_names_path, open_text
 
 
 class TestSetFilter:
@@ -35,7 +34,7 @@ class TestSetFilter:
     @classmethod
     def from_file(cls, path: str) -> "TestSetFilter":
         with open_text(path) as f:
-            return cls([[escape_token(w) for w in line.split()] for line in f])
+            return cls([[escape_word(w) for w in line.split()] for line in f])
 
     def _starts(self, run: tuple[str, ...]) -> dict[int, list[int]]:
         """Sentence id -> sorted start positions of a contiguous run of words."""

@@ -8,26 +8,14 @@ from __future__ import annotations
 
 import re
 
+from ..grammar import escape_word
+
 try:  # the compiled tokenizer (ext/_extract.pyx)
     from .._ext._extract import parse_tree_arrays as _compiled_tree_arrays
 except ImportError:  # not built
     _compiled_tree_arrays = None
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
-
-# Characters that would break the Moses rule-table format ("|||" separates
-# fields, "[...]" marks nonterminals and tree nodes) are escaped as Moses'
-# escape-special-chars.perl does. The decoder must escape its input the same way.
-_ESCAPES = {"|": "&#124;", "[": "&#91;", "]": "&#93;"}
-_NEEDS_ESCAPE = re.compile(r"[|\[\]]")
-
-
-def escape_token(token: str) -> str:
-    """A word as written in rule tables (only '|', '[' and ']' are replaced)."""
-    if _NEEDS_ESCAPE.search(token) is None:
-        return token
-    return _NEEDS_ESCAPE.sub(lambda m: _ESCAPES[m.group(0)], token)
-
 
 class TreeFormatError(ValueError):
     """A bracketed tree that cannot be read."""
@@ -82,7 +70,7 @@ def parse_tree(text: str) -> Tree:
     Uses the compiled tokenizer when it is built (same result).
     """
     if _compiled_tree_arrays is not None:
-        arrays = _compiled_tree_arrays(text, escape_token)
+        arrays = _compiled_tree_arrays(text, escape_word)
         if not isinstance(arrays, str):  # a str is an error: the reference below raises it
             return _finish(*arrays)
     return parse_tree_reference(text)
@@ -138,7 +126,7 @@ def parse_tree_reference(text: str) -> Tree:
         if not stack:
             raise TreeFormatError(f"word {tok!r} outside any bracket")
         node = len(label)
-        label.append(escape_token(tok))
+        label.append(escape_word(tok))
         children.append([])
         is_word.append(True)
         children[stack[-1]].append(node)

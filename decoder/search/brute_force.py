@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from ..binarize import BinaryGrammar
 from ..binarize.binary_grammar import assemble_target
+from ..grammar import unescape_word
 from .model import GLUE, LM, OOV, WORD_COUNT, SearchSpace, Weights
 
 
@@ -126,7 +127,7 @@ def best_by_brute_force(grammar: BinaryGrammar, words, lm, weights: Weights,
     best = None
     for features, output in all_derivations(grammar, words, weights, space):
         features = dict(features)
-        features[LM] = lm.score_sentence(list(output))
+        features[LM] = lm.score_sentence([unescape_word(w) for w in output])  # the LM knows plain words
         score = weights.dot(features)
         if best is None or score > best[0]:
             best = (score, output, features)

@@ -20,6 +20,7 @@ import numpy as np
 
 from decoder._ext._chart import ChartSearch, sort_rules_by_score, target_hashes
 
+from ..grammar import unescape_word
 from .model import GLUE, GOAL, LM, OOV, WORD_COUNT, SearchSpace, Weights
 
 EDGE_OOV, EDGE_GLUE_START, EDGE_GLUE_CONCAT = -1, -2, -3
@@ -100,7 +101,8 @@ class ChartDecoder:
         rule_score = rule_score + weights[WORD_COUNT] * self.rule_word_count
         self.rule_score = np.ascontiguousarray(rule_score, dtype=np.float64)
 
-        lm_ids = lm.vocab_indices(store.target_vocab).astype(np.int32)
+        # Rule-table words are escaped (decoder.grammar.escape_word); the LM knows them plain.
+        lm_ids = lm.vocab_indices([unescape_word(w) for w in store.target_vocab]).astype(np.int32)
         rule_target_lm = np.where(target >= 0, lm_ids[np.maximum(target, 0)] if len(lm_ids) else 0, target)
         rule_target_lm = np.ascontiguousarray(rule_target_lm, dtype=np.int32)
 
@@ -177,7 +179,8 @@ class ChartDecoder:
         for start, end, symbol in runs.tolist():
             if end - start == 1 and self.single_hi[symbol] > self.single_lo[symbol]:
                 oov_at[start] = 0
-        words_lm = self.lm.vocab_indices(words).astype(np.int32) if n else np.zeros(0, np.int32)
+        words_lm = (self.lm.vocab_indices([unescape_word(w) for w in words]).astype(np.int32) if n
+                    else np.zeros(0, np.int32))
         engine = self.search_engine
         engine.decode(words_lm, runs, oov_at)
         roots, boundary = engine.roots()

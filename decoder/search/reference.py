@@ -24,6 +24,7 @@ from typing import Optional
 
 from ..binarize import BinaryGrammar, BinaryRule
 from ..binarize.binary_grammar import assemble_target
+from ..grammar import unescape_word
 from .model import GLUE, GOAL, LM, OOV, WORD_COUNT, SearchSpace, Weights
 
 STAR = None  # elided words in a context
@@ -43,8 +44,13 @@ def complete_ngrams(sequence: tuple, lm) -> float:
         context = sequence[i - n + 1:i]
         if word is STAR or STAR in context:
             continue
-        total += lm.logprob(context, word)
+        total += lm.logprob(_plain(context), unescape_word(word))
     return total
+
+
+def _plain(context: tuple) -> tuple:
+    """Rule-table words as the LM knows them (decoder.grammar.unescape_word)."""
+    return tuple(unescape_word(w) for w in context)
 
 
 def elide(sequence: tuple, order: int) -> tuple:
@@ -67,7 +73,7 @@ def sentence_boundaries(context: tuple, lm) -> float:
             window = sequence[max(0, i - n + 1):i]
             if STAR in window:
                 continue
-            total += lm.logprob(window, word)
+            total += lm.logprob(_plain(window), unescape_word(word))
     return total
 
 
