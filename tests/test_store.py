@@ -209,6 +209,18 @@ def test_filter_bit_sets_for_many_sentences():
     assert filter_rules(rules, sentences) == naive_filter(rules, sentences)
 
 
+def test_filter_reads_test_sentences_escaped_like_the_rule_table(tmp_path):
+    from decoder.store import read_sentences
+
+    path = tmp_path / "test.txt"
+    path.write_text("a [ b\nc | d\n", encoding="utf-8")
+    assert read_sentences(path) == [["a", "&#91;", "b"], ["c", "&#124;", "d"]]
+    bracket = Rule("X", ("&#91;", "b"), ("&#91;", "b"), ())
+    pipe = Rule("X", ("&#124;",), ("&#124;",), ())
+    plain = Rule("X", ("[",), ("[",), ())  # never in a table cky extract writes
+    assert filter_rules([bracket, pipe, plain], read_sentences(path)) == [bracket, pipe]
+
+
 def test_cli_compile(tmp_path, capsys):
     rules_path = tmp_path / "rules.txt"
     rules = random_rules(150, seed=31)

@@ -13,13 +13,14 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..grammar import Rule, open_text
+from ..grammar import Rule, escape_word, open_text
 
 
 def read_sentences(path: str | os.PathLike) -> list[list[str]]:
-    """A tokenized text, one sentence per line (plain or gzip)."""
+    """A tokenized text, one sentence per line (plain or gzip), its words escaped as the rule
+    table's are (decoder.grammar.escape_word), as the decoder will look them up."""
     with open_text(path) as lines:
-        return [line.split() for line in lines]
+        return [[escape_word(w) for w in line.split()] for line in lines]
 
 
 def rule_runs(rule: Rule) -> list[tuple[str, ...]]:
