@@ -224,8 +224,9 @@ def write_decoder_config(system: System, store_dir: str, path: str, weights: dic
     """A decoder config for the system and a store (settings as in docs of `cky translate --config`)."""
     from decoder.tune.config import write_config
 
-    # The decoder's built-in glue: with the glue file of `cky extract` some sentences find no
-    # derivation (seen on the fixture, 8 of 30 test sentences), which would distort BLEU.
+    # The decoder's built-in glue (any label may start or be concatenated), which the shipped
+    # weights were tuned with; `cky extract`'s glue file (the grammar's LHS labels, plus the
+    # unknown-word labels the decoder adds) is the Moses-style alternative: `glue = "<file>"`.
     config = {"store": os.path.abspath(store_dir), "lm": os.path.abspath(system.lm), "glue": "builtin"}
     config.update(settings)
     if weights:
