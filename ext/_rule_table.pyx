@@ -93,6 +93,36 @@ cdef inline int _ascii_int(str text) except -2:
     return <int>value
 
 
+cdef dict _nonterminal_labels(list tokens, Py_ssize_t n):
+    """{position: label} of the nonterminals "[X][LABEL]" among tokens[:n] (in order), or None if a
+    token starts with "[" without being one."""
+    cdef dict labels = {}
+    cdef Py_ssize_t i, split
+    cdef str token
+    for i in range(n):
+        token = tokens[i]
+        split = _nonterminal_split(token)
+        if split < 0:
+            return None
+        if split > 0:
+            labels[i] = _intern(token[split + 2:len(token) - 1])
+    return labels
+
+
+cdef tuple _side(list tokens, Py_ssize_t n, dict slot_at):
+    """A rule side: the slot number at each nonterminal position, the (interned) word elsewhere."""
+    cdef tuple side = PyTuple_New(n)
+    cdef Py_ssize_t i
+    cdef object item
+    for i in range(n):
+        item = slot_at.get(i)
+        if item is None:
+            item = _intern(tokens[i])
+        Py_INCREF(item)
+        PyTuple_SET_ITEM(side, i, item)
+    return side
+
+
 def read_rule(str line, rule_type):
     """rule_type(*rule_fields(line)), or None when parse_rule must read the line.
 
@@ -132,32 +162,14 @@ def rule_fields(str line):
     if scores is None:
         return None
 
-    # Nonterminals: source slot k at source_slot_position[k]; target ones by position.
-    cdef Py_ssize_t i, j, k, split, n_slots = 0, n_target_nts = 0
-    cdef list labels = []
-    cdef dict slot_at_source = {}
-    cdef dict label_at_target = {}
-    cdef str token
-    cdef object item
-    for i in range(n_source):
-        token = source_tokens[i]
-        split = _nonterminal_split(token)
-        if split < 0:
-            return None
-        if split > 0:
-            slot_at_source[i] = n_slots
-            labels.append(_intern(token[split + 2:len(token) - 1]))
-            n_slots += 1
-    for j in range(n_target):
-        token = target_tokens[j]
-        split = _nonterminal_split(token)
-        if split < 0:
-            return None
-        if split > 0:
-            label_at_target[j] = token[split + 2:len(token) - 1]
-            n_target_nts += 1
-    if n_target_nts != n_slots:
+    # Nonterminals by position; the source ones are the slots, numbered left to right.
+    cdef dict label_at_source = _nonterminal_labels(source_tokens, n_source)
+    cdef dict label_at_target = _nonterminal_labels(target_tokens, n_target)
+    if label_at_source is None or label_at_target is None or len(label_at_source) != len(label_at_target):
         return None
+    cdef dict slot_at_source = {position: slot for slot, position in enumerate(label_at_source)}
+    cdef list labels = list(label_at_source.values())
+    cdef Py_ssize_t n_target_nts = len(label_at_target)
 
     # Alignment: nonterminal links fix the slot of each target nonterminal; the rest are terminal links.
     cdef dict slot_at_target = {}
@@ -209,20 +221,8 @@ def rule_fields(str line):
             tree = (<str>properties)[begin:end].strip()
             properties = ((<str>properties)[:start] + (<str>properties)[end + 2:]).strip()
 
-    cdef tuple source = PyTuple_New(n_source)
-    cdef tuple target = PyTuple_New(n_target)
-    for i in range(n_source):
-        item = slot_at_source.get(i)
-        if item is None:
-            item = _intern(source_tokens[i])
-        Py_INCREF(item)
-        PyTuple_SET_ITEM(source, i, item)
-    for j in range(n_target):
-        item = slot_at_target.get(j)
-        if item is None:
-            item = _intern(target_tokens[j])
-        Py_INCREF(item)
-        PyTuple_SET_ITEM(target, j, item)
+    source = _side(source_tokens, n_source, slot_at_source)
+    target = _side(target_tokens, n_target, slot_at_target)
     terminal_links.sort()
     for link in terminal_links:
         PyObject_GC_UnTrack(link)

@@ -18,8 +18,8 @@ FEATURES = ["p_e_given_f", "p_f_given_e"]
 
 ARPA = """\
 \\data\\
-ngram 1=10
-ngram 2=9
+ngram 1=12
+ngram 2=12
 
 \\1-grams:
 -99\t<s>\t-0.5
@@ -32,6 +32,8 @@ ngram 2=9
 -1.5\tgreen\t-0.3
 -1.6\ta\t-0.3
 -1.7\tdog\t-0.3
+-1.2\t[\t-0.3
+-1.2\t]\t-0.3
 
 \\2-grams:
 -0.3\t<s> the
@@ -43,6 +45,9 @@ ngram 2=9
 -0.5\tgreen house
 -0.6\ta dog
 -0.5\tdog is
+-0.2\tthe [
+-0.2\t[ house
+-0.2\thouse ]
 
 \\end\\
 """
@@ -68,6 +73,8 @@ def rules():
         r("VP", [0, 1], [0, 1], ["VBZ", "JJ"], [0.5, 0.5]),
         r("S", [0, 1], [0, 1], ["NP", "VP"], [0.7, 0.7]),
         r("S", [0, "es", 1], [0, "is", 1], ["NP", "JJ"], [0.4, 0.3]),
+        r("PU", ["&#91;"], ["&#91;"], [], [0.9, 0.9]),  # "[" and "]" as rule tables write them
+        r("PU", ["&#93;"], ["&#93;"], [], [0.9, 0.9]),
     ]
 
 
@@ -161,46 +168,16 @@ def test_glue_file_without_the_unknown_word_label_still_covers_every_sentence(mo
     assert builtin.glue_labels_added == []
 
 
-ESCAPE_ARPA = """\\data\\
-ngram 1=7
-ngram 2=4
-
-\\1-grams:
--99\t<s>\t-0.5
--1.0\t</s>
--2.0\t<unk>
--1.0\tthe\t-0.3
--1.3\thouse\t-0.3
--1.2\t[\t-0.3
--1.2\t]\t-0.3
-
-\\2-grams:
--0.2\t<s> the
--0.2\tthe [
--0.2\t[ house
--0.2\thouse ]
-
-\\end\\
-"""
-
-
-def test_rule_table_escapes_match_plain_input_and_give_plain_output(tmp_path):
-    # cky extract writes "[", "]" and "|" as &#91; &#93; &#124; (Moses' escaping). The decoder
-    # escapes its input to match the rules, looks words up in the LM (trained on plain text)
-    # unescaped, and writes plain text; the tree keeps the escaped words.
-    grammar = [Rule("DT", ("la",), ("the",), (), (0.9, 0.8)),
-               Rule("NN", ("casa",), ("house",), (), (0.9, 0.7)),
-               Rule("PU", ("&#91;",), ("&#91;",), (), (0.9, 0.9)),
-               Rule("PU", ("&#93;",), ("&#93;",), (), (0.9, 0.9))]
-    (tmp_path / "lm.arpa").write_text(ESCAPE_ARPA)
-    write_store(binarize(grammar, "left"), tmp_path / "store", feature_names=FEATURES)
-    escaping = Decoder(tmp_path / "store", tmp_path / "lm.arpa")
-    t = escaping.translate("la [ casa ] |")
+def test_rule_table_escapes_match_plain_input_and_give_plain_output(decoder):
+    # cky extract writes "[", "]" and "|" as &#91; &#93; &#124; (Moses' escaping), as the PU rules
+    # here are. The decoder escapes its input to match the rules, looks words up in the LM
+    # (trained on plain text) unescaped, and writes plain text; the tree keeps the escaped words.
+    t = decoder.translate("la [ casa ] |")
     assert t.text == "the [ house ] |"
     assert t.features["oov"] == 1  # only "|": "[" and "]" matched their rules
     assert "&#91;" in t.tree and "&#124;" in t.tree and " [ " not in t.tree
-    check_scores(escaping, t)  # the LM feature is the LM's score of the plain text
-    assert t.features["lm"] > LanguageModel(str(tmp_path / "lm.arpa")).score_sentence("the &#91; house &#93; |")
+    check_scores(decoder, t)  # the LM feature is the LM's score of the plain text
+    assert t.features["lm"] > LanguageModel(decoder.lm.path).score_sentence("the &#91; house &#93; |")
 
 
 def test_unseen_words_and_characters_pass_through(decoder):
