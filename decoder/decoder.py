@@ -172,8 +172,11 @@ class Decoder:
     # ------------------------------------------------------------------ translation
 
     @staticmethod
-    def _words(sentence) -> list[str]:
-        return sentence.split() if isinstance(sentence, str) else [str(w) for w in sentence]
+    def _words(sentence) -> tuple[str, list[str]]:
+        """The source text, and its words as the rule table writes them (escaped, as cky extract
+        wrote the table)."""
+        words = sentence.split() if isinstance(sentence, str) else [str(w) for w in sentence]
+        return " ".join(words), [escape_word(w) for w in words]
 
     def _empty(self, source: str, started: float) -> Translation:
         features = {name: 0.0 for name in self.weights.feature_names()}
@@ -190,11 +193,9 @@ class Decoder:
 
     def translate(self, sentence: str | Sequence[str]) -> Translation:
         started, cpu_started = time.perf_counter(), time.process_time()
-        words = self._words(sentence)
-        source = " ".join(words)
+        source, words = self._words(sentence)
         if not words:
             return self._empty(source, started)
-        words = [escape_word(w) for w in words]  # as cky extract wrote the rule table's words
         result = self.search.search(words)
         best = self.search.best(result, words)
         if best is None:  # cannot happen with glue and pass-through; kept as a guard
@@ -205,11 +206,9 @@ class Decoder:
 
     def kbest(self, sentence: str | Sequence[str], k: int, unique: bool = True) -> list[Translation]:
         started = time.perf_counter()
-        words = self._words(sentence)
-        source = " ".join(words)
+        source, words = self._words(sentence)
         if not words:
             return [self._empty(source, started)]
-        words = [escape_word(w) for w in words]
         result = self.search.search(words)
         hypotheses = self.search.kbest(result, words, k, unique=unique)
         stats = dict(result.stats, seconds=time.perf_counter() - started)

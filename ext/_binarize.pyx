@@ -251,7 +251,7 @@ cdef class SequenceIndex:
         return found
 
     cdef void grow(self) except *:
-        """Double the table (load stays at most three quarters) and re-place every id."""
+        """Double the table (load stays at most one half) and re-place every id."""
         cdef size_t size = 2 * self.slots.size(), mask = size - 1, slot, i
         self.slots.assign(size, EMPTY_SLOT)
         for i in range(self.hashes.size()):
@@ -895,9 +895,13 @@ cdef class RuleBinarizer:
 
     cdef int concatenated_bucket(self, int left, int right) except -1:
         """Bucket id of L(left) + L(right), interned as the concatenation of their key ids."""
-        cdef bint added
         cdef int n = self.fill_concatenation(left, right)
-        cdef int b = self.buckets.find_or_add(self.bucket_buffer.data(), n, &added)
+        return self.concatenation_in_buffer(left, right, n, sequence_hash(self.bucket_buffer.data(), n))
+
+    cdef int concatenation_in_buffer(self, int left, int right, int n, uint64_t h) except -1:
+        """Bucket id of the n key ids fill_concatenation(left, right) left in bucket_buffer (hash h)."""
+        cdef bint added
+        cdef int b = self.buckets.find_or_add_hashed(self.bucket_buffer.data(), n, h, &added)
         if added:
             self.bucket_tuples.append(_concatenation(self.bucket_tuples[left], self.bucket_tuples[right]))
             self.bucket_counts.push_back(0)
@@ -1022,10 +1026,7 @@ cdef class RuleBinarizer:
         cdef int symbol = <int>len(self.symbol_child)
         self.key_symbol.push_back(symbol)
         # First sight: the name and rule exactly as BinaryGrammarBuilder.add makes them.
-        cdef int bucket = self.buckets.find_or_add_hashed(self.bucket_buffer.data(), n_bucket, bucket_hash, &added)
-        if added:
-            self.bucket_tuples.append(_concatenation(self.bucket_tuples[left_bucket], self.bucket_tuples[right_bucket]))
-            self.bucket_counts.push_back(0)
+        cdef int bucket = self.concatenation_in_buffer(left_bucket, right_bucket, n_bucket, bucket_hash)
         self.name_keys.find_or_add_hashed(self.name_buffer.data(), n_name, name_hash, &added)
         if not added:
             self.share_by_equality()  # two symbols with one name
