@@ -33,6 +33,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence, Union
 
+from .errors import GrammarFormatError
+
 Symbol = Union[str, int]
 
 FIELD_SEP = " ||| "
@@ -68,13 +70,6 @@ def unescape_word(word: str) -> str:
     return _NEEDS_UNESCAPE.sub(lambda m: _UNESCAPES[m.group(0)], word)
 
 
-class GrammarFormatError(ValueError):
-    """A rule-table line that cannot be read; the message names file and line."""
-
-    def __init__(self, path: str, line_number: int, message: str):
-        super().__init__(f"{path}:{line_number}: {message}")
-        self.path = path
-        self.line_number = line_number
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..errors import LeafMismatch
+
 
 @dataclass
 class Node:
@@ -177,10 +179,6 @@ def read_lg_tree(text: str) -> Node:
     if position != len(tokens):
         raise ValueError(f"link-grammar tree: text after the root: {text[:80]!r}")
     return root
-
-
-class LeafMismatch(ValueError):
-    """The tree's leaves cannot be matched to the tokens."""
 
 
 def _to_preterminals(node: Node, order: list[tuple[Node, str, str | None]]) -> None:

@@ -5,6 +5,7 @@ set operations of GHKM (union, closure, intersection) are single int ops.
 """
 from __future__ import annotations
 
+from ..errors import AlignmentFormatError
 from .trees import Tree
 
 try:  # the compiled frontier computation (ext/_extract.pyx)
@@ -12,10 +13,6 @@ try:  # the compiled frontier computation (ext/_extract.pyx)
     from .._ext._extract import parse_alignment_links as _compiled_parse_alignment
 except ImportError:  # not built
     _compiled_frontier_arrays = _compiled_parse_alignment = None
-
-
-class AlignmentFormatError(ValueError):
-    """An alignment line that cannot be read or points outside the sentence pair."""
 
 
 def parse_alignment(text: str, n_source: int, n_target: int) -> list[tuple[int, int]]:

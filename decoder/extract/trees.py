@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from ..errors import TreeFormatError
 from ..grammar import escape_word
 
 try:  # the compiled tokenizer (ext/_extract.pyx)
@@ -16,10 +17,6 @@ except ImportError:  # not built
     _compiled_tree_arrays = None
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
-
-class TreeFormatError(ValueError):
-    """A bracketed tree that cannot be read."""
-
 
 class Tree:
     """A parse tree in preorder arrays.

@@ -5,9 +5,9 @@ length in terms of `meta.json`, so that compiling and opening check the same thi
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
+
+from ..errors import StoreError
 
 FORMAT_VERSION = 1
 META_FILE = "meta.json"
@@ -20,12 +20,6 @@ TREES_FILE = "trees.bin"
 OOV_ID = -1
 
 
-class StoreError(Exception):
-    """A missing, corrupt or incompatible grammar store; the message names the path."""
-
-    def __init__(self, path: str | os.PathLike, message: str):
-        super().__init__(f"{os.fspath(path)}: {message}")
-        self.path = os.fspath(path)
 
 
 # name -> (dtype, expected first dimension as a function of meta, or None when it is free).

@@ -1,0 +1,69 @@
+"""Every error of ours, in one place.
+
+All derive from `CkyError`, so the command line reports any of them as one line
+(`cky COMMAND: MESSAGE`, exit 1) and a Python caller can catch them all at once.
+Each message names the file (and the line, where there is one). Errors that
+used to be `ValueError`s still are, so `except ValueError` keeps working.
+"""
+from __future__ import annotations
+
+import os
+
+
+class CkyError(Exception):
+    """The base class of every error this package raises on purpose."""
+
+
+class LocatedError(CkyError):
+    """An error in a file, at a line if known; str() is "path:line: message" (or "path: message")."""
+
+    def __init__(self, path: str | os.PathLike | None, message: str, line_number: int | None = None):
+        self.path = os.fspath(path) if path is not None else None
+        self.line_number = line_number
+        self.reason = message
+        where = ""
+        if self.path is not None:
+            where = f"{self.path}:{line_number}: " if line_number is not None else f"{self.path}: "
+        super().__init__(f"{where}{message}")
+
+
+class ConfigError(LocatedError, ValueError):
+    """A config file (TOML) or setting that is missing, malformed, misspelled or out of range."""
+
+
+class SettingsError(ConfigError):
+    """A search or decoder setting out of range or of the wrong type (no file: given in Python)."""
+
+
+class StoreError(LocatedError):
+    """A missing, corrupt or incompatible grammar store; the message names the path."""
+
+    def __init__(self, path: str | os.PathLike, message: str):
+        super().__init__(path, message)
+
+
+class GrammarFormatError(LocatedError, ValueError):
+    """A rule-table line that cannot be read; the message names file and line."""
+
+    def __init__(self, path: str, line_number: int, message: str):
+        super().__init__(path, message, line_number)
+
+
+class TreeFormatError(CkyError, ValueError):
+    """A bracketed tree that cannot be read."""
+
+
+class AlignmentFormatError(CkyError, ValueError):
+    """An alignment line that cannot be read or points outside the sentence pair."""
+
+
+class LeafMismatch(CkyError, ValueError):
+    """The tree's leaves cannot be matched to the tokens."""
+
+
+class ModelError(LocatedError):
+    """A language model (or other model file) that is missing, corrupt or does not fit the config."""
+
+
+class InputError(LocatedError, ValueError):
+    """An input file or sentence that cannot be read (the message names file and line)."""
