@@ -15,6 +15,7 @@ docs/store-format.md (`store.rule_lhs`, `store.pair_keys`, ...), read-only.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 from functools import cached_property
 from typing import NamedTuple, Sequence
@@ -55,9 +56,9 @@ class GrammarStore:
     """A grammar store directory; use `GrammarStore.open(path)`."""
 
     def __init__(self, path: str, meta: dict, arrays: dict[str, np.ndarray], trees: np.ndarray,
-                 texts: dict[str, bytes]):
+                 texts: dict[str, mmap.mmap | bytes]):
         self.path = path
-        self._texts = texts  # the text files' bytes, read at open, decoded on first use
+        self._texts = texts  # the text files, mapped at open, decoded on first use
         self.meta = meta
         # plain ndarray views of the memory maps: cheaper to index than np.memmap, and what numba
         # and Cython expect; each keeps its map open through `.base`
@@ -102,7 +103,7 @@ class GrammarStore:
             raise StoreError(meta_path, f"meta.json lacks {', '.join(missing)}")
         arrays = {name: _load_array(path, name, dtype, length(meta) if length else None)
                   for name, (dtype, length) in ARRAYS.items()}
-        texts = {name: _read_text_file(path, name, meta) for name in TEXT_FILES}
+        texts = {name: _map_text_file(path, name, meta) for name in TEXT_FILES}
         trees_path = os.path.join(path, TREES_FILE)
         if not os.path.isfile(trees_path):
             raise StoreError(trees_path, "missing file")
@@ -172,13 +173,18 @@ class GrammarStore:
     def _lines(self, file_name: str, first: int | None = None) -> list[str]:
         """The lines of a text file of the store (only the first `first` if given)."""
         data = self._texts[file_name]
-        lines = data.split(b"\n") if first is None else data.split(b"\n", first)[:first]
-        if first is None:
-            lines.pop()  # after the last newline (the count was checked at open)
+        end = len(data)
+        if first is not None:
+            end = 0
+            for _ in range(first):
+                end = data.find(b"\n", end) + 1
         try:
-            return [line.decode("utf-8") for line in lines]
+            text = data[:end].decode("utf-8")
         except UnicodeDecodeError as e:
             raise StoreError(os.path.join(self.path, file_name), f"not UTF-8: {e}") from None
+        lines = text.split("\n")
+        lines.pop()  # after the last newline (the file was checked at open to end with one)
+        return lines
 
     # -- per sentence ---------------------------------------------------------------------------
 
@@ -353,23 +359,29 @@ class StoreCounts(NamedTuple):
     max_carried: int
 
 
-def _read_text_file(path: str, name: str, meta: dict) -> bytes:
-    """The bytes of a text file of the store, checked against the size meta.json records (stores
-    compiled before meta.json recorded it are checked by line count and ids only)."""
+def _map_text_file(path: str, name: str, meta: dict) -> mmap.mmap | bytes:
+    """A text file of the store, memory-mapped (a store compiled over this one later cannot change
+    what we read), its size checked against meta.json. Stores compiled before meta.json recorded
+    sizes are checked by line count and ids only."""
     file_path = os.path.join(path, name)
     try:
         with open(file_path, "rb") as f:
-            data = f.read()
+            size = os.fstat(f.fileno()).st_size
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
     except FileNotFoundError:
         raise StoreError(file_path, "missing file") from None
     except OSError as e:
         raise StoreError(file_path, f"unreadable: {e.strerror}") from None
     expected = meta.get("text_file_bytes", {}).get(name)
-    if expected is not None and len(data) != expected:
-        raise StoreError(file_path, f"{len(data)} bytes, expected {expected} (truncated or changed?)")
-    if data and not data.endswith(b"\n"):
+    if expected is not None and size != expected:
+        raise StoreError(file_path, f"{size} bytes, expected {expected} (truncated or changed?)")
+    if size and data[size - 1:] != b"\n":
         raise StoreError(file_path, "does not end with a newline (truncated?)")
     return data
+
+
+def _count_lines(data) -> int:
+    return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10)) if len(data) else 0
 
 
 def _validate(path: str, meta: dict, arrays: dict[str, np.ndarray], texts: dict[str, bytes], trees_size: int):
@@ -380,9 +392,15 @@ def _validate(path: str, meta: dict, arrays: dict[str, np.ndarray], texts: dict[
         file_name = name if name.endswith((".txt", ".bin")) else name + ".npy"
         raise StoreError(os.path.join(path, file_name), message)
 
-    line_counts = {name: data.count(b"\n") for name, data in texts.items()}
+    # Line counts: from meta.json when it also records the files' sizes (checked already; counting
+    # the lines of a large nonterminals.txt would cost more than all other checks), else counted.
+    line_counts = {}
     for name, key in ((NONTERMINALS_FILE, "n_nonterminals"), (SOURCE_VOCAB_FILE, "n_source_words"),
                       (TARGET_VOCAB_FILE, "n_target_words")):
+        if key in meta and name in meta.get("text_file_bytes", {}):
+            line_counts[name] = int(meta[key])
+            continue
+        line_counts[name] = _count_lines(texts[name])
         if key in meta and line_counts[name] != meta[key]:
             fail(name, f"{line_counts[name]} lines, expected {meta[key]} (truncated?)")
 
