@@ -259,6 +259,8 @@ def format_rule(rule: Rule) -> str:
 
 
 def _format_number(x: float) -> str:
+    if not math.isfinite(x):  # parse_rule takes any count, "inf" and "nan" included
+        return repr(float(x))
     return repr(float(x)) if x != int(x) or abs(x) >= 1e15 else str(int(x))
 
 
