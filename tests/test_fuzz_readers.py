@@ -101,3 +101,21 @@ def test_parse_tree_reads_or_raises_tree_format_error(text):
     assert tree.words and all(tree.label[n] for n in range(len(tree)))
     again = parse_tree(tree.bracketed())
     assert (again.label, again.children, again.is_word) == (tree.label, tree.children, tree.is_word)
+
+
+ALIGNMENT_PIECES = ["0-0", "1-1", "0-1", "2-0", "-", "0-", "-0", "1--1", "٣-0", "00-0", "99999999999999999999-0", " ",
+                    "\t", "\u00a0", "\r", "x", "0-0-0"]
+
+
+@FUZZ
+@given(st.text(max_size=20), tree_texts,
+       st.one_of(st.lists(st.sampled_from(ALIGNMENT_PIECES), max_size=8).map("".join), st.text(max_size=20)))
+def test_corpus_line_reads_or_is_a_bad_line(source, tree, alignment):
+    """A line of the training corpus becomes an alignment graph or BadLine naming file and line."""
+    from decoder.extract.corpus import BadLine, CorpusPaths, PairLines, pair_graph
+
+    paths = CorpusPaths("train.es", "train.trees", "train.align")
+    try:
+        pair_graph(PairLines(3, source, tree, alignment, None), paths)
+    except BadLine as error:
+        assert str(error).split(":")[1] == "3", error
