@@ -193,6 +193,17 @@ def test_recompiling_leaves_an_open_store_intact(store_dir):
     assert sorted(os.listdir(store_dir.parent)) == ["store"]  # no temporary directory left behind
 
 
+def test_replacing_without_an_atomic_exchange(store_dir, monkeypatch):
+    """Where renameat2 is missing, two renames replace the store; a reader still sees the old one."""
+    from decoder.store import compile as store_compile
+
+    monkeypatch.setattr(store_compile, "_rename_exchange", lambda a, b: False)
+    old = GrammarStore.open(store_dir)
+    write_store(binarize([make_rule("NN", ["gato"], ["cat"], [], [0.5, 0.5])], "left"), store_dir)
+    assert "perro" in old.source_vocab and GrammarStore.open(store_dir).source_vocab == ["gato"]
+    assert sorted(os.listdir(store_dir.parent)) == ["store"]
+
+
 def test_failed_compile_keeps_the_old_store(store_dir, monkeypatch):
     from decoder.store import compile as store_compile
 

@@ -5,7 +5,9 @@ comprehensions); sorting, indexing, and everything else is done on numpy arrays.
 """
 from __future__ import annotations
 
+import ctypes
 import datetime
+import errno
 import json
 import os
 import shutil
@@ -191,11 +193,11 @@ def save_store(compiled: CompiledGrammar, path: str | os.PathLike) -> None:
 
     A decoder may have the old store's files memory-mapped: rewriting them in place would kill it
     (SIGBUS) or feed it a mix of two grammars. So the new store is written into a temporary
-    directory beside `path` and renamed into place; the old directory is renamed away first and
-    removed after (a reader keeps the inodes it has mapped or opened). A directory at `path` that
+    directory beside `path` and swapped into place; the old directory is removed after (a reader
+    keeps the inodes it has mapped or opened). A directory at `path` that
     is not a grammar store is never replaced. meta.json goes last, so an interrupted write is
     detected at open."""
-    path = os.path.abspath(os.fspath(path))
+    path = os.path.realpath(os.fspath(path))  # through a symlink: replace the store it points to
     if os.path.exists(path):
         _check_replaceable(path)
     parent, name = os.path.split(path)
@@ -205,15 +207,43 @@ def save_store(compiled: CompiledGrammar, path: str | os.PathLike) -> None:
         _write_files(compiled, new)
         os.chmod(new, 0o777 & ~_umask())  # mkdtemp makes it 0700; a store is as readable as any output
         if os.path.exists(path):
-            old = tempfile.mkdtemp(prefix=f".{name}.old-", dir=parent)
-            os.rename(path, os.path.join(old, name))
-            os.rename(new, path)
-            shutil.rmtree(old, ignore_errors=True)
+            _swap_directories(new, path)  # `new` now holds the old store, removed below
         else:
             os.rename(new, path)
-    except BaseException:
+    finally:
         shutil.rmtree(new, ignore_errors=True)
+
+
+def _swap_directories(new: str, path: str) -> None:
+    """Put directory `new` at `path` and the old `path` at `new`: atomically where Linux can
+    (renameat2 with RENAME_EXCHANGE: no instant without a store at `path`), else by renames, the
+    first undone if the second fails."""
+    if _rename_exchange(new, path):
+        return
+    old = new + ".old"
+    os.rename(path, old)
+    try:
+        os.rename(new, path)
+    except BaseException:
+        os.rename(old, path)
         raise
+    os.rename(old, new)
+
+
+def _rename_exchange(a: str, b: str) -> bool:
+    """Swap two paths atomically (Linux renameat2); False where the system cannot."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    error = ctypes.get_errno()
+    if error in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):  # old kernel or a file system without it
+        return False
+    raise OSError(error, os.strerror(error), b)
 
 
 def _check_replaceable(path: str) -> None:
