@@ -6,10 +6,10 @@
         lexical = store.rules_for_single(run)        # rule ids (one child: the run)
     store.rules_for_pair(left_symbol, right_symbol)  # rule ids with these two children
 
-Opening reads meta.json, the .npy headers and the three small text files, and checks
-every id array in one vectorized pass (docs/store-format.md, "Validation"), so a
-damaged store is a StoreError at open, never a crash later. The vocabularies and
-symbol names are decoded on first use. All raw arrays are attributes named as in
+Opening reads meta.json and the .npy headers, maps the arrays and the three text
+files, and checks sizes, offsets and every id array's range in one vectorized pass
+(docs/store-format.md, "Validation at open"), so a damaged store is a StoreError at
+open, never a crash later. The vocabularies and symbol names are decoded on first use. All raw arrays are attributes named as in
 docs/store-format.md (`store.rule_lhs`, `store.pair_keys`, ...), read-only.
 """
 from __future__ import annotations
