@@ -84,7 +84,7 @@ def small_system(log):
 
 
 def synthetic_system(log, n_rules=200_000, n_sentences=100):
-    from decoder.grammar import write_rules
+    from decoder.grammar import read_rules, write_rules
     from decoder.synthetic import random_grammar
 
     work = os.path.join(CACHE, "synthetic")
@@ -108,14 +108,15 @@ def synthetic_system(log, n_rules=200_000, n_sentences=100):
         lmplz = os.path.join(REPOSITORY, "models", "kenlm", "build", "bin", "lmplz")
         subprocess.run([lmplz, "-o", "3", "--discount_fallback", "--arpa", lm], input="\n".join(targets).encode(),
                        check=True, stderr=subprocess.DEVNULL)
-    return {"name": "synthetic", "rules": rules_path, "test": test, "lm": lm, "glue": None}
+    # random_grammar's scores have no names: call them by position (f0, f1, ...)
+    n_scores = len(next(read_rules(rules_path)).scores)
+    return {"name": "synthetic", "rules": rules_path, "test": test, "lm": lm, "glue": None,
+            "feature_names": [f"f{i}" for i in range(n_scores)]}
 
 
 def build_store(system: dict, strategy: str, sentences: list, log) -> tuple[str, dict]:
     """The store of the rules filtered to the test sentences, for a strategy (cached)."""
-    from decoder.binarize import binarize
-    from decoder.grammar import feature_names_path, read_rules
-    from decoder.store import filter_rules, write_store
+    from decoder.store import build_store as build
 
     key = f"{system['name']}-{len(sentences)}-{strategy}"
     path = os.path.join(CACHE, "stores", key)
@@ -124,17 +125,11 @@ def build_store(system: dict, strategy: str, sentences: list, log) -> tuple[str,
         with open(info_path) as f:
             return path, json.load(f)
     started = time.perf_counter()
-    rules = list(read_rules(system["rules"]))
-    filtered = filter_rules(rules, [s.split() for s in sentences])
-    names_path = feature_names_path(system["rules"])
-    feature_names = json.load(open(names_path)) if os.path.exists(names_path) else None
-    log(f"{strategy}: binarizing {len(filtered):,} of {len(rules):,} rules (filtered to the test set) ...")
-    grammar = binarize(filtered, strategy)
-    if os.path.exists(path):
-        shutil.rmtree(path)
-    write_store(grammar, path, feature_names=feature_names, source_table=system["rules"])
-    info = {"rules": len(rules), "filtered_rules": len(filtered), "binary_rules": len(grammar.rules),
-            "virtual_nonterminals": grammar.report.get("virtual_nonterminals"), "cost": grammar.report.get("cost"),
+    log(f"{strategy}: binarizing the rules of {system['rules']} filtered to the test set ...")
+    built = build(system["rules"], path, strategy, sentences=[s.split() for s in sentences],
+                  feature_names=system.get("feature_names"))
+    info = {"rules": built.n_read, "filtered_rules": built.n_kept, "binary_rules": built.meta["n_rules"],
+            "virtual_nonterminals": built.report.get("virtual_nonterminals"), "cost": built.report.get("cost"),
             "compile_seconds": round(time.perf_counter() - started, 2)}
     with open(info_path, "w") as f:
         json.dump(info, f)

@@ -201,21 +201,13 @@ def filtered_rules(system: System) -> str:
 
 def store_for(system: System, strategy: str, seed: int = 0) -> str:
     """The grammar store of the dev+test-filtered rules for a strategy (compiled once)."""
-    from decoder.binarize import binarize
-    from decoder.grammar import feature_names_path, read_rules
-    from decoder.store import write_store
+    from decoder.store import build_store
 
     name = strategy if strategy != "random" else f"random-{seed}"
     store_dir = os.path.join(system.work, "stores", name)
     if os.path.exists(os.path.join(store_dir, "meta.json")):
         return store_dir
-    rules_path = filtered_rules(system)
-    names_path = feature_names_path(rules_path)
-    if not os.path.exists(names_path):
-        names_path = feature_names_path(system.rules)
-    feature_names = json.load(open(names_path, encoding="utf-8")) if os.path.exists(names_path) else None
-    write_store(binarize(read_rules(rules_path), strategy, seed=seed), store_dir, feature_names=feature_names,
-                source_table=system.rules)
+    build_store(filtered_rules(system), store_dir, strategy, seed=seed, source_table=system.rules)
     return store_dir
 
 

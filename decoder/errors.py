@@ -49,6 +49,11 @@ class GrammarFormatError(LocatedError, ValueError):
         super().__init__(path, message, line_number)
 
 
+class FeatureNamesError(LocatedError, ValueError):
+    """A rule table whose score columns have no names (no RULES.features.json), or names that do
+    not fit its scores: compiling it would silently stop tuned weights from applying."""
+
+
 class TreeFormatError(CkyError, ValueError):
     """A bracketed tree that cannot be read."""
 

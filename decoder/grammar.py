@@ -26,14 +26,16 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import math
 import os
 import re
 import sys
+import zlib
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence, Union
 
-from .errors import GrammarFormatError
+from .errors import FeatureNamesError, GrammarFormatError, InputError
 
 Symbol = Union[str, int]
 
@@ -257,11 +259,17 @@ def format_rule(rule: Rule) -> str:
 
 
 def _format_number(x: float) -> str:
+    if not math.isfinite(x):  # parse_rule takes any count, "inf" and "nan" included
+        return repr(float(x))
     return repr(float(x)) if x != int(x) or abs(x) >= 1e15 else str(int(x))
 
 
 def open_text(path: str | os.PathLike, mode: str = "r") -> io.TextIOBase:
-    """Open a text file, gzip-compressed when the name ends in .gz (or, for reading, by its magic bytes)."""
+    """Open a text file, gzip-compressed when the name ends in .gz (or, for reading, by its magic bytes).
+
+    This is the one place the pipeline opens its text inputs: read as lines, a truncated or corrupt
+    gzip stream or bytes that are not UTF-8 raise InputError naming the file and the line (no
+    EOFError, zlib.error or UnicodeDecodeError escapes)."""
     path = os.fspath(path)
     if "r" in mode:
         with open(path, "rb") as probe:
@@ -269,13 +277,83 @@ def open_text(path: str | os.PathLike, mode: str = "r") -> io.TextIOBase:
     else:
         gzipped = path.endswith(".gz")
     if gzipped:
-        return io.TextIOWrapper(gzip.open(path, mode.replace("t", "") + "b"), encoding="utf-8")
-    return open(path, mode, encoding="utf-8")
+        stream = io.TextIOWrapper(gzip.open(path, mode.replace("t", "") + "b"), encoding="utf-8")
+    else:
+        stream = open(path, mode, encoding="utf-8")
+    return _CheckedLines(stream, path, gzipped) if "r" in mode else stream
 
 
-def read_rules(path: str | os.PathLike) -> Iterator[Rule]:
+class _CheckedLines(io.TextIOBase):
+    """Lines of a text file whose decoding errors become InputError with file and line."""
+
+    _ERRORS = (EOFError, zlib.error, gzip.BadGzipFile, UnicodeDecodeError)
+
+    def __init__(self, stream: io.TextIOBase, path: str, gzipped: bool):
+        self._stream = stream
+        self._path = path
+        self._gzipped = gzipped
+        self._line_number = 0
+
+    def _error(self, error: Exception) -> InputError:
+        if isinstance(error, UnicodeDecodeError):
+            # text is decoded in blocks, so the error may come a few lines early: find the line
+            line_number, column = self._first_undecodable_line()
+            return InputError(self._path, f"not UTF-8 ({error.reason} at byte {column + 1} of the line)",
+                              line_number)
+        return InputError(self._path, f"truncated or corrupt gzip data ({error or type(error).__name__})",
+                          self._line_number + 1)
+
+    def _first_undecodable_line(self) -> tuple[int, int]:
+        """(line number, byte offset in it) of the first line that is not UTF-8 (read again, in bytes)."""
+        try:
+            with (gzip.open(self._path, "rb") if self._gzipped else open(self._path, "rb")) as raw:
+                for number, line in enumerate(raw, start=1):
+                    try:
+                        line.decode("utf-8")
+                    except UnicodeDecodeError as error:
+                        return number, error.start
+        except (OSError, EOFError, zlib.error):  # the file changed or is also truncated: say where we were
+            pass
+        return self._line_number + 1, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        try:
+            line = next(self._stream)
+        except self._ERRORS as error:
+            raise self._error(error) from None
+        self._line_number += 1
+        return line
+
+    def readline(self, size: int = -1) -> str:
+        try:
+            line = self._stream.readline(size)
+        except self._ERRORS as error:
+            raise self._error(error) from None
+        self._line_number += line.endswith("\n")
+        return line
+
+    def read(self, size: int = -1) -> str:
+        try:
+            return self._stream.read(size)
+        except self._ERRORS as error:
+            raise self._error(error) from None
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self._stream.close()
+        super().close()
+
+
+def read_rules(path: str | os.PathLike, uniform_scores: bool = False) -> Iterator[Rule]:
     """Yield the rules of a Moses rule table (plain or gzip). Blank lines are skipped;
-    any other unreadable line raises GrammarFormatError with file and line number.
+    any other unreadable line raises GrammarFormatError with file and line number. With
+    `uniform_scores` (a table to binarize or compile, whose score columns are features), so
+    does a rule with another number of scores than the first rule.
 
     Lines are read by the compiled decoder._ext._rule_table.read_rule, which reads the usual
     lines exactly as parse_rule does (and keeps the rules off the cyclic collector's lists) and
@@ -283,12 +361,20 @@ def read_rules(path: str | os.PathLike) -> Iterator[Rule]:
     from ._ext._rule_table import read_rule
 
     path = os.fspath(path)
+    n_scores = first_line = None
     with open_text(path) as lines:
         for line_number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             rule = read_rule(line, Rule)
-            yield parse_rule(line, path, line_number) if rule is None else rule
+            if rule is None:
+                rule = parse_rule(line, path, line_number)
+            if uniform_scores and len(rule.scores) != n_scores:
+                if n_scores is not None:
+                    raise GrammarFormatError(path, line_number, f"{len(rule.scores)} scores, but the rule on "
+                                                                f"line {first_line} has {n_scores}")
+                n_scores, first_line = len(rule.scores), line_number
+            yield rule
 
 
 def write_rules(rules: Iterable[Rule], path: str | os.PathLike) -> int:
@@ -305,6 +391,34 @@ def write_rules(rules: Iterable[Rule], path: str | os.PathLike) -> int:
 def feature_names_path(rules_path: str | os.PathLike) -> str:
     """Where the names of a rule table's score columns are kept (a JSON list), if anywhere."""
     return os.fspath(rules_path) + ".features.json"
+
+
+def read_feature_names(rules_path: str | os.PathLike) -> list[str] | None:
+    """The names of a rule table's score columns, from RULES.features.json (which `cky extract`
+    and `cky extract --filter-to` write), or for a table decompressed from RULES.gz, from
+    RULES.gz.features.json; None if neither exists. FeatureNamesError if the file is not a JSON
+    list of distinct, non-empty strings."""
+    rules_path = os.fspath(rules_path)
+    candidates = [feature_names_path(rules_path)]
+    if not rules_path.endswith(".gz"):
+        candidates.append(feature_names_path(rules_path + ".gz"))
+    for path in candidates:
+        if os.path.exists(path):
+            return _load_feature_names(path)
+    return None
+
+
+def _load_feature_names(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            names = json.load(f)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise FeatureNamesError(path, f"unreadable feature names: {e}") from None
+    if not (isinstance(names, list) and all(isinstance(n, str) and n for n in names)):
+        raise FeatureNamesError(path, "expected a JSON list of feature names (strings)")
+    if len(set(names)) != len(names):
+        raise FeatureNamesError(path, "feature names repeat")
+    return names
 
 
 def make_rule(lhs: str, source: Sequence[Symbol], target: Sequence[Symbol], labels: Sequence[str],

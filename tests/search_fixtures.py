@@ -1,55 +1,18 @@
-"""Tiny random grammars, sentences and a hand-written trigram ARPA for the search tests."""
+"""Tiny random grammars and sentences for the search tests (the toy ARPA is in conftest.py)."""
 from __future__ import annotations
 
 import random
 
+from conftest import write_toy_arpa
 from decoder.grammar import Rule
 
 LABELS = ("A", "B", "C")
 SOURCE_WORDS = ("a", "b", "c", "d")
 TARGET_WORDS = ("x", "y", "z", "w")
 
-TINY_ARPA = """\
-\\data\\
-ngram 1=7
-ngram 2=9
-ngram 3=5
-
-\\1-grams:
--99\t<s>\t-0.5
--1.1\t</s>
--2.0\t<unk>
--0.8\tx\t-0.3
--0.9\ty\t-0.25
--1.0\tz\t-0.2
--1.3\tw\t-0.4
-
-\\2-grams:
--0.3\t<s> x\t-0.2
--0.6\t<s> y
--0.4\tx y\t-0.1
--0.5\ty z\t-0.15
--0.7\tz w
--0.45\tw </s>
--0.55\tz </s>
--0.9\ty x\t-0.3
--0.65\tx z
-
-\\3-grams:
--0.2\t<s> x y
--0.25\tx y z
--0.15\ty z </s>
--0.1\ty x y
--0.35\t<s> x z
-
-\\end\\
-"""
-
 
 def write_arpa(directory) -> str:
-    path = directory / "tiny.arpa"
-    path.write_text(TINY_ARPA)
-    return str(path)
+    return str(write_toy_arpa("search", directory, "tiny.arpa"))
 
 
 def random_rules(seed: int, n_rules: int = 14, max_arity: int = 3, n_features: int = 2) -> list[Rule]:

@@ -14,43 +14,9 @@ from decoder.grammar import Rule
 from decoder.lm import LanguageModel
 from decoder.store import write_store
 
+from conftest import write_toy_arpa
+
 FEATURES = ["p_e_given_f", "p_f_given_e"]
-
-ARPA = """\
-\\data\\
-ngram 1=12
-ngram 2=12
-
-\\1-grams:
--99\t<s>\t-0.5
--1.0\t</s>
--2.0\t<unk>
--1.0\tthe\t-0.3
--1.3\thouse\t-0.3
--1.4\tis\t-0.3
--1.5\tsmall\t-0.3
--1.5\tgreen\t-0.3
--1.6\ta\t-0.3
--1.7\tdog\t-0.3
--1.2\t[\t-0.3
--1.2\t]\t-0.3
-
-\\2-grams:
--0.3\t<s> the
--0.4\tthe house
--0.5\thouse is
--0.5\tis small
--0.4\tsmall </s>
--0.6\tthe green
--0.5\tgreen house
--0.6\ta dog
--0.5\tdog is
--0.2\tthe [
--0.2\t[ house
--0.2\thouse ]
-
-\\end\\
-"""
 
 
 def rules():
@@ -81,7 +47,7 @@ def rules():
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
     directory = tmp_path_factory.mktemp("model")
-    (directory / "lm.arpa").write_text(ARPA)
+    write_toy_arpa("decoder", directory, "lm.arpa")
     write_store(binarize(rules(), "icr"), directory / "store", feature_names=FEATURES)
     (directory / "config.toml").write_text(
         'store = "store"\nlm = "lm.arpa"\nlm_order = 2\n\n[search]\npop_limit = 50\nmax_span = 10\n\n'

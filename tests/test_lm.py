@@ -15,77 +15,14 @@ import pytest
 
 from decoder.lm import ArpaReference, LanguageModel, PyChartState, ReferenceState
 
-TRIGRAM_ARPA = """\
-\\data\\
-ngram 1=8
-ngram 2=9
-ngram 3=4
-
-\\1-grams:
--99\t<s>\t-0.6
--1.2\t</s>
--1.5\t<unk>
--0.9\tthe\t-0.4
--1.1\thouse\t-0.3
--1.3\tis\t-0.2
--1.4\tsmall\t-0.5
--1.6\tbig\t-0.25
-
-\\2-grams:
--0.4\t<s> the\t-0.2
--0.5\tthe house\t-0.15
--0.7\thouse is\t-0.3
--0.8\tis small\t-0.1
--0.9\tsmall </s>
--1.0\tthe big\t-0.2
--0.6\tbig house\t-0.1
--1.1\tis big
--1.3\thouse </s>
-
-\\3-grams:
--0.2\t<s> the house
--0.3\tthe house is
--0.25\thouse is small
--0.35\tthe big house
-
-\\end\\
-"""
-
-BIGRAM_ARPA = """\
-\\data\\
-ngram 1=7
-ngram 2=6
-
-\\1-grams:
--99\t<s>\t-0.5
--1.0\t</s>
--1.7\t<unk>
--0.8\tthe\t-0.3
--1.2\thouse\t-0.4
--1.1\tis\t-0.2
--1.5\tsmall
-
-\\2-grams:
--0.3\t<s> the
--0.6\tthe house
--0.5\thouse is
--0.9\tis small
--0.7\tsmall </s>
--1.4\tis </s>
-
-\\end\\
-"""
-
 # In-vocabulary words plus two out-of-vocabulary ones (scored as <unk>).
 WORDS = ["the", "house", "is", "small", "big", "cat", "dog"]
 TOLERANCE = 1e-4  # KenLM stores and sums float32
 
 
 @pytest.fixture(params=["bigram", "trigram"])
-def arpa_path(request, tmp_path):
-    path = tmp_path / f"{request.param}.arpa"
-    path.write_text(BIGRAM_ARPA if request.param == "bigram" else TRIGRAM_ARPA)
-    return path
+def arpa_path(request, toy_arpa):
+    return toy_arpa(request.param)
 
 
 @pytest.fixture
@@ -159,9 +96,8 @@ def test_sentence_scores_match_kenlm_module(models, arpa_path):
             assert lm.score_sentence(sentence, bos=bos, eos=eos) == pytest.approx(expected, abs=TOLERANCE)
 
 
-def test_hand_computed_trigram_score(tmp_path):
-    path = tmp_path / "tri.arpa"
-    path.write_text(TRIGRAM_ARPA)
+def test_hand_computed_trigram_score(toy_arpa):
+    path = toy_arpa("trigram")
     lm = LanguageModel(path)
     # <s> the house is small </s>: -0.4 - 0.2 - 0.3 - 0.25, then p(</s> | is small)
     # backs off: bo(is small) + p(</s> | small) = -0.1 - 0.9
@@ -249,9 +185,8 @@ def test_chart_states_recombine_when_boundary_words_agree(models):
             assert hash(state) == hash(states[0])
 
 
-def test_chart_states_differ_when_context_matters(tmp_path):
-    path = tmp_path / "tri.arpa"
-    path.write_text(TRIGRAM_ARPA)
+def test_chart_states_differ_when_context_matters(toy_arpa):
+    path = toy_arpa("trigram")
     lm = LanguageModel(path)
     _, the_house = lm.score_target(["the", "house"])
     _, the_big = lm.score_target(["the", "big"])
@@ -263,9 +198,8 @@ def test_chart_states_differ_when_context_matters(tmp_path):
     assert len({the_house, the_big, big_house}) == 3
 
 
-def test_reference_state_is_boundary_words(tmp_path):
-    path = tmp_path / "tri.arpa"
-    path.write_text(TRIGRAM_ARPA)
+def test_reference_state_is_boundary_words(toy_arpa):
+    path = toy_arpa("trigram")
     reference = ArpaReference(path)
     assert reference.score_target(["is"])[1] == ReferenceState(("is",))
     _, state = reference.score_target(["the", "big", "house", "is"])

@@ -149,3 +149,138 @@ def test_undefined_virtual_symbol_is_refused(tmp_path):
                             rules=[BinaryRule("S", ("<A B || [0] [1]>", "C"), (0, 1), 0)])
     with pytest.raises(ValueError, match="never defined"):
         write_store(grammar, tmp_path / "store")
+
+
+# -- replacing a store that a reader has open (issue 12.3) ----------------------------------------
+
+REPLACE_WHILE_OPEN = r"""
+import sys
+from decoder.binarize import binarize
+from decoder.grammar import make_rule
+from decoder.store import GrammarStore, write_store
+
+path = sys.argv[1]
+def snapshot(store):
+    return ([store.binary_rule(r) for r in range(len(store))], store.source_vocab, store.target_vocab,
+            [store.tree(i) for i in range(store.n_source_rules)], store.features.tolist())
+
+old = GrammarStore.open(path)  # every array mapped; the text files not decoded yet
+new_rules = [make_rule("VP", ["corre", "mucho"], ["runs", "a", "lot"], [], [0.1, 0.2], tree="[VP runs a lot]")]
+write_store(binarize(new_rules, "left"), path)
+print(repr(snapshot(old)))
+new = GrammarStore.open(path)
+print(repr(snapshot(new)))
+"""
+
+
+def test_recompiling_leaves_an_open_store_intact(store_dir):
+    """Compiling into the directory of an open store neither crashes its reader (SIGBUS on a
+    truncated mapping) nor changes what it reads; a new open sees the new store."""
+    import subprocess
+    import sys
+
+    expected_old = GrammarStore.open(store_dir)
+    expected = ([expected_old.binary_rule(r) for r in range(len(expected_old))], expected_old.source_vocab,
+                expected_old.target_vocab, [expected_old.tree(i) for i in range(expected_old.n_source_rules)],
+                expected_old.features.tolist())
+    del expected_old
+    result = subprocess.run([sys.executable, "-c", REPLACE_WHILE_OPEN, str(store_dir)], capture_output=True,
+                            text=True, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
+    old_seen, new_seen = result.stdout.splitlines()
+    assert old_seen == repr(expected)
+    assert "corre" in new_seen and "perro" not in new_seen
+    assert sorted(os.listdir(store_dir.parent)) == ["store"]  # no temporary directory left behind
+
+
+def test_replacing_without_an_atomic_exchange(store_dir, monkeypatch):
+    """Where renameat2 is missing, two renames replace the store; a reader still sees the old one."""
+    from decoder.store import compile as store_compile
+
+    monkeypatch.setattr(store_compile, "_rename_exchange", lambda a, b: False)
+    old = GrammarStore.open(store_dir)
+    write_store(binarize([make_rule("NN", ["gato"], ["cat"], [], [0.5, 0.5])], "left"), store_dir)
+    assert "perro" in old.source_vocab and GrammarStore.open(store_dir).source_vocab == ["gato"]
+    assert sorted(os.listdir(store_dir.parent)) == ["store"]
+
+
+def test_failed_compile_keeps_the_old_store(store_dir, monkeypatch):
+    from decoder.store import compile as store_compile
+
+    def broken(compiled, path):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store_compile, "_write_files", broken)
+    with pytest.raises(OSError, match="disk full"):
+        write_store(binarize([make_rule("NN", ["gato"], ["cat"], [], [0.5, 0.5])], "left"), store_dir)
+    assert "perro" in GrammarStore.open(store_dir).source_vocab
+    assert sorted(os.listdir(store_dir.parent)) == ["store"]
+
+
+def test_compile_refuses_to_replace_a_directory_that_is_no_store(tmp_path):
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "lm.arpa").write_text("keep me")
+    with pytest.raises(StoreError, match="is not a grammar store"):
+        write_store(binarize([make_rule("NN", ["gato"], ["cat"], [])], "left"), tmp_path / "models")
+    assert (tmp_path / "models" / "lm.arpa").read_text() == "keep me"
+
+
+# -- damaged files caught at open (issue 12.8) ----------------------------------------------------
+
+def drop_last_line(path):
+    lines = path.read_bytes().split(b"\n")[:-1]
+    path.write_bytes(b"".join(line + b"\n" for line in lines[:-1]))
+
+
+@pytest.mark.parametrize("name", ["nonterminals.txt", "source_vocab.txt", "target_vocab.txt"])
+def test_truncated_text_file(store_dir, name):
+    drop_last_line(store_dir / name)
+    assert_store_error(store_dir, name, "expected")
+
+
+@pytest.mark.parametrize("name", ["nonterminals.txt", "source_vocab.txt", "target_vocab.txt"])
+def test_truncated_text_file_of_a_store_without_counts(store_dir, name):
+    """Stores compiled before meta.json recorded line counts and sizes still open, and a lost
+    line is still found: every vocabulary id is used, so the id checks see it."""
+    meta = json.loads((store_dir / "meta.json").read_text())
+    for key in ("n_source_words", "n_target_words", "text_file_bytes"):
+        del meta[key]
+    (store_dir / "meta.json").write_text(json.dumps(meta))
+    assert len(GrammarStore.open(store_dir)) > 0
+    drop_last_line(store_dir / name)
+    assert_store_error(store_dir, name)
+
+
+def test_changed_word_in_a_vocabulary(store_dir):
+    path = store_dir / "target_vocab.txt"
+    path.write_bytes(path.read_bytes().replace(b"dog", b"do"))
+    assert_store_error(store_dir, "target_vocab.txt", "bytes")
+
+
+@pytest.mark.parametrize("name, value", [("pair_rules", 10**6), ("single_rules", -1), ("rule_lhs", 99),
+                                         ("rule_child0", 10**6), ("rule_child1", -2), ("run_words", 50),
+                                         ("rule_target", 10**5), ("rule_origin", 7), ("symbol_rule", 10**6),
+                                         ("source_top_rule", 100), ("run_hash_runs", 9)])
+def test_id_out_of_range(store_dir, name, value):
+    path = store_dir / f"{name}.npy"
+    ids = np.load(path)
+    ids[-1] = value
+    np.save(path, ids)
+    assert_store_error(store_dir, f"{name}.npy", "outside")
+
+
+@pytest.mark.parametrize("name", ["rule_target_offsets", "pair_offsets", "tree_offsets"])
+def test_offsets_out_of_order(store_dir, name):
+    path = store_dir / f"{name}.npy"
+    offsets = np.load(path)
+    offsets[0] = offsets[-1] + 1
+    np.save(path, offsets)
+    assert_store_error(store_dir, f"{name}.npy", "offsets")
+
+
+def test_unsorted_keys(store_dir):
+    path = store_dir / "run_hash_keys.npy"
+    keys = np.load(path)
+    assert len(keys) > 1
+    np.save(path, keys[::-1].copy())
+    assert_store_error(store_dir, "run_hash_keys.npy", "sorted")

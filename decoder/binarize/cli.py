@@ -4,7 +4,8 @@ from __future__ import annotations
 import json
 import sys
 
-from ..grammar import GrammarFormatError, read_rules
+from ..errors import CkyError
+from ..grammar import read_rules
 from . import NON_BINARIZABLE_POLICIES, STRATEGIES, binarize, write_binary_grammar
 
 
@@ -23,8 +24,8 @@ def add_arguments(parser) -> None:
 
 def main(args) -> int:
     try:
-        rules = list(read_rules(args.input))
-    except (GrammarFormatError, OSError) as error:
+        rules = list(read_rules(args.input, uniform_scores=True))
+    except (CkyError, OSError) as error:
         print(f"cky binarize: {error}", file=sys.stderr)
         return 1
     grammar = binarize(rules, args.strategy, seed=args.seed, max_iterations=args.max_iterations,

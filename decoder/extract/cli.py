@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 
+from ..errors import CkyError
 from .corpus import CorpusPaths
 from .filtering import filter_table
 from .pipeline import ExtractionConfig, run_extraction
@@ -64,7 +65,11 @@ def main(args: argparse.Namespace) -> int:
         if not args.filter_to:
             print("cky extract: --rules needs --filter-to", file=sys.stderr)
             return 2
-        read, kept = filter_table(args.rules, args.filter_to, args.out)
+        try:
+            read, kept = filter_table(args.rules, args.filter_to, args.out)
+        except (CkyError, OSError) as e:
+            print(f"cky extract: {e}", file=sys.stderr)
+            return 1
         print(f"kept {kept} of {read} rules", file=sys.stderr)
         return 0
     missing = [flag for flag, value in (("--source", args.source), ("--trees", args.trees),
@@ -81,7 +86,11 @@ def main(args: argparse.Namespace) -> int:
         unknown_min_frequency=args.unknown_min_frequency, compress_level=args.compress_level,
         progress=not args.no_progress, keep_tmp=args.keep_tmp,
     )
-    summary = run_extraction(config)
+    try:
+        summary = run_extraction(config)
+    except (CkyError, OSError) as e:
+        print(f"cky extract: {e}", file=sys.stderr)
+        return 1
     brief = {k: summary[k] for k in ("sentence_pairs", "skipped", "minimal_rules", "composed_rules",
                                      "distinct_rules", "nonterminals_per_rule", "seconds", "pairs_per_second")}
     print(json.dumps(brief), file=sys.stderr)

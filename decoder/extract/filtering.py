@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import shutil
 from bisect import bisect_left
 
-from ..grammar import escape_word, feature_names_path, open_text
+from ..errors import GrammarFormatError
+from ..grammar import escape_word, feature_names_path, open_text, read_feature_names
 
 
 class TestSetFilter:
@@ -103,22 +102,18 @@ def filter_table(rules_path: str, test_path: str, out_path: str, compress_level:
     out_file = (gzip.open(out_path, "wt", encoding="utf-8", compresslevel=compress_level)
                 if out_path.endswith(".gz") else open_text(out_path, "w"))
     with open_text(rules_path) as lines, out_file as out:
-        for line in lines:
+        for line_number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             read += 1
-            if keep.keeps(line[:line.index(" |||")]):
+            source_end = line.find(" |||")
+            if source_end < 0:
+                raise GrammarFormatError(rules_path, line_number, "no ' ||| ' after the source side")
+            if keep.keeps(line[:source_end]):
                 out.write(line)
                 kept += 1
-    names = feature_names_path(rules_path)
-    if os.path.exists(names):
-        shutil.copyfile(names, feature_names_path(out_path))
+    names = read_feature_names(rules_path)  # the filtered table keeps its columns' names
+    if names is not None:
+        with open(feature_names_path(out_path), "w", encoding="utf-8") as f:
+            json.dump(names, f)
     return read, kept
-
-
-def read_feature_names(rules_path: str) -> list[str] | None:
-    names = feature_names_path(rules_path)
-    if not os.path.exists(names):
-        return None
-    with open(names) as f:
-        return json.load(f)

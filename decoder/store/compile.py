@@ -5,9 +5,13 @@ comprehensions); sorting, indexing, and everything else is done on numpy arrays.
 """
 from __future__ import annotations
 
+import ctypes
 import datetime
+import errno
 import json
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -166,6 +170,12 @@ def compile_grammar(grammar: BinaryGrammar, feature_names: list[str] | None = No
         "n_source_rules": n_source,
         "n_pair_keys": len(pair_keys),
         "n_single_keys": len(single_keys),
+        "n_source_words": len(source_word_id),
+        "n_target_words": len(target_words),
+        # sizes of the text files as save_store writes them (one line per name), checked at open
+        "text_file_bytes": {name: sum(len(x.encode("utf-8")) + 1 for x in lines) for name, lines in
+                            ((NONTERMINALS_FILE, nonterminals), (SOURCE_VOCAB_FILE, source_word_id),
+                             (TARGET_VOCAB_FILE, target_words))},
         "max_run_length": int(np.diff(run_offsets).max()) if n_runs else 0,
         "oov_id": -1,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -179,26 +189,93 @@ def compile_grammar(grammar: BinaryGrammar, feature_names: list[str] | None = No
 
 
 def save_store(compiled: CompiledGrammar, path: str | os.PathLike) -> None:
-    """Write the store directory; meta.json goes last, so an interrupted write is detected at open."""
-    path = os.fspath(path)
-    if os.path.exists(path) and not os.path.isdir(path):
+    """Write the store directory without touching the files of the store it replaces.
+
+    A decoder may have the old store's files memory-mapped: rewriting them in place would kill it
+    (SIGBUS) or feed it a mix of two grammars. So the new store is written into a temporary
+    directory beside `path` and swapped into place; the old directory is removed after (a reader
+    keeps the inodes it has mapped or opened). A directory at `path` that
+    is not a grammar store is never replaced. meta.json goes last, so an interrupted write is
+    detected at open."""
+    path = os.path.realpath(os.fspath(path))  # through a symlink: replace the store it points to
+    if os.path.exists(path):
+        _check_replaceable(path)
+    parent, name = os.path.split(path)
+    os.makedirs(parent, exist_ok=True)
+    new = tempfile.mkdtemp(prefix=f".{name}.new-", dir=parent)
+    try:
+        _write_files(compiled, new)
+        os.chmod(new, 0o777 & ~_umask())  # mkdtemp makes it 0700; a store is as readable as any output
+        if os.path.exists(path):
+            _swap_directories(new, path)  # `new` now holds the old store, removed below
+        else:
+            os.rename(new, path)
+    finally:
+        shutil.rmtree(new, ignore_errors=True)
+
+
+def _swap_directories(new: str, path: str) -> None:
+    """Put directory `new` at `path` and the old `path` at `new`: atomically where Linux can
+    (renameat2 with RENAME_EXCHANGE: no instant without a store at `path`), else by renames, the
+    first undone if the second fails."""
+    if _rename_exchange(new, path):
+        return
+    old = new + ".old"
+    os.rename(path, old)
+    try:
+        os.rename(new, path)
+    except BaseException:
+        os.rename(old, path)
+        raise
+    os.rename(old, new)
+
+
+def _rename_exchange(a: str, b: str) -> bool:
+    """Swap two paths atomically (Linux renameat2); False where the system cannot."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    error = ctypes.get_errno()
+    if error in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):  # old kernel or a file system without it
+        return False
+    raise OSError(error, os.strerror(error), b)
+
+
+def _check_replaceable(path: str) -> None:
+    """StoreError unless `path` is an empty directory or one that holds only store files."""
+    if not os.path.isdir(path):
         raise StoreError(path, "exists and is not a directory")
-    os.makedirs(path, exist_ok=True)
-    meta_path = os.path.join(path, META_FILE)
-    if os.path.exists(meta_path):
-        os.remove(meta_path)
+    store_files = {name + ".npy" for name in ARRAYS} | {META_FILE, META_FILE + ".tmp", NONTERMINALS_FILE,
+                                                         SOURCE_VOCAB_FILE, TARGET_VOCAB_FILE, TREES_FILE}
+    others = sorted(set(os.listdir(path)) - store_files)
+    if others:
+        raise StoreError(path, f"exists and is not a grammar store (it holds {', '.join(others[:3])}"
+                               f"{', ...' if len(others) > 3 else ''}): refusing to replace it")
+
+
+def _write_files(compiled: CompiledGrammar, path: str) -> None:
     for name, array in compiled.arrays.items():
         np.save(os.path.join(path, name + ".npy"), np.ascontiguousarray(array))
     for file_name, lines in ((NONTERMINALS_FILE, compiled.nonterminals),
                              (SOURCE_VOCAB_FILE, compiled.source_vocab),
                              (TARGET_VOCAB_FILE, compiled.target_vocab)):
-        with open(os.path.join(path, file_name), "w", encoding="utf-8") as out:
+        with open(os.path.join(path, file_name), "w", encoding="utf-8", newline="\n") as out:
             out.writelines(line + "\n" for line in lines)
     with open(os.path.join(path, TREES_FILE), "wb") as out:
         out.write(compiled.trees)
-    with open(meta_path + ".tmp", "w", encoding="utf-8") as out:
+    with open(os.path.join(path, META_FILE), "w", encoding="utf-8") as out:
         json.dump(compiled.meta, out, indent=1, ensure_ascii=False)
-    os.replace(meta_path + ".tmp", meta_path)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_store(grammar: BinaryGrammar, path: str | os.PathLike, **kwargs) -> CompiledGrammar:

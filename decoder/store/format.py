@@ -15,6 +15,7 @@ NONTERMINALS_FILE = "nonterminals.txt"
 SOURCE_VOCAB_FILE = "source_vocab.txt"
 TARGET_VOCAB_FILE = "target_vocab.txt"
 TREES_FILE = "trees.bin"
+TEXT_FILES = (NONTERMINALS_FILE, SOURCE_VOCAB_FILE, TARGET_VOCAB_FILE)  # one line per id
 
 # The id of a source word that is in no rule (no run can match it).
 OOV_ID = -1
@@ -49,6 +50,38 @@ ARRAYS: dict[str, tuple[np.dtype, object]] = {
     "single_offsets": (np.dtype(np.int64), None),
     "single_rules": (np.dtype(np.int32), None),
 }
+
+# Offsets into a ragged array (name -> the array, or the file, they index): checked at open to
+# start at 0, never decrease and end at that array's length.
+OFFSETS = {
+    "run_offsets": "run_words",
+    "rule_target_offsets": "rule_target",
+    "tree_offsets": TREES_FILE,
+    "pair_offsets": "pair_rules",
+    "single_offsets": "single_rules",
+}
+
+# Arrays of ids -> (smallest, largest + 1) allowed, given the store's counts (`StoreCounts`).
+# Checked at open with one vectorized min and max each, so that a damaged file cannot make the
+# decoder index outside another array (a segfault in compiled code).
+ID_RANGES = {
+    "symbol_rule": lambda c: (-1, c.n_rules),
+    "run_words": lambda c: (0, c.n_source_words),
+    "run_hash_runs": lambda c: (0, c.n_runs),
+    "rule_lhs": lambda c: (0, c.n_nonterminals),
+    "rule_child0": lambda c: (0, c.n_symbols),
+    "rule_child1": lambda c: (-1, c.n_symbols),
+    # a block reference -1-k needs k below the blocks both children carry
+    "rule_target": lambda c: (-2 * c.max_carried, c.n_target_words),
+    "rule_origin": lambda c: (-1, c.n_source_rules),
+    "source_top_rule": lambda c: (-1, c.n_rules),
+    "pair_rules": lambda c: (0, c.n_rules),
+    "single_rules": lambda c: (0, c.n_rules),
+    "pair_keys": lambda c: (0, c.n_symbols * c.n_symbols),
+    "single_keys": lambda c: (0, c.n_symbols),
+}
+# Key arrays that look-ups binary-search: strictly increasing.
+SORTED_KEYS = ("pair_keys", "single_keys")
 
 META_KEYS = ("format_version", "strategy", "report", "feature_names", "n_real_nonterminals",
              "n_nonterminals", "n_runs", "n_rules", "n_source_rules", "max_run_length", "created",

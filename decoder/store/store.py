@@ -6,24 +6,27 @@
         lexical = store.rules_for_single(run)        # rule ids (one child: the run)
     store.rules_for_pair(left_symbol, right_symbol)  # rule ids with these two children
 
-Opening reads meta.json and the .npy headers only; the vocabularies and symbol
-names are text files read on first use. All raw arrays are attributes named as
-in docs/store-format.md (`store.rule_lhs`, `store.pair_keys`, ...), read-only.
+Opening reads meta.json and the .npy headers, maps the arrays and the three text
+files, and checks sizes, offsets and every id array's range in one vectorized pass
+(docs/store-format.md, "Validation at open"), so a damaged store is a StoreError at
+open, never a crash later. The vocabularies and symbol names are decoded on first use. All raw arrays are attributes named as in
+docs/store-format.md (`store.rule_lhs`, `store.pair_keys`, ...), read-only.
 """
 from __future__ import annotations
 
 import json
+import mmap
 import os
 from functools import cached_property
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
 from ..binarize import BinaryRule
 from ..binarize.binary_grammar import assemble_target
 from ..grammar import Rule
-from .format import (ARRAYS, FORMAT_VERSION, META_FILE, NONTERMINALS_FILE, OOV_ID, SOURCE_VOCAB_FILE,
-                     TARGET_VOCAB_FILE, TREES_FILE, StoreError)
+from .format import (ARRAYS, FORMAT_VERSION, ID_RANGES, META_FILE, NONTERMINALS_FILE, OFFSETS, OOV_ID,
+                     SORTED_KEYS, SOURCE_VOCAB_FILE, TARGET_VOCAB_FILE, TEXT_FILES, TREES_FILE, StoreError)
 from .runs import match_run_array
 
 EMPTY_RULES = np.zeros(0, dtype=np.int32)
@@ -52,8 +55,10 @@ class SentenceView:
 class GrammarStore:
     """A grammar store directory; use `GrammarStore.open(path)`."""
 
-    def __init__(self, path: str, meta: dict, arrays: dict[str, np.ndarray], trees: np.ndarray):
+    def __init__(self, path: str, meta: dict, arrays: dict[str, np.ndarray], trees: np.ndarray,
+                 texts: dict[str, mmap.mmap | bytes]):
         self.path = path
+        self._texts = texts  # the text files, mapped at open, decoded on first use
         self.meta = meta
         # plain ndarray views of the memory maps: cheaper to index than np.memmap, and what numba
         # and Cython expect; each keeps its map open through `.base`
@@ -98,18 +103,15 @@ class GrammarStore:
             raise StoreError(meta_path, f"meta.json lacks {', '.join(missing)}")
         arrays = {name: _load_array(path, name, dtype, length(meta) if length else None)
                   for name, (dtype, length) in ARRAYS.items()}
-        _check_consistency(path, meta, arrays)
+        texts = {name: _map_text_file(path, name, meta) for name in TEXT_FILES}
         trees_path = os.path.join(path, TREES_FILE)
         if not os.path.isfile(trees_path):
             raise StoreError(trees_path, "missing file")
-        tree_bytes = int(arrays["tree_offsets"][-1])
-        if os.path.getsize(trees_path) != tree_bytes:
-            raise StoreError(trees_path, f"{os.path.getsize(trees_path)} bytes, expected {tree_bytes} (truncated?)")
-        trees = np.memmap(trees_path, dtype=np.uint8, mode="r") if tree_bytes else np.zeros(0, np.uint8)
-        for name in (NONTERMINALS_FILE, SOURCE_VOCAB_FILE, TARGET_VOCAB_FILE):
-            if not os.path.isfile(os.path.join(path, name)):
-                raise StoreError(os.path.join(path, name), "missing file")
-        return cls(path, meta, arrays, trees)
+        trees_size = os.path.getsize(trees_path)
+        _validate(path, meta, arrays, texts, trees_size)
+        # mapped (not read when needed): a store compiled over this one later must not change what we read
+        trees = np.memmap(trees_path, dtype=np.uint8, mode="r") if trees_size else np.zeros(0, np.uint8)
+        return cls(path, meta, arrays, trees, texts)
 
     def __len__(self) -> int:
         """The number of binary rules."""
@@ -123,15 +125,15 @@ class GrammarStore:
 
     @cached_property
     def nonterminal_names(self) -> list[str]:
-        return self._read_lines(NONTERMINALS_FILE, self.n_nonterminals)
+        return self._lines(NONTERMINALS_FILE)
 
     @cached_property
     def source_vocab(self) -> list[str]:
-        return self._read_lines(SOURCE_VOCAB_FILE)
+        return self._lines(SOURCE_VOCAB_FILE)
 
     @cached_property
     def target_vocab(self) -> list[str]:
-        return self._read_lines(TARGET_VOCAB_FILE)
+        return self._lines(TARGET_VOCAB_FILE)
 
     @cached_property
     def source_word_index(self) -> dict[str, int]:
@@ -139,8 +141,8 @@ class GrammarStore:
 
     @cached_property
     def real_label_ids(self) -> dict[str, int]:
-        """Real nonterminal label -> id (reads only the first n_real lines of nonterminals.txt)."""
-        labels = self._read_lines(NONTERMINALS_FILE, self.n_real_nonterminals, prefix_only=True)
+        """Real nonterminal label -> id (decodes only the first n_real lines of nonterminals.txt)."""
+        labels = self._lines(NONTERMINALS_FILE, self.n_real_nonterminals)
         return {name: i for i, name in enumerate(labels)}
 
     def symbol_id(self, name: str) -> int:
@@ -168,18 +170,20 @@ class GrammarStore:
         ids = self.run_words[self.run_offsets[run]:self.run_offsets[run + 1]]
         return tuple(self.source_vocab[i] for i in ids)
 
-    def _read_lines(self, file_name: str, expected: int | None = None, prefix_only: bool = False) -> list[str]:
-        """The lines of a text file of the store (only the first `expected` if prefix_only)."""
-        path = os.path.join(self.path, file_name)
-        with open(path, encoding="utf-8") as f:
-            if prefix_only:
-                lines = [line.rstrip("\n") for line, _ in zip(f, range(expected))]
-            else:
-                lines = f.read().split("\n")
-                if lines and lines[-1] == "":
-                    lines.pop()
-        if expected is not None and len(lines) != expected:
-            raise StoreError(path, f"{len(lines)} lines, expected {expected} (truncated?)")
+    def _lines(self, file_name: str, first: int | None = None) -> list[str]:
+        """The lines of a text file of the store (only the first `first` if given)."""
+        data = self._texts[file_name]
+        end = len(data)
+        if first is not None:
+            end = 0
+            for _ in range(first):
+                end = data.find(b"\n", end) + 1
+        try:
+            text = data[:end].decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise StoreError(os.path.join(self.path, file_name), f"not UTF-8: {e}") from None
+        lines = text.split("\n")
+        lines.pop()  # after the last newline (the file was checked at open to end with one)
         return lines
 
     # -- per sentence ---------------------------------------------------------------------------
@@ -343,21 +347,100 @@ def _load_array(path: str, name: str, dtype: np.dtype, length: int | None) -> np
     return array
 
 
-def _check_consistency(path: str, meta: dict, arrays: dict[str, np.ndarray]) -> None:
-    """Cheap checks that the arrays belong together (lengths only: nothing big is read)."""
+class StoreCounts(NamedTuple):
+    """The sizes that the id arrays of a store are checked against (format.ID_RANGES)."""
+    n_nonterminals: int
+    n_runs: int
+    n_symbols: int
+    n_rules: int
+    n_source_rules: int
+    n_source_words: int
+    n_target_words: int
+    max_carried: int
 
-    def expect(condition: bool, name: str, message: str):
-        if not condition:
-            raise StoreError(os.path.join(path, name + ".npy"), message)
+
+def _map_text_file(path: str, name: str, meta: dict) -> mmap.mmap | bytes:
+    """A text file of the store, memory-mapped (a store compiled over this one later cannot change
+    what we read), its size checked against meta.json. Stores compiled before meta.json recorded
+    sizes are checked by line count and ids only."""
+    file_path = os.path.join(path, name)
+    try:
+        with open(file_path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+    except FileNotFoundError:
+        raise StoreError(file_path, "missing file") from None
+    except OSError as e:
+        raise StoreError(file_path, f"unreadable: {e.strerror}") from None
+    expected = meta.get("text_file_bytes", {}).get(name)
+    if expected is not None and size != expected:
+        raise StoreError(file_path, f"{size} bytes, expected {expected} (truncated or changed?)")
+    if size and data[size - 1:] != b"\n":
+        raise StoreError(file_path, "does not end with a newline (truncated?)")
+    return data
+
+
+def _count_lines(data) -> int:
+    return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10)) if len(data) else 0
+
+
+def _validate(path: str, meta: dict, arrays: dict[str, np.ndarray], texts: dict[str, bytes], trees_size: int):
+    """Check that the files belong together and that no id points outside the array it indexes:
+    lengths from the headers, then one vectorized pass (min, max, order) over each index array."""
+
+    def fail(name: str, message: str):
+        file_name = name if name.endswith((".txt", ".bin")) else name + ".npy"
+        raise StoreError(os.path.join(path, file_name), message)
+
+    # Line counts: from meta.json when it also records the files' sizes (checked already; counting
+    # the lines of a large nonterminals.txt would cost more than all other checks), else counted.
+    line_counts = {}
+    for name, key in ((NONTERMINALS_FILE, "n_nonterminals"), (SOURCE_VOCAB_FILE, "n_source_words"),
+                      (TARGET_VOCAB_FILE, "n_target_words")):
+        if key in meta and name in meta.get("text_file_bytes", {}):
+            line_counts[name] = int(meta[key])
+            continue
+        line_counts[name] = _count_lines(texts[name])
+        if key in meta and line_counts[name] != meta[key]:
+            fail(name, f"{line_counts[name]} lines, expected {meta[key]} (truncated?)")
 
     n_features = len(meta["feature_names"])
-    expect(arrays["features"].ndim == 2 and arrays["features"].shape[1] == n_features, "features",
-           f"shape {arrays['features'].shape}, expected ({meta['n_source_rules']}, {n_features})")
-    for ragged, offsets in (("run_words", "run_offsets"), ("rule_target", "rule_target_offsets")):
-        end = int(arrays[offsets][-1])
-        expect(len(arrays[ragged]) == end, ragged, f"length {len(arrays[ragged])}, but {offsets} ends at {end}")
+    if not (arrays["features"].ndim == 2 and arrays["features"].shape[1] == n_features):
+        fail("features", f"shape {arrays['features'].shape}, expected ({meta['n_source_rules']}, {n_features})")
     for kind in ("pair", "single"):
-        keys, offsets, rules = (arrays[f"{kind}_{x}"] for x in ("keys", "offsets", "rules"))
-        expect(len(offsets) == len(keys) + 1, f"{kind}_offsets", f"length {len(offsets)}, expected {len(keys) + 1}")
-        expect(int(offsets[-1]) == len(rules), f"{kind}_rules",
-               f"length {len(rules)}, but {kind}_offsets ends at {int(offsets[-1])}")
+        keys, offsets = arrays[f"{kind}_keys"], arrays[f"{kind}_offsets"]
+        if f"n_{kind}_keys" in meta and len(keys) != meta[f"n_{kind}_keys"]:
+            fail(f"{kind}_keys", f"length {len(keys)}, expected {meta[f'n_{kind}_keys']}")
+        if len(offsets) != len(keys) + 1:
+            fail(f"{kind}_offsets", f"length {len(offsets)}, expected {len(keys) + 1}")
+    for name, indexed in OFFSETS.items():
+        offsets = arrays[name]
+        end = trees_size if indexed == TREES_FILE else len(arrays[indexed])
+        if int(offsets[-1]) != end:
+            what = "bytes (truncated?)" if indexed == TREES_FILE else "items"
+            fail(indexed, f"{end} {what}, but {name} ends at {int(offsets[-1])}")
+        if offsets[0] != 0 or not (offsets[1:] >= offsets[:-1]).all():
+            fail(name, "offsets do not start at 0 and increase (corrupt)")
+    for name in SORTED_KEYS:
+        keys = arrays[name]
+        if not (keys[1:] > keys[:-1]).all():
+            fail(name, "keys are not sorted (corrupt)")
+    if not (arrays["run_hash_keys"][1:] >= arrays["run_hash_keys"][:-1]).all():
+        fail("run_hash_keys", "keys are not sorted (corrupt)")
+
+    n_nonterminals, n_runs = int(meta["n_nonterminals"]), int(meta["n_runs"])
+    carried = arrays["symbol_carried"]
+    counts = StoreCounts(n_nonterminals, n_runs, n_nonterminals + n_runs, int(meta["n_rules"]),
+                         int(meta["n_source_rules"]), line_counts[SOURCE_VOCAB_FILE],
+                         line_counts[TARGET_VOCAB_FILE], int(carried.max()) if len(carried) else 0)
+    if len(carried) and carried.min() < 0:
+        fail("symbol_carried", "negative block counts (corrupt)")
+    for name, bounds in ID_RANGES.items():
+        ids = arrays[name]
+        if len(ids):
+            lo, hi = bounds(counts)
+            smallest, largest = int(ids.min()), int(ids.max())
+            if smallest < lo or largest >= hi:
+                vocabulary = {"run_words": SOURCE_VOCAB_FILE, "rule_target": TARGET_VOCAB_FILE}.get(name)
+                fail(name, f"ids from {smallest} to {largest}, outside [{lo}, {hi}): corrupt" +
+                     (f", or {vocabulary} lost lines" if vocabulary else ""))

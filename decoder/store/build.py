@@ -1,0 +1,94 @@
+"""Build a grammar store from a Moses rule table: read, filter, binarize, compile, save.
+
+    build = build_store("rules.gz", "model/store", "icr", filter_path="test.es")
+    build.meta["n_rules"], build.timings["binarize"]
+
+The one way a store is made from a table file: `cky compile`, the benchmarks and the
+test fixtures all call `build_store`.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ..errors import FeatureNamesError
+from ..grammar import feature_names_path, read_feature_names, read_rules
+from .compile import compile_grammar, save_store
+from .filter import filter_rules, read_sentences
+
+
+@dataclass
+class StoreBuild:
+    """What building a store did: rule counts, the binarization report, meta.json, seconds per step."""
+
+    store_dir: str
+    n_read: int
+    n_kept: int
+    report: dict
+    meta: dict
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def build_store(rules_path: str | os.PathLike, store_dir: str | os.PathLike, strategy: str = "left", *,
+                seed: int = 0, filter_path: str | os.PathLike | None = None,
+                sentences: Sequence[Sequence[str]] | None = None, feature_names: Sequence[str] | None = None,
+                non_binarizable: str = "monolingual", progress: bool = False,
+                source_table: str | os.PathLike | None = None) -> StoreBuild:
+    """Compile the rule table at `rules_path` into a store at `store_dir` (replacing a store there).
+
+    Rules are kept only if they can match a sentence of `filter_path` (a tokenized text) or of
+    `sentences` (word lists), if given. The score columns are named by `feature_names`, else by
+    the table's names file (decoder.grammar.read_feature_names); with neither, FeatureNamesError:
+    positional names would silently stop tuned weights from applying. `source_table` (default:
+    `rules_path`) is recorded in meta.json. Errors: GrammarFormatError, InputError (file, line),
+    FeatureNamesError, StoreError, OSError."""
+    rules_path = os.fspath(rules_path)
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    rules = list(read_rules(rules_path, uniform_scores=True))
+    timings["read"] = time.perf_counter() - started
+    n_read = len(rules)
+    feature_names = _feature_names(rules_path, feature_names, len(rules[0].scores) if rules else None)
+
+    if filter_path is not None or sentences is not None:
+        started = time.perf_counter()
+        rules = filter_rules(rules, read_sentences(filter_path) if filter_path is not None else sentences)
+        timings["filter"] = time.perf_counter() - started
+
+    from ..binarize import binarize
+
+    started = time.perf_counter()
+    grammar = binarize(rules, strategy=strategy, seed=seed, non_binarizable=non_binarizable, progress=progress)
+    timings["binarize"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    compiled = compile_grammar(grammar, feature_names=feature_names,
+                               source_table=os.path.abspath(source_table if source_table is not None else rules_path),
+                               filter_path=os.path.abspath(filter_path) if filter_path is not None else None)
+    timings["compile"] = time.perf_counter() - started
+    started = time.perf_counter()
+    save_store(compiled, store_dir)
+    timings["write"] = time.perf_counter() - started
+    return StoreBuild(os.fspath(store_dir), n_read, len(rules), grammar.report, compiled.meta, timings)
+
+
+def _feature_names(rules_path: str, given: Sequence[str] | None, n_scores: int | None) -> list[str]:
+    """The names of the table's score columns (given, or from its names file), checked against
+    the number of scores per rule (None: an empty table)."""
+    if given is not None:
+        names, source = list(given), "the given feature names"
+    else:
+        names, source = read_feature_names(rules_path), feature_names_path(rules_path)
+        if names is None:
+            if not n_scores:
+                return []
+            raise FeatureNamesError(rules_path, f"its {n_scores} score columns have no names: no "
+                                                f"{os.path.basename(feature_names_path(rules_path))} beside "
+                                                f"it (cky extract writes one); give them with --features NAME,...")
+    if len(set(names)) != len(names) or not all(names):
+        raise FeatureNamesError(rules_path, f"{source}: names must be distinct and non-empty, got {names}")
+    if n_scores is not None and len(names) != n_scores:
+        raise FeatureNamesError(rules_path, f"{len(names)} feature names in {source} for {n_scores} scores per rule")
+    return names
