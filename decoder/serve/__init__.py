@@ -1,0 +1,21 @@
+"""`cky serve`: a derivation viewer in the browser, and the JSON API behind it.
+
+    cky serve --config model/config.toml [--port 8000] [--host 127.0.0.1] [--max-tokens 400]
+    python -m decoder.serve --config model/config.toml          # the same, before `cky` knows it
+
+The page (static/) shows a sentence's translation, its target tree, the rules of its
+derivation (each source rule with its binarization, features and score), the k-best
+list and heat maps of the items and edges per chart cell. It calls the API:
+
+    POST /translate  {"sentence": "en el principio", "kbest": 5}
+      -> {"source", "text", "tree", "score", "features", "derivation", "stats", "kbest", "rules"}
+
+`stats` is what `cky translate --stats-out` writes for the sentence (search statistics,
+including `chart_cells`: [start, length, items, edges] per chart cell); `derivation` is
+Translation.derivation with each rule's binary and source rule spelled out (decoder.serve.explain).
+Bad requests (invalid JSON, a missing, non-string or empty sentence, more than --max-tokens
+words, a bad kbest) get a 4xx with {"error": message}; the server keeps serving.
+"""
+from .app import DEFAULT_MAX_KBEST, DEFAULT_MAX_TOKENS, create_app
+
+__all__ = ["DEFAULT_MAX_KBEST", "DEFAULT_MAX_TOKENS", "create_app"]
