@@ -144,8 +144,9 @@ function render(result) {
   $("tree").replaceChildren(tree ? drawTree(tree) : htmlElement("p", "(no tree)"));
   renderRules(result.rules);
   $("kbest-list").replaceChildren(...result.kbest.map((t) => {
-    const item = htmlElement("li", t.text);
-    item.appendChild(htmlElement("span", `  (${Number(t.score).toFixed(4)})`, "muted"));
+    const item = htmlElement("li");
+    item.appendChild(htmlElement("span", t.text, "kbest-text"));
+    item.appendChild(htmlElement("span", ` (${Number(t.score).toFixed(4)})`, "muted"));
     return item;
   }));
   const cells = stats.chart_cells || [];
