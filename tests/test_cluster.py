@@ -107,7 +107,7 @@ def test_a_scheduler_and_two_dask_workers_over_tcp(model, tmp_path):  # noqa: F8
         for _ in range(2):
             processes.append(subprocess.Popen(
                 cli + ["distributed.cli.dask_worker", "--scheduler-file", str(scheduler_file), "--nthreads", "1",
-                           "--host", "127.0.0.1", "--no-dashboard"],
+                           "--host", "127.0.0.1", "--no-dashboard", "--no-nanny"],
                 cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         import json
 
