@@ -1,6 +1,6 @@
 """`cky serve`: a derivation viewer in the browser, and the JSON API behind it.
 
-    cky serve --config model/config.toml [--port 8000] [--host 127.0.0.1] [--max-tokens 400]
+    cky serve --config model/config.toml [--port 8000] [--host 127.0.0.1] [--max-tokens 200]
     python -m decoder.serve --config model/config.toml          # the same, before `cky` knows it
 
 The page (static/) shows a sentence's translation, its target tree, the rules of its

@@ -23,7 +23,10 @@ from .explain import json_safe, translation_record
 log = logging.getLogger("cky.serve")
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
-DEFAULT_MAX_TOKENS = 400  # words per sentence; a CKY chart grows with the square of the length
+# Words per sentence. The chart grows with the square of the length, and derivations are read back
+# (and written as JSON) recursively, one level per glued piece: 250 unknown words in a row reach
+# Python's recursion limit (such a request gets a 500; the server goes on).
+DEFAULT_MAX_TOKENS = 200
 DEFAULT_MAX_KBEST = 100
 
 
