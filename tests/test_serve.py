@@ -12,6 +12,7 @@ pytest.importorskip("starlette", reason="cky serve needs the `serve` extra: pip 
 from starlette.testclient import TestClient  # noqa: E402
 
 from decoder.decoder import Decoder  # noqa: E402
+from decoder.grammar import read_rules, unescape_word  # noqa: E402
 from decoder.serve import DEFAULT_MAX_TOKENS, create_app  # noqa: E402
 from test_decoder import model, rules  # noqa: E402,F401  (the shared decoder fixture)
 
@@ -27,6 +28,13 @@ def decoder(model):  # noqa: F811
 def client(decoder):
     with TestClient(create_app(decoder)) as client:
         yield client
+
+
+def shown(rule) -> dict:
+    """How the API shows a source rule: nonterminals as [LABEL], words unescaped."""
+    def side(items):
+        return [f"[{rule.labels[x]}]" if isinstance(x, int) else unescape_word(x) for x in items]
+    return {"lhs": rule.lhs, "source": side(rule.source), "target": side(rule.target), "tree": rule.tree}
 
 
 def post(client, body):
@@ -60,9 +68,7 @@ def test_rules_are_the_grammars_source_rules_with_their_binarization(client, dec
     assert {r["source_rule"] for r in applied} == {0, 3, 7, 8, 11, 14}  # la casa verde; NP; es pequeña; S
     for rule in applied:
         original = grammar[rule["source_rule"]]
-        show = lambda side: [f"[{original.labels[x]}]" if isinstance(x, int) else x for x in side]  # noqa: E731
-        assert rule["source"] == {"lhs": original.lhs, "source": show(original.source),
-                                  "target": show(original.target), "tree": None}
+        assert rule["source"] == shown(original)
         logs = [math.log(s) for s in original.scores]
         assert list(rule["rule_features"].values()) == pytest.approx(logs, abs=1e-6)
         assert rule["rule_score"] == pytest.approx(0.5 * logs[0] + 0.2 * logs[1], abs=1e-6)  # config weights
@@ -73,6 +79,31 @@ def test_rules_are_the_grammars_source_rules_with_their_binarization(client, dec
     assert np_rule["span"] == [0, 3]
     assert np_rule["binarization"][1].endswith("-> [NN] [JJ] ||| [1] [0]")  # the inverted pair
     assert [r["rule"] for r in result["rules"] if "source" not in r] == ["glue-start"]
+
+
+def test_rules_of_an_extracted_grammar_are_its_rule_table_entries(tmp_path_factory):
+    # The fixture system's GHKM rules (with target tree fragments and a glue file): every source
+    # rule the API shows, rebuilt from the store, is the rule-table entry of that index.
+    from models.fixtures.build_fixture import build_fixture, fixture_store
+
+    paths = build_fixture(str(tmp_path_factory.mktemp("fixture")))
+    table = list(read_rules(paths["rules"]))
+    decoder = Decoder(fixture_store(paths, "icr"), paths["lm"], glue=paths["glue"])
+    with open(paths["test_es"], encoding="utf-8") as f:
+        sentences = [line.strip() for line in f][:10]
+    checked = 0
+    with TestClient(create_app(decoder)) as client:
+        for sentence in sentences:
+            result = post(client, {"sentence": sentence, "kbest": 2}).json()
+            assert result["text"] == decoder.translate(sentence).text
+            for rule in result["rules"]:
+                if "source" in rule:
+                    original = table[rule["source_rule"]]
+                    assert rule["source"] == shown(original)
+                    assert list(rule["rule_features"].values()) == pytest.approx(
+                        [math.log(score) for score in original.scores], abs=1e-5)
+                    checked += 1
+    assert checked >= 50 and any(t.tree for t in table)
 
 
 def test_chart_cells_count_items_and_edges_per_cell(client, decoder):
