@@ -31,6 +31,7 @@ import uuid
 from typing import Iterator, Sequence
 
 from .batch import Failure, Job, translate_job
+from .errors import SettingsError
 
 log = logging.getLogger("cky.cluster")
 
@@ -60,12 +61,12 @@ def connect(spec: str):
     if spec == "local" or spec.startswith("local:"):
         count = spec.partition(":")[2]
         if count and not (count.isdigit() and int(count) > 0):
-            raise ValueError(f"--cluster {spec}: expected local, local:N (N >= 1) or tcp://HOST:PORT")
+            raise SettingsError(None, f"--cluster {spec}: expected local, local:N (N >= 1) or tcp://HOST:PORT")
         n_workers = int(count) if count else (os.cpu_count() or 1)
         # a Client given no address starts a LocalCluster of its own, and closes it with itself
         return distributed.Client(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None)
     if "://" not in spec:
-        raise ValueError(f"--cluster {spec}: expected local, local:N or a scheduler address tcp://HOST:PORT")
+        raise SettingsError(None, f"--cluster {spec}: expected local, local:N or a scheduler address tcp://HOST:PORT")
     return distributed.Client(spec)
 
 
@@ -115,10 +116,7 @@ def _translate_shard(plugin_name: str, first_line: int, sentences: list, job: Jo
 def register_decoder(client, config: str | os.PathLike) -> str:
     """Make every worker (present and future) build the decoder of `config` once; returns the plugin's name."""
     plugin = DecoderPlugin(config)
-    if hasattr(client, "register_plugin"):
-        client.register_plugin(plugin, name=plugin.name)
-    else:  # distributed < 2023.9
-        client.register_worker_plugin(plugin, name=plugin.name)
+    client.register_plugin(plugin, name=plugin.name)
     return plugin.name
 
 
@@ -127,7 +125,7 @@ def iter_translate_on_cluster(client, config: str | os.PathLike, sentences: Sequ
     """(index, result) for every sentence, in input order, as soon as each is ready in order."""
     distributed = _distributed()
     if shard_size < 1:
-        raise ValueError(f"shard_size must be at least 1, not {shard_size}")
+        raise SettingsError(None, f"shard_size must be at least 1, not {shard_size}")
     name = register_decoder(client, config)
     run = uuid.uuid4().hex[:8]
     futures = [client.submit(_translate_shard, name, start + 1, list(sentences[start:start + shard_size]), job,

@@ -18,6 +18,7 @@ from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from ..errors import RequestError
 from .explain import json_safe, translation_record
 
 log = logging.getLogger("cky.serve")
@@ -30,36 +31,28 @@ DEFAULT_MAX_TOKENS = 200
 DEFAULT_MAX_KBEST = 100
 
 
-class BadRequest(Exception):
-    """A request the API refuses: answered with `status` and {"error": message}."""
-
-    def __init__(self, message: str, status: int = 422):
-        super().__init__(message)
-        self.status = status
-
-
 def parse_request(body: bytes, max_tokens: int, max_kbest: int) -> tuple[str, int]:
-    """(sentence, k) from a /translate request body, or BadRequest saying what is wrong."""
+    """(sentence, k) from a /translate request body, or RequestError saying what is wrong."""
     try:
         request = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise BadRequest(f"the body is not valid JSON: {error}", 400) from None
+        raise RequestError(f"the body is not valid JSON: {error}", 400) from None
     if not isinstance(request, dict):
-        raise BadRequest('the body must be a JSON object like {"sentence": "...", "kbest": 5}', 400)
+        raise RequestError('the body must be a JSON object like {"sentence": "...", "kbest": 5}', 400)
     if "sentence" not in request:
-        raise BadRequest('the request has no "sentence"')
+        raise RequestError('the request has no "sentence"')
     sentence = request["sentence"]
     if not isinstance(sentence, str):
-        raise BadRequest(f'"sentence" must be a string, not {type(sentence).__name__}')
+        raise RequestError(f'"sentence" must be a string, not {type(sentence).__name__}')
     n_words = len(sentence.split())
     if n_words == 0:
-        raise BadRequest('"sentence" is empty: give at least one word')
+        raise RequestError('"sentence" is empty: give at least one word')
     if n_words > max_tokens:
-        raise BadRequest(f'"sentence" has {n_words} words; this server takes at most {max_tokens} '
+        raise RequestError(f'"sentence" has {n_words} words; this server takes at most {max_tokens} '
                          f"(cky serve --max-tokens)", 413)
     k = request.get("kbest", 1)
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= max_kbest:
-        raise BadRequest(f'"kbest" must be a whole number from 1 to {max_kbest}, not {k!r}')
+        raise RequestError(f'"kbest" must be a whole number from 1 to {max_kbest}, not {k!r}')
     return sentence, k
 
 
@@ -78,7 +71,7 @@ def create_app(decoder, *, max_tokens: int = DEFAULT_MAX_TOKENS, max_kbest: int 
     async def translate(request: Request) -> JSONResponse:
         try:
             sentence, k = parse_request(await request.body(), max_tokens, max_kbest)
-        except BadRequest as error:
+        except RequestError as error:
             return JSONResponse({"error": str(error)}, status_code=error.status)
         try:
             return JSONResponse(await run_in_threadpool(decode, sentence, k))
