@@ -203,3 +203,25 @@ def test_cli_reports_a_missing_config(tmp_path, capsys):
 
     assert run(["--config", str(tmp_path / "missing.toml")]) == 1
     assert "missing.toml" in capsys.readouterr().err
+
+
+def test_without_the_serve_extra_the_cli_still_builds_and_says_what_to_install():
+    # `cky` builds every subcommand's parser: decoder.serve.cli must import without starlette/uvicorn.
+    import subprocess
+    import sys
+
+    script = """
+import argparse, sys
+class Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("starlette", "uvicorn"):
+            raise ImportError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Missing())
+from decoder.serve.cli import add_arguments, main
+parser = argparse.ArgumentParser()
+add_arguments(parser)
+sys.exit(main(parser.parse_args(["--config", "model.toml"])))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "is missing: pip install 'cky-decoder[serve]'" in done.stderr

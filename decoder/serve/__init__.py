@@ -16,6 +16,20 @@ Translation.derivation with each rule's binary and source rule spelled out (deco
 Bad requests (invalid JSON, a missing, non-string or empty sentence, more than --max-tokens
 words, a bad kbest) get a 4xx with {"error": message}; the server keeps serving.
 """
-from .app import DEFAULT_MAX_KBEST, DEFAULT_MAX_TOKENS, create_app
+
+# Words per sentence. The chart grows with the square of the length, and derivations are read back
+# (and written as JSON) recursively, one level per glued piece: 250 unknown words in a row reach
+# Python's recursion limit (such a request gets a 500; the server goes on).
+DEFAULT_MAX_TOKENS = 200
+DEFAULT_MAX_KBEST = 100
 
 __all__ = ["DEFAULT_MAX_KBEST", "DEFAULT_MAX_TOKENS", "create_app"]
+
+
+def __getattr__(name):
+    # The web framework is an optional extra: `cky` builds its parser (decoder.serve.cli) without it.
+    if name == "create_app":
+        from .app import create_app
+
+        return create_app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,16 +19,12 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..errors import RequestError
+from . import DEFAULT_MAX_KBEST, DEFAULT_MAX_TOKENS
 from .explain import json_safe, translation_record
 
 log = logging.getLogger("cky.serve")
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
-# Words per sentence. The chart grows with the square of the length, and derivations are read back
-# (and written as JSON) recursively, one level per glued piece: 250 unknown words in a row reach
-# Python's recursion limit (such a request gets a 500; the server goes on).
-DEFAULT_MAX_TOKENS = 200
-DEFAULT_MAX_KBEST = 100
 
 
 def parse_request(body: bytes, max_tokens: int, max_kbest: int) -> tuple[str, int]:

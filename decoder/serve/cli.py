@@ -6,7 +6,7 @@ import logging
 import sys
 
 from ..errors import CkyError
-from .app import DEFAULT_MAX_KBEST, DEFAULT_MAX_TOKENS
+from . import DEFAULT_MAX_KBEST, DEFAULT_MAX_TOKENS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,10 +20,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    import uvicorn
+    try:
+        import uvicorn
 
+        from .app import create_app
+    except ImportError as error:
+        print(f"cky serve: {error.name} is missing: pip install 'cky-decoder[serve]'", file=sys.stderr)
+        return 1
     from ..decoder import Decoder
-    from .app import create_app
 
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
     if args.max_tokens < 1 or args.max_kbest < 1:
