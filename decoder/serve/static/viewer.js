@@ -80,7 +80,7 @@ function drawHeatmap(cells, nWords, key, title) {
   const size = Math.max(14, Math.min(36, Math.floor(720 / Math.max(nWords, 1)))), margin = 40;
   const width = nWords * size + margin + 10, height = nWords * size + margin + 24;
   const svg = svgElement("svg", {class: "heatmap", "data-kind": key, width, height});
-  svg.appendChild(svgElement("text", {x: margin, y: 14}, title));
+  svg.appendChild(svgElement("text", {x: margin, y: 14}, `${title} (columns: span start; rows: span length)`));
   const index = key === "items" ? 2 : 3;
   const maximum = Math.max(1, ...cells.map((cell) => cell[index]));
   for (let i = 0; i < nWords; i++) {
