@@ -9,7 +9,7 @@ $(PIP_STAMP): pyproject.toml setup.py $(wildcard ext/*.pyx ext/*.pxd build_suppo
 	bash models/kenlm/fetch_sources.sh
 	bash models/kenlm/build_tools.sh
 	$(PYTHON) -m pip install -q "setuptools>=77" wheel cython numpy
-	$(PYTHON) -m pip install -q --no-build-isolation -e '.[test]'
+	$(PYTHON) -m pip install -q --no-build-isolation -e '.[test,serve,cluster]'
 	mkdir -p build && touch $(PIP_STAMP)
 
 install: $(PIP_STAMP)

@@ -72,3 +72,12 @@ class ModelError(LocatedError):
 
 class InputError(LocatedError, ValueError):
     """An input file or sentence that cannot be read (the message names file and line)."""
+
+
+class RequestError(CkyError, ValueError):
+    """A request that `cky serve`'s API refuses (decoder.serve.app): answered with HTTP `status`
+    and {"error": message}."""
+
+    def __init__(self, message: str, status: int = 422):
+        super().__init__(message)
+        self.status = status

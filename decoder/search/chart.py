@@ -185,6 +185,7 @@ class ChartDecoder:
         engine.decode(words_lm, runs, oov_at)
         roots, boundary = engine.roots()
         chart = engine.export()
+        items_in_cells = engine.items_per_cell()
         stats = {
             "words": n,
             "edges_proposed": int(engine.edges_proposed),
@@ -193,7 +194,8 @@ class ChartDecoder:
             "lm_queries_novel": int(engine.lm_queries_novel),
             "items": int(engine.n_items),
             "edges": int(engine.n_edges),
-            "items_per_cell": _items_per_cell_by_span(engine.items_per_cell(), min(n, engine.max_span)),
+            "items_per_cell": _items_per_cell_by_span(items_in_cells, min(n, engine.max_span)),
+            "chart_cells": _chart_cells(items_in_cells, chart, self.goal_symbol),
             "search_seconds": time.perf_counter() - started,
         }
         return SearchResult(n, roots, boundary, chart, stats)
@@ -408,6 +410,18 @@ def _items_per_cell_by_span(counts: np.ndarray, max_length: int) -> dict:
         if len(values):
             out[length] = [float(values.mean()), float(values.var())]
     return out
+
+
+def _chart_cells(items_in_cells: np.ndarray, chart: dict, goal_symbol: int) -> list:
+    """[[start, length, items, edges], ...] for every cell holding an item: the items left after
+    pruning and the edges into them (GOAL items and their edges not counted), for heat maps."""
+    n1 = items_in_cells.shape[0]
+    heads = chart["edge_head"]
+    kept = (chart["item_alive"][heads] != 0) & (chart["item_symbol"][heads] != goal_symbol)
+    edges_in_cells = np.bincount(chart["item_cell"][heads[kept]], minlength=n1 * n1).reshape(n1, n1)
+    starts, ends = np.nonzero(items_in_cells)
+    return [[int(i), int(j - i), int(items_in_cells[i, j]), int(edges_in_cells[i, j])]
+            for i, j in zip(starts.tolist(), ends.tolist())]
 
 
 class _LazyKBest:

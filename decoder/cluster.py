@@ -1,0 +1,152 @@
+"""Decoding on a Dask cluster: the same results as decoder.batch, on many machines.
+
+    from decoder.cluster import connect, translate_on_cluster
+    with connect("local:2") as client:                  # or "local", or "tcp://SCHEDULER:8786"
+        results = translate_on_cluster(client, "model/config.toml", sentences)
+
+Needs the `cluster` extra (`pip install cky-decoder[cluster]`, i.e. dask[distributed]).
+Dask's distributed scheduler does the scheduling, the transport and the fault handling;
+this module only says what runs where:
+
+- Each worker opens the decoder once: `DecoderPlugin` (a worker plugin) builds it from the
+  config path when the worker starts (the store is memory-mapped, the LM loaded once), and
+  again on a worker that replaces a dead one. Only the path travels through the scheduler,
+  so every worker must see the model at that path (the same machine, or a shared file system).
+- Sentences travel in shards of `shard_size`, one task each; results come back in input
+  order, one per sentence: a sentence whose decoding raises gives a `decoder.batch.Failure`
+  (logged with its line number) and the others are unaffected.
+- A worker that dies mid-run (killed, out of memory, its machine lost): the scheduler runs its
+  shards again on the other workers (up to `distributed.scheduler.allowed-failures` times per
+  shard, 3 by default). A shard's result is gathered once, so no line is lost or duplicated.
+- A worker decodes one shard at a time (a Decoder's chart is reused between sentences):
+  start workers with one thread each (`dask worker --nthreads 1 --nworkers N`) and use processes
+  for parallelism; a worker with more threads still works, its threads take turns.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import uuid
+from typing import Iterator, Sequence
+
+from .batch import Failure, Job, translate_job
+from .errors import SettingsError
+
+log = logging.getLogger("cky.cluster")
+
+DEFAULT_SHARD_SIZE = 8  # sentences per task: large enough to amortize a task (~1 ms), small enough to balance
+
+
+try:
+    from distributed import WorkerPlugin as _WorkerPlugin
+except ImportError:  # the `cluster` extra is not installed: connect() says so
+    _WorkerPlugin = object
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise ImportError("decoding on a cluster needs Dask: pip install 'cky-decoder[cluster]' "
+                          "(or pip install 'dask[distributed]')") from None
+    return distributed
+
+
+def connect(spec: str):
+    """A dask.distributed Client for `spec`: "local" (a LocalCluster of one single-threaded worker
+    process per core), "local:N" (N workers), or a scheduler address "tcp://HOST:PORT".
+    Closing the client (use it in a `with`) also closes a LocalCluster it started."""
+    distributed = _distributed()
+    if spec == "local" or spec.startswith("local:"):
+        count = spec.partition(":")[2]
+        if count and not (count.isdigit() and int(count) > 0):
+            raise SettingsError(None, f"--cluster {spec}: expected local, local:N (N >= 1) or tcp://HOST:PORT")
+        n_workers = int(count) if count else (os.cpu_count() or 1)
+        # a Client given no address starts a LocalCluster of its own, and closes it with itself
+        return distributed.Client(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    if "://" not in spec:
+        raise SettingsError(None, f"--cluster {spec}: expected local, local:N or a scheduler address tcp://HOST:PORT")
+    return distributed.Client(spec)
+
+
+class DecoderPlugin(_WorkerPlugin):
+    """A worker plugin that builds the worker's Decoder from a config path, once per worker."""
+
+    def __init__(self, config: str | os.PathLike):
+        self.config = os.path.abspath(os.fspath(config))
+        self.name = f"cky-decoder:{self.config}"
+        self.decoder = None
+        self.lock = threading.Lock()
+
+    def setup(self, worker):
+        from .decoder import Decoder
+
+        self.decoder = Decoder.from_config(self.config)
+        log.info("worker %s loaded %r in %.2f s", worker.address, self.decoder, self.decoder.load_seconds)
+
+    def teardown(self, worker):
+        self.decoder = None
+
+    def __getstate__(self):  # travels to the workers as its config path only
+        return {"config": self.config}
+
+    def __setstate__(self, state):
+        self.__init__(state["config"])
+
+
+def _translate_shard(plugin_name: str, first_line: int, sentences: list, job: Job) -> list:
+    """Run on a worker: `job(decoder, sentence)` for each sentence of the shard (lines numbered
+    from `first_line`, 1-based), a Failure for a sentence that raises."""
+    from distributed import get_worker
+
+    plugin = get_worker().plugins[plugin_name]
+    results = []
+    with plugin.lock:
+        for offset, sentence in enumerate(sentences):
+            try:
+                results.append(job(plugin.decoder, sentence))
+            except Exception as error:  # one bad sentence must not lose its shard
+                line = first_line + offset
+                log.error("line %d: decoding failed: %s: %s", line, type(error).__name__, error)
+                results.append(Failure(line, f"{type(error).__name__}: {error}"))
+    return results
+
+
+def register_decoder(client, config: str | os.PathLike) -> str:
+    """Make every worker (present and future) build the decoder of `config` once; returns the plugin's name."""
+    plugin = DecoderPlugin(config)
+    client.register_plugin(plugin, name=plugin.name)
+    return plugin.name
+
+
+def iter_translate_on_cluster(client, config: str | os.PathLike, sentences: Sequence[str], job: Job = translate_job,
+                              shard_size: int = DEFAULT_SHARD_SIZE) -> Iterator[tuple[int, object]]:
+    """(index, result) for every sentence, in input order, as soon as each is ready in order."""
+    distributed = _distributed()
+    if shard_size < 1:
+        raise SettingsError(None, f"shard_size must be at least 1, not {shard_size}")
+    name = register_decoder(client, config)
+    run = uuid.uuid4().hex[:8]
+    futures = [client.submit(_translate_shard, name, start + 1, list(sentences[start:start + shard_size]), job,
+                             key=f"cky-shard-{run}-{start // shard_size}", pure=False)
+               for start in range(0, len(sentences), shard_size)]
+    shard_of = {future.key: index for index, future in enumerate(futures)}
+    done: dict = {}
+    next_shard = 0
+    try:
+        for future in distributed.as_completed(futures):
+            done[shard_of[future.key]] = future.result()
+            future.release()
+            while next_shard in done:
+                for offset, result in enumerate(done.pop(next_shard)):
+                    yield next_shard * shard_size + offset, result
+                next_shard += 1
+    finally:
+        client.cancel([f for f in futures if not f.done()])
+
+
+def translate_on_cluster(client, config: str | os.PathLike, sentences: Sequence[str], job: Job = translate_job,
+                         shard_size: int = DEFAULT_SHARD_SIZE) -> list:
+    """One result per sentence (a Translation, or whatever `job` returns; a Failure where it raised), in order."""
+    return [result for _, result in iter_translate_on_cluster(client, config, sentences, job, shard_size)]

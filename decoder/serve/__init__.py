@@ -1,0 +1,35 @@
+"""`cky serve`: a derivation viewer in the browser, and the JSON API behind it.
+
+    cky serve --config model/config.toml [--port 8000] [--host 127.0.0.1] [--max-tokens 200]
+    python -m decoder.serve --config model/config.toml          # the same, before `cky` knows it
+
+The page (static/) shows a sentence's translation, its target tree, the rules of its
+derivation (each source rule with its binarization, features and score), the k-best
+list and heat maps of the items and edges per chart cell. It calls the API:
+
+    POST /translate  {"sentence": "en el principio", "kbest": 5}
+      -> {"source", "text", "tree", "score", "features", "derivation", "stats", "kbest", "rules"}
+
+`stats` is what `cky translate --stats-out` writes for the sentence (search statistics,
+including `chart_cells`: [start, length, items, edges] per chart cell); `derivation` is
+Translation.derivation with each rule's binary and source rule spelled out (decoder.serve.explain).
+Bad requests (invalid JSON, a missing, non-string or empty sentence, more than --max-tokens
+words, a bad kbest) get a 4xx with {"error": message}; the server keeps serving.
+"""
+
+# Words per sentence. The chart grows with the square of the length, and derivations are read back
+# (and written as JSON) recursively, one level per glued piece: 250 unknown words in a row reach
+# Python's recursion limit (such a request gets a 500; the server goes on).
+DEFAULT_MAX_TOKENS = 200
+DEFAULT_MAX_KBEST = 100
+
+__all__ = ["DEFAULT_MAX_KBEST", "DEFAULT_MAX_TOKENS", "create_app"]
+
+
+def __getattr__(name):
+    # The web framework is an optional extra: `cky` builds its parser (decoder.serve.cli) without it.
+    if name == "create_app":
+        from .app import create_app
+
+        return create_app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

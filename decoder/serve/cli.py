@@ -1,0 +1,51 @@
+"""`cky serve --config CONFIG [--port 8000] [--host 127.0.0.1] [--max-tokens N]`: the derivation viewer."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from ..errors import CkyError
+from . import DEFAULT_MAX_KBEST, DEFAULT_MAX_TOKENS
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", required=True, help="decoder config (TOML; see decoder/decoder.py for the keys)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
+                        help=f"longest sentence accepted, in words (default {DEFAULT_MAX_TOKENS}; longer: HTTP 413)")
+    parser.add_argument("--max-kbest", type=int, default=DEFAULT_MAX_KBEST,
+                        help=f"largest k-best list a request may ask for (default {DEFAULT_MAX_KBEST})")
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from .app import create_app
+    except ImportError as error:
+        print(f"cky serve: {error.name} is missing: pip install 'cky-decoder[serve]'", file=sys.stderr)
+        return 1
+    from ..decoder import Decoder
+
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
+    if args.max_tokens < 1 or args.max_kbest < 1:
+        print("cky serve: --max-tokens and --max-kbest must be at least 1", file=sys.stderr)
+        return 1
+    try:
+        decoder = Decoder.from_config(args.config)
+    except (OSError, ValueError, CkyError) as error:  # missing or corrupt store, LM or config
+        print(f"cky serve: {args.config}: {error}", file=sys.stderr)
+        return 1
+    logging.getLogger("cky.serve").info("loaded %r in %.2f s; http://%s:%d/", decoder, decoder.load_seconds,
+                                        args.host, args.port)
+    app = create_app(decoder, max_tokens=args.max_tokens, max_kbest=args.max_kbest)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def run(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="cky serve", description=__doc__)
+    add_arguments(parser)
+    return main(parser.parse_args(argv))
