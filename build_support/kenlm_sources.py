@@ -93,6 +93,6 @@ def kenlm_extension_kwargs(root):
         libraries=libraries,
         # Hidden visibility keeps our KenLM symbols from clashing with the
         # kenlm PyPI module's copy when both are loaded in one process.
-        extra_compile_args=["-O3", "-std=c++11", "-fvisibility=hidden"],
+        extra_compile_args=["-std=c++11", "-fvisibility=hidden"],  # after setup.py's -O3
     )
     return kwargs

@@ -33,7 +33,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence, Union
 
+from ._ext import compiled_module
 from .errors import GrammarFormatError
+
+_rule_table = compiled_module("_rule_table")
 
 Symbol = Union[str, int]
 
@@ -280,8 +283,7 @@ def read_rules(path: str | os.PathLike) -> Iterator[Rule]:
     Lines are read by the compiled decoder._ext._rule_table.read_rule, which reads the usual
     lines exactly as parse_rule does (and keeps the rules off the cyclic collector's lists) and
     hands every other line, malformed ones included, to parse_rule."""
-    from ._ext._rule_table import read_rule
-
+    read_rule = _rule_table.read_rule
     path = os.fspath(path)
     with open_text(path) as lines:
         for line_number, line in enumerate(lines, start=1):
