@@ -88,6 +88,7 @@ cdef class RuleBinarizer:
     cdef vector[int] items
     cdef vector[int32_t] token_key  # ICR: per token, the bucket id of its key
 
+    # Reading a rule; its bracketing (strategies.py); node templates (rule_shape.node_templates).
     cdef int read_rule(self, rule) except -1
     cdef int new_node(self, int left, int right) noexcept
     cdef int monolingual_tree(self) noexcept
@@ -105,6 +106,7 @@ cdef class RuleBinarizer:
     cdef int compute_templates(self, int root, bint synchronous) except -1
     cdef int walk(self, int ref, bint is_top, bint synchronous) except ERROR
     cdef int make_node(self, int left, int right, int first, int last, bint is_top, bint synchronous) except -1
+    # Symbols, buckets and virtual names; the binary rules of one source rule.
     cdef int token_bucket(self, str key) except -1
     cdef int concatenated_bucket(self, int left, int right) except -1
     cdef int concatenation_in_buffer(self, int left, int right, int n, uint64_t h) except -1
@@ -122,5 +124,6 @@ cdef class RuleBinarizer:
     cdef int share_by_equality(self) except -1
     cdef str virtual_name(self, int j, tuple bucket, bint monolingual)
     cdef int emit_rule(self, Py_ssize_t rule_index, lhs) except -1
+    # ICR span tables.
     cdef void collect_tree_spans(self, int ref, int32_t* codes, int* count, int* first, int* last) noexcept
     cdef int span_bucket_id(self, dict ids, int p, int q) except -1
