@@ -40,9 +40,9 @@ from . import glue as glue_module
 from .corpus import BadLine, CorpusPaths, count_lines, pair_graph, read_corpus
 from .filtering import TestSetFilter
 from .._ext import compiled_module
-from .reference import count_occurrences_reference, extract_occurrences_reference
+from .reference import count_occurrences_reference, extract_occurrences_reference, merge_by_target, table_lines
 from .rules import Limits
-from .scoring import FEATURE_NAMES, LexicalTable, count_links, merge_by_target, table_lines
+from .scoring import FEATURE_NAMES, LexicalTable, count_links
 
 _extract = compiled_module("_extract")  # the kernels; `compiled=False` runs their references instead
 
