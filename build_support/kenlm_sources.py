@@ -51,7 +51,7 @@ def kenlm_query_sources(source_dir):
 
 
 def kenlm_header_kwargs(root):
-    """What a module needs to include KenLM headers (i.e. to cimport decoder._ext._lm)."""
+    """What a module needs to include KenLM headers (i.e. to cimport decoder._ext._kenlm)."""
     return {
         "include_dirs": [kenlm_source_dir(root)],
         "define_macros": [("KENLM_MAX_ORDER", str(KENLM_MAX_ORDER))],

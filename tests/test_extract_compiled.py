@@ -3,14 +3,15 @@ import re
 
 import pytest
 
+from decoder._ext import compiled_module
 from decoder.extract.corpus import CorpusPaths, pair_graph, read_corpus
 from decoder.extract.pipeline import count_occurrences, extract_occurrences
-from decoder.extract.rules import Limits
 from decoder.extract.reference import lexical_weights
+from decoder.extract.rules import Limits
 from decoder.extract.scoring import LexicalTable, count_links
 from decoder.extract.synthetic import write_corpus
 
-compiled = pytest.importorskip("decoder._ext._extract")
+compiled = compiled_module("_extract")  # required: a missing build fails, never skips
 
 LIMITS = [Limits(), Limits(compose=1), Limits(compose=4, max_nonterminals=3, max_symbols=6, max_depth=4)]
 
