@@ -5,7 +5,7 @@ PIP_STAMP := build/.installed
 
 .PHONY: install demo test bench data data-small clean
 
-$(PIP_STAMP): pyproject.toml setup.py $(wildcard ext/*.pyx ext/*.pxd build_support/*.py)
+$(PIP_STAMP): pyproject.toml setup.py $(wildcard ext/*.pyx ext/*.pxd ext/*.hh build_support/*.py)
 	bash models/kenlm/fetch_sources.sh
 	bash models/kenlm/build_tools.sh
 	$(PYTHON) -m pip install -q "setuptools>=77" wheel cython numpy

@@ -1,9 +1,10 @@
 """Builds the compiled hot loops in ext/ as the package decoder._ext.
 
 decoder/_ext is a symlink to ext/, so Cython sees every .pyx under its full
-module name (decoder._ext._x) and cross-module cimports resolve.
+module name (decoder._ext._x) and cross-module cimports resolve. ext/_kenlm.pxd
+(KenLM's declarations) has no .pyx: it is compiled into the modules that
+cimport it.
 """
-import glob
 import os
 import sys
 
@@ -14,39 +15,62 @@ from setuptools import Extension, setup
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # build_support/ helpers
 
+from build_support.kenlm_sources import kenlm_extension_kwargs, kenlm_header_kwargs  # noqa: E402
 
-def extra_sources(name):
-    """Per-module C/C++ sources and flags (KenLM is compiled into _lm; the
-    other modules get its headers so that they can cimport decoder._ext._lm)."""
-    from build_support.kenlm_sources import kenlm_extension_kwargs, kenlm_header_kwargs
+# Cython compiler directives and C++ compile settings of every module; a module
+# adds its own directives in MODULES below.
+COMPILER_DIRECTIVES = {"language_level": 3, "boundscheck": False, "wraparound": False, "cdivision": True}
+LANGUAGE = "c++"
+EXTRA_COMPILE_ARGS = ["-O3"]
+DEFINE_MACROS = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
+INCLUDE_DIRS = [numpy.get_include(), "ext"]  # ext/: the project's C++ headers (*.hh)
 
-    if name == "_lm":
+# The compiled modules, decoder._ext.<name>: name -> (KenLM use, its own C++ headers,
+# its own Cython directives). KenLM use: "query" compiles KenLM's query code into
+# the module (only _lm: every other module calls KenLM through _lm's nogil
+# functions), "headers" gives it KenLM's headers (it cimports _kenlm's state types).
+MODULES = {
+    "_lm": ("query", ["lm_rule_score.hh"], {}),
+    "_chart": ("headers", ["chart_containers.hh"], {"initializedcheck": False}),
+    "_rule_table": (None, [], {}),
+    "_extract": (None, [], {}),
+    "_sequence_index": (None, ["prefetch.hh"], {}),
+    "_icr": (None, [], {}),
+    "_rule_binarizer": (None, [], {}),
+}
+
+
+def kenlm_kwargs(kenlm_use):
+    if kenlm_use == "query":
         return kenlm_extension_kwargs(HERE)
-    return kenlm_header_kwargs(HERE)
+    if kenlm_use == "headers":
+        return kenlm_header_kwargs(HERE)
+    return {}
+
+
+def extension(name, kenlm_use, headers):
+    kwargs = {
+        "include_dirs": list(INCLUDE_DIRS),
+        "extra_compile_args": list(EXTRA_COMPILE_ARGS),
+        "define_macros": list(DEFINE_MACROS),
+        "depends": [os.path.join("ext", header) for header in headers],
+        "language": LANGUAGE,
+    }
+    for key, value in kenlm_kwargs(kenlm_use).items():
+        if isinstance(value, list):
+            kwargs[key] = kwargs.get(key, []) + value
+        else:
+            kwargs[key] = value
+    sources = [os.path.join("decoder", "_ext", f"{name}.pyx")] + kwargs.pop("sources", [])
+    return Extension(f"decoder._ext.{name}", sources, **kwargs)
 
 
 def extensions():
-    exts = []
-    for pyx in sorted(glob.glob(os.path.join("decoder", "_ext", "_*.pyx"))):
-        name = os.path.splitext(os.path.basename(pyx))[0]
-        kwargs = {
-            "include_dirs": [numpy.get_include()],
-            "extra_compile_args": ["-O3"],
-            "define_macros": [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        }
-        for key, value in extra_sources(name).items():
-            if isinstance(value, list):
-                kwargs.setdefault(key, [])
-                kwargs[key] = kwargs[key] + value
-            else:
-                kwargs[key] = value
-        sources = [pyx] + kwargs.pop("sources", [])
-        exts.append(Extension(f"decoder._ext.{name}", sources, **kwargs))
-    return cythonize(
-        exts,
-        language_level=3,
-        compiler_directives={"boundscheck": False, "wraparound": False, "cdivision": True},
-    )
+    compiled = []
+    for name, (kenlm_use, headers, directives) in MODULES.items():
+        compiled += cythonize([extension(name, kenlm_use, headers)],
+                              compiler_directives={**COMPILER_DIRECTIVES, **directives})
+    return compiled
 
 
 setup(ext_modules=extensions())

@@ -174,10 +174,9 @@ def grammar_costs(rules_path: str, strategies=STRATEGIES, seeds: int = RANDOM_SE
 def decoder_missing() -> str | None:
     """Why the decoder cannot be used (None if it can)."""
     try:
-        from decoder._ext._chart import ChartSearch  # noqa: F401
         from decoder.decoder import Decoder  # noqa: F401
         from decoder.search.chart import ChartDecoder  # noqa: F401
-    except Exception as error:  # ImportError, or a compiled module not built
+    except Exception as error:  # ImportError: decoder._ext.compiled_module says how to build what is missing
         return f"decoder.decoder is not importable ({type(error).__name__}: {error})"
     return None
 

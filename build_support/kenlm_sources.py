@@ -51,7 +51,7 @@ def kenlm_query_sources(source_dir):
 
 
 def kenlm_header_kwargs(root):
-    """What a module needs to include KenLM headers (i.e. to cimport decoder._ext._lm)."""
+    """What a module needs to include KenLM headers (i.e. to cimport decoder._ext._kenlm)."""
     return {
         "include_dirs": [kenlm_source_dir(root)],
         "define_macros": [("KENLM_MAX_ORDER", str(KENLM_MAX_ORDER))],
@@ -93,6 +93,6 @@ def kenlm_extension_kwargs(root):
         libraries=libraries,
         # Hidden visibility keeps our KenLM symbols from clashing with the
         # kenlm PyPI module's copy when both are loaded in one process.
-        extra_compile_args=["-O3", "-std=c++11", "-fvisibility=hidden"],
+        extra_compile_args=["-std=c++11", "-fvisibility=hidden"],  # after setup.py's -O3
     )
     return kwargs

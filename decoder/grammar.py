@@ -35,7 +35,10 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence, Union
 
+from ._ext import compiled_module
 from .errors import FeatureNamesError, GrammarFormatError, InputError
+
+_rule_table = compiled_module("_rule_table")
 
 Symbol = Union[str, int]
 
@@ -358,8 +361,7 @@ def read_rules(path: str | os.PathLike, uniform_scores: bool = False) -> Iterato
     Lines are read by the compiled decoder._ext._rule_table.read_rule, which reads the usual
     lines exactly as parse_rule does (and keeps the rules off the cyclic collector's lists) and
     hands every other line, malformed ones included, to parse_rule."""
-    from ._ext._rule_table import read_rule
-
+    read_rule = _rule_table.read_rule
     path = os.fspath(path)
     n_scores = first_line = None
     with open_text(path) as lines:

@@ -23,7 +23,10 @@ import gzip
 from dataclasses import dataclass
 from typing import Iterable, Sequence, Union
 
-from decoder._ext._lm import LanguageModel, PyChartState
+from decoder._ext import compiled_module
+
+_lm = compiled_module("_lm")
+LanguageModel, PyChartState = _lm.LanguageModel, _lm.PyChartState
 
 __all__ = ["LanguageModel", "PyChartState", "ArpaReference", "ReferenceState"]
 

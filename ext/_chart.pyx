@@ -1,5 +1,3 @@
-# distutils: language = c++
-# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The CKY chart with an integrated KenLM language model, compiled.
 
 One `ChartSearch` per decoder holds the grammar arrays (prepared once by
@@ -28,8 +26,9 @@ from libc.math cimport isnan, INFINITY
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-from decoder._ext._lm cimport (ChartState, LanguageModel, Model, chart_state_hash, empty_chart_state,
-                               score_sentence_boundaries, score_target)
+from decoder._ext._kenlm cimport ChartState, Model
+from decoder._ext._lm cimport (LanguageModel, chart_state_hash, empty_chart_state, score_sentence_boundaries,
+                               score_target)
 
 cdef int32_t GLUE_CONCAT_TARGET[2]
 GLUE_CONCAT_TARGET[0] = -1

@@ -1,12 +1,12 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Compiled hot loops of `cky extract` (decoder.extract); each has a pure-Python
-reference there, and tests/test_extract_compiled.py checks that they agree:
+reference, named in decoder.extract.reference, and tests/test_extract_compiled.py
+checks that they agree:
 
-    parse_tree_arrays      trees.parse_tree_reference
-    parse_alignment_links  alignment.parse_alignment_reference
-    frontier_arrays        alignment.spans (bit sets of 64-bit words here)
-    extract_sentence       rules.extract_rules + scoring.rule_fields
-    count_sentence         pipeline.count_occurrences (reference branch)
+    parse_tree_arrays      parse_tree_reference (trees.py)
+    parse_alignment_links  parse_alignment_reference (alignment.py)
+    frontier_arrays        spans (alignment.py; bit sets of 64-bit words here)
+    extract_sentence       extract_occurrences_reference (rules.extract_rules + scoring.rule_fields)
+    count_sentence         count_occurrences_reference
     lexical_weights        scoring.lexical_weights
     merge_by_target        scoring.merge_by_target
     table_lines            scoring.table_lines

@@ -1,4 +1,3 @@
-# distutils: language = c++
 """KenLM n-gram language model, scored through KenLM's own C++ structures.
 
 The decoder's hot path calls the nogil functions declared in _lm.pxd
@@ -14,60 +13,11 @@ import numpy as np
 from libc.stdint cimport int32_t, uint64_t
 from libcpp.vector cimport vector
 
-cdef extern from *:
-    """
-    #include "lm/left.hh"
-    #include "lm/model.hh"
+from decoder._ext._kenlm cimport (ARPA_COMPLAIN_NONE, ARRAY_TRIE, PROBING, QUANT_ARRAY_TRIE, QUANT_TRIE,
+                                  REST_PROBING, TRIE, ChartState, Config, Model, ModelType, ProbingVocabulary,
+                                  RecognizeBinary, State, WordIndex, hash_value)
 
-    /* RuleScore cannot live on a Cython stack (no default constructor), so the
-       loops that use it are written here. */
-    static float CkyScoreTarget(const lm::ngram::ProbingModel &model,
-                                const int32_t *target, Py_ssize_t length,
-                                const lm::ngram::ChartState *const *children,
-                                lm::ngram::ChartState &out,
-                                unsigned long long *queries) {
-      lm::ngram::RuleScore<lm::ngram::ProbingModel> scorer(model, out);
-      const lm::WordIndex begin_sentence = model.GetVocabulary().BeginSentence();
-      unsigned long long calls = 0;
-      for (Py_ssize_t i = 0; i < length; ++i) {
-        const int32_t symbol = target[i];
-        if (symbol < 0) {
-          const lm::ngram::ChartState &child = *children[-(symbol + 1)];
-          if (i == 0) {
-            scorer.BeginNonTerminal(child, 0.0f);  /* nothing to its left: a copy */
-          } else {
-            scorer.NonTerminal(child, 0.0f);
-            ++calls;
-          }
-        } else if (i == 0 && static_cast<lm::WordIndex>(symbol) == begin_sentence) {
-          scorer.BeginSentence();
-        } else {
-          scorer.Terminal(static_cast<lm::WordIndex>(symbol));
-          ++calls;
-        }
-      }
-      if (queries) *queries += calls;
-      return scorer.Finish();
-    }
-
-    static float CkyScoreSentenceBoundaries(const lm::ngram::ProbingModel &model,
-                                            const lm::ngram::ChartState &root,
-                                            lm::ngram::ChartState &out,
-                                            unsigned long long *queries) {
-      lm::ngram::RuleScore<lm::ngram::ProbingModel> scorer(model, out);
-      scorer.BeginSentence();
-      scorer.NonTerminal(root, 0.0f);
-      scorer.Terminal(model.GetVocabulary().EndSentence());
-      if (queries) *queries += 2;
-      return scorer.Finish();
-    }
-
-    static void CkyEmptyChartState(lm::ngram::ChartState &out) {
-      out.left.length = 0;
-      out.left.full = false;
-      out.right.length = 0;
-    }
-    """
+cdef extern from "lm_rule_score.hh":
     float CkyScoreTarget(const Model &model, const int32_t *target, Py_ssize_t length,
                          const ChartState * const *children, ChartState &out,
                          unsigned long long *queries) nogil

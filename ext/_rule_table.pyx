@@ -1,4 +1,3 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
 """Compiled reading of Moses rule-table lines (the hot loop of decoder.grammar.read_rules).
 
 `rule_fields(line)` reads a well-formed line into the fields of a

@@ -1,4 +1,4 @@
-"""The compiled binarization loop (decoder._ext._binarize.RuleBinarizer) against its pure-Python
+"""The compiled binarization loop (decoder._ext._rule_binarizer.RuleBinarizer) against its pure-Python
 reference (decoder.binarize.reference.binarize_reference): identical grammars and reports."""
 import pytest
 
@@ -102,7 +102,7 @@ def test_names_spelled_alike_from_different_source_tokens_are_one_virtual_nonter
 def test_sequence_index_against_a_dict_of_tuples():
     import random
 
-    from decoder._ext._binarize import SequenceIndex
+    from decoder._ext._sequence_index import SequenceIndex
 
     rng = random.Random(3)
     index, expected = SequenceIndex(), {}

@@ -1,15 +1,17 @@
-"""The compiled extraction (ext/_extract.pyx) agrees with the pure-Python reference."""
+"""The compiled extraction (ext/_extract.pyx) agrees with its pure-Python reference (decoder.extract.reference)."""
 import re
 
 import pytest
 
+from decoder._ext import compiled_module
 from decoder.extract.corpus import CorpusPaths, pair_graph, read_corpus
 from decoder.extract.pipeline import count_occurrences, extract_occurrences
+from decoder.extract.reference import lexical_weights
 from decoder.extract.rules import Limits
-from decoder.extract.scoring import LexicalTable, count_links, lexical_weights
+from decoder.extract.scoring import LexicalTable, count_links
 from decoder.extract.synthetic import write_corpus
 
-compiled = pytest.importorskip("decoder._ext._extract")
+compiled = compiled_module("_extract")  # required: a missing build fails, never skips
 
 LIMITS = [Limits(), Limits(compose=1), Limits(compose=4, max_nonterminals=3, max_symbols=6, max_depth=4)]
 
@@ -54,7 +56,8 @@ def test_compiled_lexical_weights_equal_the_reference(graphs):
 
 
 def test_compiled_table_lines_equal_the_reference(graphs):
-    from decoder.extract.scoring import lhs_of, table_lines
+    from decoder.extract.reference import table_lines
+    from decoder.extract.scoring import lhs_of
 
     counts, lhs = {}, {}
     for graph in graphs[:60]:
@@ -70,7 +73,7 @@ def test_compiled_table_lines_equal_the_reference(graphs):
 
 
 def test_compiled_merge_by_target_equals_the_reference(graphs):
-    from decoder.extract.scoring import merge_by_target
+    from decoder.extract.reference import merge_by_target
 
     links = {}
     for g in graphs:
@@ -94,7 +97,8 @@ TREES = ["(S (NP (PRP he)) (VP (VB goes)))", "( (S (NP (NN a|b)) (VP (VB [x]))) 
 
 @pytest.mark.parametrize("text", TREES)
 def test_compiled_tree_reading_equals_the_reference(text):
-    from decoder.extract.trees import TreeFormatError, parse_tree, parse_tree_reference
+    from decoder.extract.reference import parse_tree_reference
+    from decoder.extract.trees import TreeFormatError, parse_tree
     from decoder.grammar import escape_word
 
     arrays = compiled.parse_tree_arrays(text, escape_word)
@@ -110,7 +114,7 @@ def test_compiled_tree_reading_equals_the_reference(text):
 
 
 def test_compiled_tree_reading_on_a_corpus(graphs):
-    from decoder.extract.trees import parse_tree_reference
+    from decoder.extract.reference import parse_tree_reference
     from decoder.grammar import escape_word
 
     for graph in graphs:
@@ -121,7 +125,7 @@ def test_compiled_tree_reading_on_a_corpus(graphs):
 
 
 def test_compiled_frontier_equals_the_reference(graphs):
-    from decoder.extract.alignment import spans
+    from decoder.extract.reference import spans
 
     assert max(g.n_source for g in graphs) > 64  # bit sets of more than one 64-bit word
     for g in graphs:
@@ -134,7 +138,7 @@ def test_compiled_frontier_equals_the_reference(graphs):
 def test_compiled_frontier_on_a_long_reordered_sentence():
     import random
 
-    from decoder.extract.alignment import spans
+    from decoder.extract.reference import spans
     from decoder.extract.trees import parse_tree
 
     rng = random.Random(3)
@@ -149,7 +153,8 @@ def test_compiled_frontier_on_a_long_reordered_sentence():
 @pytest.mark.parametrize("text", ["0-1 2-0 0-1", "", "  3-3\t0-0 ", "0-5", "4-0", "0:1", "a-b", "0-", "-1", "1-1-1",
                                   "00-01", "1 -1", "0-0x", "\u00a01-2\u00a0"])
 def test_compiled_alignment_reading_equals_the_reference(text):
-    from decoder.extract.alignment import AlignmentFormatError, parse_alignment_reference
+    from decoder.extract.alignment import AlignmentFormatError
+    from decoder.extract.reference import parse_alignment_reference
 
     try:
         reference = parse_alignment_reference(text, 4, 4)

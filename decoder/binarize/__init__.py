@@ -12,7 +12,7 @@ Algorithm 1) and, by default, binarized monolingually and listed in
 `unbinarize(grammar)` rebuilds the source rules from the binary ones.
 
 The per-rule loop (tokens, bracketing, node templates, binary rules, bucket
-keys) runs compiled in decoder._ext._binarize.RuleBinarizer; the pure-Python
+keys) runs compiled in decoder._ext._rule_binarizer.RuleBinarizer; the pure-Python
 code it replaces is decoder.binarize.reference.binarize_reference, which
 tests/test_binarize_kernel.py holds it to, output for output.
 """
@@ -25,6 +25,7 @@ from typing import Iterable
 
 import numpy as np
 
+from .._ext import compiled_module
 from ..grammar import Rule
 from .binary_grammar import (BinaryGrammar, BinaryGrammarBuilder, BinaryRule, expand, expansion_table,
                              is_monolingual_virtual, is_virtual, read_binary_rules, unbinarize,
@@ -33,6 +34,8 @@ from .icr import SpanTables, bucket_size_histogram, cost_of, grammar_cost, icr_s
 from .rule_shape import (node_templates, shape_key, tokenize_rule, tree_from_spans, tree_spans)
 from .strategies import (NON_BINARIZABLE_POLICIES, STRATEGIES, SYNCHRONOUS, check_arguments, feasible_spans,
                          left_tree, monolingual_tree, random_tree, right_tree)
+
+_rule_binarizer = compiled_module("_rule_binarizer")
 
 __all__ = ["binarize", "BinaryGrammar", "BinaryRule", "STRATEGIES", "unbinarize", "unbinarize_rule",
            "expand", "expansion_table", "is_virtual", "is_monolingual_virtual", "grammar_cost",
@@ -45,7 +48,7 @@ _PROGRESS_CHUNK = 50_000
 
 def binarize(rules: Iterable[Rule], strategy: str = "left", seed: int = 0, max_iterations: int = 20,
              non_binarizable: str = "monolingual", progress: bool = False) -> BinaryGrammar:
-    """Binarize with one of STRATEGIES (the per-rule loop runs in decoder._ext._binarize.RuleBinarizer;
+    """Binarize with one of STRATEGIES (the per-rule loop runs in decoder._ext._rule_binarizer.RuleBinarizer;
     decoder.binarize.reference.binarize_reference is its pure-Python twin, with identical output)."""
     check_arguments(strategy, non_binarizable)
     started = time.perf_counter()
@@ -73,9 +76,7 @@ class _garbage_collector_paused:
 
 def _binarize_with_kernel(rules: list[Rule], strategy: str, seed: int, max_iterations: int,
                           non_binarizable: str, progress: bool) -> BinaryGrammar:
-    from .._ext._binarize import RuleBinarizer
-
-    kernel = RuleBinarizer(strategy, non_binarizable == "drop", BinaryRule)
+    kernel = _rule_binarizer.RuleBinarizer(strategy, non_binarizable == "drop", BinaryRule)
 
     # ICR first re-brackets the synchronous rules to lower Q(G'), starting from `left`.
     iterations: list[int] = []

@@ -14,7 +14,7 @@ cost ignores the cross term when one rule puts two nodes in one bucket), so Q
 never increases. Sweeps repeat until Q stops decreasing or `max_iterations`.
 
 The per-rule tables are flat integer arrays, so the sweep runs in compiled code
-(`decoder._ext._binarize.icr_sweep`); `icr_sweep_reference` is the pure-Python
+(`decoder._ext._icr.icr_sweep`); `icr_sweep_reference` is the pure-Python
 twin the tests compare it with.
 """
 from __future__ import annotations
@@ -23,6 +23,10 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
+
+from .._ext import compiled_module
+
+_icr = compiled_module("_icr")
 
 NO_BUCKET = -1
 
@@ -148,7 +152,5 @@ def icr_sweep_reference(tables: SpanTables) -> int:
 
 def icr_sweep(tables: SpanTables) -> int:
     """One ICR sweep in compiled code (same result as icr_sweep_reference)."""
-    from .._ext import _binarize
-
-    return _binarize.icr_sweep(tables.n_tokens, tables.table_offsets, tables.span_bucket,
-                               tables.tree_offsets, tables.tree_spans, tables.active, tables.counts)
+    return _icr.icr_sweep(tables.n_tokens, tables.table_offsets, tables.span_bucket,
+                          tables.tree_offsets, tables.tree_spans, tables.active, tables.counts)

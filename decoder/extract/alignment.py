@@ -5,27 +5,24 @@ set operations of GHKM (union, closure, intersection) are single int ops.
 """
 from __future__ import annotations
 
+from .._ext import compiled_module
 from ..errors import AlignmentFormatError
 from .trees import Tree
 
-try:  # the compiled frontier computation (ext/_extract.pyx)
-    from .._ext._extract import frontier_arrays as _compiled_frontier_arrays
-    from .._ext._extract import parse_alignment_links as _compiled_parse_alignment
-except ImportError:  # not built
-    _compiled_frontier_arrays = _compiled_parse_alignment = None
+_extract = compiled_module("_extract")  # parse_alignment_links, frontier_arrays
 
 
 def parse_alignment(text: str, n_source: int, n_target: int) -> list[tuple[int, int]]:
     """Read Pharaoh links "i-j ..." (source index first) and check them against the lengths."""
-    if _compiled_parse_alignment is not None:
-        links = _compiled_parse_alignment(text, n_source, n_target)
-        if links is not None:
-            return links
-    return parse_alignment_reference(text, n_source, n_target)
+    links = _extract.parse_alignment_links(text, n_source, n_target)
+    if links is None:  # an error: the reference says what is wrong
+        return parse_alignment_reference(text, n_source, n_target)
+    return links
 
 
 def parse_alignment_reference(text: str, n_source: int, n_target: int) -> list[tuple[int, int]]:
-    """parse_alignment in pure Python (it also says what is wrong)."""
+    """parse_alignment in pure Python (it also says what is wrong); the reference of the
+    compiled parse_alignment_links (see decoder.extract.reference)."""
     links = []
     for pair in text.split():
         i, dash, j = pair.partition("-")
@@ -108,8 +105,8 @@ class AlignmentGraph:
     source_links   per source position, the target words aligned to it
     target_links   per target word, the source positions aligned to it
 
-    frontier, lo and hi come from the compiled `frontier_arrays` when it is
-    built; span and complement are computed (by `spans`) only when asked for.
+    frontier, lo and hi come from the compiled `frontier_arrays`; span and
+    complement are computed (by `spans`, its reference) only when asked for.
     """
 
     __slots__ = ("tree", "source_words", "n_source", "links", "source_links", "target_links",
@@ -126,11 +123,7 @@ class AlignmentGraph:
             self.source_links[i].append(j)
             self.target_links[j].append(i)
         self._spans = None
-        if _compiled_frontier_arrays is not None:
-            frontier, lo, hi = _compiled_frontier_arrays(tree.children, tree.is_word, tree.word_node, n_source, links)
-        else:
-            self._spans = spans(tree, n_source, links)
-            frontier, lo, hi = (list(a) for a in self._spans[2:])
+        frontier, lo, hi = _extract.frontier_arrays(tree.children, tree.is_word, tree.word_node, n_source, links)
         if frontier[0]:
             lo[0], hi[0] = 0, n_source - 1
         self.frontier = frontier

@@ -39,18 +39,12 @@ from ..grammar import feature_names_path
 from . import glue as glue_module
 from .corpus import BadLine, CorpusPaths, count_lines, pair_graph, read_corpus
 from .filtering import TestSetFilter
-from .rules import Limits, extract_rules
-from .scoring import FEATURE_NAMES, LexicalTable, count_links, merge_by_target, rule_fields, table_lines
+from .._ext import compiled_module
+from .reference import count_occurrences_reference, extract_occurrences_reference, merge_by_target, table_lines
+from .rules import Limits
+from .scoring import FEATURE_NAMES, LexicalTable, count_links
 
-try:  # the compiled extraction (ext/_extract.pyx); the pure-Python reference otherwise
-    from .._ext._extract import count_sentence as _compiled_count_sentence
-    from .._ext._extract import extract_sentence as _compiled_extract_sentence
-    from .._ext._extract import lexical_weights as _compiled_lexical_weights
-    from .._ext._extract import merge_by_target as _compiled_merge_by_target
-    from .._ext._extract import table_lines as _compiled_table_lines
-except ImportError:  # not built
-    _compiled_extract_sentence = _compiled_lexical_weights = _compiled_count_sentence = None
-    _compiled_table_lines = _compiled_merge_by_target = None
+_extract = compiled_module("_extract")  # the kernels; `compiled=False` runs their references instead
 
 SAMPLE_EVERY = 64  # one source side in this many goes to the partition sample
 MAX_REPORTED_ERRORS = 20  # bad lines printed; all are counted, the first 1000 kept in the summary
@@ -73,7 +67,7 @@ class ExtractionConfig:
     glue_label: str = "Q"
     unknown_min_frequency: float = 0.03
     compress_level: int = 3  # gzip level of the table: 3 is 2.5x faster than 6, 25% larger
-    compiled: bool = True  # use ext/_extract.pyx when it is built
+    compiled: bool = True  # the kernels of ext/_extract.pyx; False: their references (decoder.extract.reference)
     progress: bool = True
     keep_tmp: bool = False
 
@@ -271,33 +265,22 @@ def _parallel_map(func: Callable, tasks: Iterable, jobs: int) -> Iterator:
 
 def extract_occurrences(graph, limits: Limits, compiled: bool = True) -> list[tuple]:
     """The rule occurrences of a sentence pair as (fields, size, n_nonterminals, lhs, n_source_symbols),
-    fields as `scoring.rule_fields` gives them; compiled when possible, same result either way."""
-    if compiled and _compiled_extract_sentence is not None:
-        return _compiled_extract_sentence(graph.tree, graph, limits.compose, limits.max_nonterminals,
-                                          limits.max_symbols, limits.max_depth)
-    return [(rule_fields(r), r.size, len(r.labels), r.lhs, len(r.source)) for r in extract_rules(graph, limits)]
+    fields as `scoring.rule_fields` gives them; compiled or not, same result."""
+    if compiled:
+        return _extract.extract_sentence(graph.tree, graph, limits.compose, limits.max_nonterminals,
+                                         limits.max_symbols, limits.max_depth)
+    return extract_occurrences_reference(graph, limits)
 
 
 def count_occurrences(graph, limits: Limits, compiled: bool, occurrences: dict, lhs: dict, nonterminals: dict,
                       single_word_labels: dict) -> tuple[int, int]:
     """Add a sentence pair's rules to the counts: occurrences by fields, LHS labels, nonterminals
     per rule, (word, LHS) of single-word minimal rules; return (rules extracted, of which minimal)."""
-    if compiled and _compiled_count_sentence is not None:
-        return _compiled_count_sentence(graph.tree, graph, limits.compose, limits.max_nonterminals,
-                                        limits.max_symbols, limits.max_depth, occurrences, lhs, nonterminals,
-                                        single_word_labels)
-    found = extract_occurrences(graph, limits, compiled=False)
-    minimal = 0
-    for fields, size, n_nonterminals, label, n_symbols in found:
-        occurrences[fields] = occurrences.get(fields, 0) + 1
-        lhs[label] = lhs.get(label, 0) + 1
-        nonterminals[n_nonterminals] = nonterminals.get(n_nonterminals, 0) + 1
-        if size == 1:
-            minimal += 1
-            if n_symbols == 1 and n_nonterminals == 0:
-                key = (fields[0][:-4], label)  # "word [X]" -> word
-                single_word_labels[key] = single_word_labels.get(key, 0) + 1
-    return len(found), minimal
+    if compiled:
+        return _extract.count_sentence(graph.tree, graph, limits.compose, limits.max_nonterminals,
+                                       limits.max_symbols, limits.max_depth, occurrences, lhs, nonterminals,
+                                       single_word_labels)
+    return count_occurrences_reference(graph, limits, occurrences, lhs, nonterminals, single_word_labels)
 
 
 def _shard_of(target_field: str, shards: int) -> int:
@@ -367,8 +350,8 @@ def _score_by_target(shard: int) -> int:
         with open(path, "rb") as f:
             record_lists.append(marshal.loads(f.read()))
         os.unlink(path)
-    if _STATE["config"].compiled and _compiled_merge_by_target is not None:
-        parts, n_rules = _compiled_merge_by_target(record_lists, bounds, lexicon.t_given_s, lexicon.s_given_t)
+    if _STATE["config"].compiled:
+        parts, n_rules = _extract.merge_by_target(record_lists, bounds, lexicon.t_given_s, lexicon.s_given_t)
     else:
         parts, n_rules = merge_by_target(record_lists, bounds, lexicon)
     del record_lists
@@ -393,7 +376,7 @@ def _write_partition(part: int) -> dict:
             rows.extend(marshal.loads(f.read()))
         os.unlink(path)
     keep = test_filter.keeps if test_filter is not None else None
-    make_lines = _compiled_table_lines if config.compiled and _compiled_table_lines else table_lines
+    make_lines = _extract.table_lines if config.compiled else table_lines
     lines, nonterminals = make_lines(rows, lhs_counts, config.min_count, keep)
     lines.sort()
     with gzip.open(os.path.join(tmp, "stage3", f"p{part:03d}.gz"), "wb",

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import re
 
+from .._ext import compiled_module
 from ..errors import TreeFormatError
 from ..grammar import escape_word
 
-try:  # the compiled tokenizer (ext/_extract.pyx)
-    from .._ext._extract import parse_tree_arrays as _compiled_tree_arrays
-except ImportError:  # not built
-    _compiled_tree_arrays = None
+_extract = compiled_module("_extract")  # the tokenizer: parse_tree_arrays
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
@@ -64,17 +62,17 @@ def parse_tree(text: str) -> Tree:
     A nameless outer bracket with one child, as some parsers write
     ("( (S ...) )"), is dropped. Raises TreeFormatError on anything else
     that is not a single well-formed tree with at least one word.
-    Uses the compiled tokenizer when it is built (same result).
+    Tokenized by the compiled parse_tree_arrays (same result as parse_tree_reference).
     """
-    if _compiled_tree_arrays is not None:
-        arrays = _compiled_tree_arrays(text, escape_word)
-        if not isinstance(arrays, str):  # a str is an error: the reference below raises it
-            return _finish(*arrays)
-    return parse_tree_reference(text)
+    arrays = _extract.parse_tree_arrays(text, escape_word)
+    if isinstance(arrays, str):  # an error: the reference says what is wrong, in full
+        return parse_tree_reference(text)
+    return _finish(*arrays)
 
 
 def parse_tree_reference(text: str) -> Tree:
-    """parse_tree in pure Python."""
+    """parse_tree in pure Python (the reference of the compiled parse_tree_arrays; see
+    decoder.extract.reference)."""
     tokens = _TOKEN.findall(text)
     if not tokens:
         raise TreeFormatError("empty tree")

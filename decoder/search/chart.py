@@ -18,10 +18,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from decoder._ext._chart import ChartSearch, sort_rules_by_score, target_hashes
+from decoder._ext import compiled_module
 
 from ..grammar import unescape_word
 from .model import GLUE, GOAL, LM, OOV, WORD_COUNT, SearchSpace, Weights
+
+_chart = compiled_module("_chart")
+ChartSearch, sort_rules_by_score, target_hashes = _chart.ChartSearch, _chart.sort_rules_by_score, _chart.target_hashes
 
 EDGE_OOV, EDGE_GLUE_START, EDGE_GLUE_CONCAT = -1, -2, -3
 

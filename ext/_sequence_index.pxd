@@ -1,10 +1,18 @@
-# Compiled kernels of decoder.binarize (iterative cost reduction, sequence interning).
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+"""SequenceIndex: distinct int32 sequences -> dense ids (see _sequence_index.pyx)."""
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 cimport cython
 
-cdef int64_t cky_cheapest(int n, const int32_t* span_bucket, const int64_t* counts,
-                          int64_t* best, int32_t* split_at, int32_t* codes_out) noexcept nogil
+
+cdef inline uint64_t sequence_hash(const int32_t* values, int n) noexcept nogil:
+    """A multiply-xorshift hash of n int32 values (their order matters)."""
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ <uint64_t>n
+    cdef int i
+    for i in range(n):
+        h = (h ^ <uint32_t>values[i]) * 0xBF58476D1CE4E5B9ULL
+        h ^= h >> 29
+    return h ^ (h >> 32)
+
 
 
 @cython.final
@@ -15,6 +23,7 @@ cdef class SequenceIndex:
     cdef vector[uint64_t] slots  # open-addressing table (linear probing): hash tag | id, or all ones
 
     cdef int find_or_add(self, const int32_t* values, int n, bint* added) except -1
+    # The hash of values[0:n] (sequence_hash), with its table slot requested from memory.
     cdef uint64_t prefetch(self, const int32_t* values, int n) noexcept
     cdef int find_or_add_hashed(self, const int32_t* values, int n, uint64_t h, bint* added) except -1
     cdef void grow(self) except *

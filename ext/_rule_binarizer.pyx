@@ -1,21 +1,12 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-# distutils: language = c++
-"""Compiled hot loops of decoder.binarize.
+"""The per-rule loop of `binarize`, compiled: RuleBinarizer (declared in _rule_binarizer.pxd).
 
-1. `icr_sweep`: the iterative cost reduction sweep (Xiao et al. 2009) over flat
-   span tables. Same semantics as decoder.binarize.icr.icr_sweep_reference: for
-   each active rule, remove its nodes from the bucket counts, find the cheapest
-   bracketing with the CKY binarizer (ties to the smallest split point), take it
-   only if it lowers Q exactly, and put the nodes back.
-
-2. `RuleBinarizer`: the per-rule loop of `binarize` (tokens, the strategy's
-   bracketing, node templates, binary rules, bucket keys). Its pure-Python
-   reference is decoder.binarize.reference.binarize_reference (built from
-   rule_shape.node_templates, strategies.*_tree and BinaryGrammarBuilder), and
-   tests/test_binarize_kernel.py checks that both give identical grammars.
+Per rule: tokens, the strategy's bracketing, node templates, binary rules,
+bucket keys. Its pure-Python reference is
+decoder.binarize.reference.binarize_reference (built from
+rule_shape.node_templates, strategies.*_tree and BinaryGrammarBuilder), and
+tests/test_binarize_kernel.py checks that both give identical grammars.
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport malloc, free
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM
@@ -25,261 +16,10 @@ from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_READ_CHAR
 
-cimport cython
 import numpy as np
 
-DEF MAX_TOKENS = 64
-cdef int64_t INF = 1 << 62
+from decoder._ext._sequence_index cimport SequenceIndex, sequence_hash
 
-
-cdef int64_t cky_cheapest(int n, const int32_t* span_bucket, const int64_t* counts,
-                          int64_t* best, int32_t* split_at, int32_t* codes_out) noexcept nogil:
-    """Cheapest bracketing of n tokens; writes its n-1 span codes (post-order) to codes_out.
-    Returns its cost, or -1 if no bracketing is feasible."""
-    cdef int length, p, q, k, b, top = 0
-    cdef int64_t c
-    for p in range(n):
-        for q in range(n):
-            best[p * n + q] = INF
-            split_at[p * n + q] = -1
-        best[p * n + p] = 0
-    for length in range(2, n + 1):
-        for p in range(0, n - length + 1):
-            q = p + length - 1
-            b = span_bucket[p * n + q]
-            if b < 0:
-                continue
-            for k in range(p, q):
-                if best[p * n + k] == INF or best[(k + 1) * n + q] == INF:
-                    continue
-                c = best[p * n + k] + best[(k + 1) * n + q]
-                if c < best[p * n + q]:
-                    best[p * n + q] = c
-                    split_at[p * n + q] = k
-            if split_at[p * n + q] >= 0:
-                best[p * n + q] += counts[b]
-    if best[n - 1] == INF:
-        return -1
-    # Post-order collection with an explicit stack of (p, q, visited).
-    cdef int32_t stack_p[2 * MAX_TOKENS]
-    cdef int32_t stack_q[2 * MAX_TOKENS]
-    cdef uint8_t stack_v[2 * MAX_TOKENS]
-    cdef int sp = 0, out = 0
-    stack_p[0] = 0; stack_q[0] = n - 1; stack_v[0] = 0; sp = 1
-    while sp > 0:
-        sp -= 1
-        p = stack_p[sp]; q = stack_q[sp]
-        if p == q:
-            continue
-        if stack_v[sp]:
-            codes_out[out] = p * n + q
-            out += 1
-            continue
-        k = split_at[p * n + q]
-        stack_p[sp] = p; stack_q[sp] = q; stack_v[sp] = 1; sp += 1
-        stack_p[sp] = k + 1; stack_q[sp] = q; stack_v[sp] = 0; sp += 1
-        stack_p[sp] = p; stack_q[sp] = k; stack_v[sp] = 0; sp += 1
-    return best[n - 1]
-
-
-cdef inline int64_t exact_increase(int m, const int32_t* buckets, const int64_t* counts) noexcept nogil:
-    """Growth of Q when m nodes with these buckets are added (k nodes in one bucket add 2kS + k^2)."""
-    cdef int i, j, k
-    cdef int64_t total = 0
-    for i in range(m):
-        k = 0
-        for j in range(m):
-            if buckets[j] == buckets[i]:
-                if j < i:
-                    k = -1
-                    break
-                k += 1
-        if k > 0:
-            total += 2 * k * counts[buckets[i]] + k * k
-    return total
-
-
-def icr_sweep(const int32_t[::1] n_tokens, const int64_t[::1] table_offsets,
-              const int32_t[::1] span_bucket, const int64_t[::1] tree_offsets,
-              int32_t[::1] tree_spans, const uint8_t[::1] active, int64_t[::1] counts):
-    """One sweep over all rules, in place. Returns the number of rules re-bracketed."""
-    cdef Py_ssize_t n_rules = n_tokens.shape[0]
-    cdef Py_ssize_t i
-    cdef int n, m, j
-    cdef int64_t base, lo
-    cdef int changed = 0
-    cdef int64_t* best = <int64_t*> malloc(MAX_TOKENS * MAX_TOKENS * sizeof(int64_t))
-    cdef int32_t* split_at = <int32_t*> malloc(MAX_TOKENS * MAX_TOKENS * sizeof(int32_t))
-    cdef int32_t new_codes[MAX_TOKENS]
-    cdef int32_t old_buckets[MAX_TOKENS]
-    cdef int32_t new_buckets[MAX_TOKENS]
-    cdef bint same
-    if best == NULL or split_at == NULL:
-        free(best); free(split_at)
-        raise MemoryError()
-    for i in range(n_rules):
-        n = n_tokens[i]
-        if n > MAX_TOKENS:
-            free(best); free(split_at)
-            raise ValueError(f"rule {i} has {n} source tokens; the ICR kernel handles at most {MAX_TOKENS}")
-    with nogil:
-        for i in range(n_rules):
-            if not active[i]:
-                continue
-            n = n_tokens[i]
-            base = table_offsets[i]
-            lo = tree_offsets[i]
-            m = <int>(tree_offsets[i + 1] - lo)
-            for j in range(m):
-                old_buckets[j] = span_bucket[base + tree_spans[lo + j]]
-                counts[old_buckets[j]] -= 1
-            if cky_cheapest(n, &span_bucket[base], &counts[0], best, split_at, new_codes) < 0:
-                for j in range(m):
-                    counts[old_buckets[j]] += 1
-                continue
-            same = True
-            for j in range(m):
-                new_buckets[j] = span_bucket[base + new_codes[j]]
-            for j in range(m):
-                if not _contains(new_codes, m, tree_spans[lo + j]):
-                    same = False
-                    break
-            if not same and exact_increase(m, new_buckets, &counts[0]) < exact_increase(m, old_buckets, &counts[0]):
-                for j in range(m):
-                    tree_spans[lo + j] = new_codes[j]
-                    counts[new_buckets[j]] += 1
-                changed += 1
-            else:
-                for j in range(m):
-                    counts[old_buckets[j]] += 1
-    free(best)
-    free(split_at)
-    return changed
-
-
-cdef inline bint _contains(const int32_t* values, int m, int32_t x) noexcept nogil:
-    cdef int j
-    for j in range(m):
-        if values[j] == x:
-            return True
-    return False
-
-
-# ---------------------------------------------------------------------------
-# Interning short integer sequences
-
-cdef extern from *:
-    void __builtin_prefetch(const void* address) noexcept nogil
-
-
-cdef inline uint64_t sequence_hash(const int32_t* values, int n) noexcept nogil:
-    """A multiply-xorshift hash of n int32 values (their order matters)."""
-    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ <uint64_t>n
-    cdef int i
-    for i in range(n):
-        h = (h ^ <uint32_t>values[i]) * 0xBF58476D1CE4E5B9ULL
-        h ^= h >> 29
-    return h ^ (h >> 32)
-
-
-# A table slot holds the high 32 bits of its sequence's hash above the sequence's id, so that
-# probing rarely has to look at a sequence that is not the one sought.
-cdef uint64_t ID_MASK = 0xFFFFFFFFULL
-cdef uint64_t TAG_MASK = 0xFFFFFFFF00000000ULL
-cdef uint64_t EMPTY_SLOT = 0xFFFFFFFFFFFFFFFFULL
-
-
-@cython.final
-cdef class SequenceIndex:
-    """Distinct int32 sequences -> dense ids 0, 1, 2, ... in order of first sight.
-
-    The binarizer interns L(v) (as token-key ids) and virtual-node keys here
-    instead of in dicts of tuples: the sequences sit in one flat array, so a
-    lookup hashes a few contiguous ints and compares them in place, where a
-    dict of tuples would build a tuple and touch every item object it holds.
-    """
-
-    def __cinit__(self):
-        self.slots.assign(1024, EMPTY_SLOT)
-        self.starts.push_back(0)
-
-    def __len__(self):
-        return self.hashes.size()
-
-    cdef int find_or_add(self, const int32_t* values, int n, bint* added) except -1:
-        """The id of values[0:n], adding it if it is new (added says which)."""
-        return self.find_or_add_hashed(values, n, sequence_hash(values, n), added)
-
-    cdef uint64_t prefetch(self, const int32_t* values, int n) noexcept:
-        """The hash of values[0:n], with its table slot requested from memory: a caller with
-        several look-ups to make asks for all their slots first, so that the cache misses overlap."""
-        cdef uint64_t h = sequence_hash(values, n)
-        __builtin_prefetch(&self.slots[h & (self.slots.size() - 1)])
-        return h
-
-    cdef int find_or_add_hashed(self, const int32_t* values, int n, uint64_t h, bint* added) except -1:
-        """find_or_add with the hash already computed (by prefetch)."""
-        cdef uint64_t tag = h & TAG_MASK, entry
-        cdef size_t mask = self.slots.size() - 1, slot = h & mask
-        cdef int32_t found
-        cdef int64_t start
-        cdef int i
-        while True:
-            entry = self.slots[slot]
-            if entry == EMPTY_SLOT:
-                break
-            if (entry & TAG_MASK) == tag:
-                found = <int32_t>(entry & ID_MASK)
-                start = self.starts[found]
-                if self.starts[found + 1] - start == n:
-                    i = 0
-                    while i < n and self.values[start + i] == values[i]:
-                        i += 1
-                    if i == n:
-                        added[0] = False
-                        return found
-            slot = (slot + 1) & mask
-        found = <int32_t>self.hashes.size()
-        for i in range(n):
-            self.values.push_back(values[i])
-        self.starts.push_back(<int64_t>self.values.size())
-        self.hashes.push_back(h)
-        self.slots[slot] = tag | <uint64_t>found
-        if 2 * self.hashes.size() > self.slots.size():
-            self.grow()
-        added[0] = True
-        return found
-
-    cdef void grow(self) except *:
-        """Double the table (load stays at most one half) and re-place every id."""
-        cdef size_t size = 2 * self.slots.size(), mask = size - 1, slot, i
-        self.slots.assign(size, EMPTY_SLOT)
-        for i in range(self.hashes.size()):
-            slot = self.hashes[i] & mask
-            while self.slots[slot] != EMPTY_SLOT:
-                slot = (slot + 1) & mask
-            self.slots[slot] = (self.hashes[i] & TAG_MASK) | <uint64_t>i
-
-    cdef int length(self, int sequence) noexcept:
-        return <int>(self.starts[sequence + 1] - self.starts[sequence])
-
-    cdef const int32_t* items(self, int sequence) noexcept:
-        return &self.values[self.starts[sequence]]
-
-    def sequence(self, int sequence):
-        """The values of one id (for tests)."""
-        return [self.values[i] for i in range(self.starts[sequence], self.starts[sequence + 1])]
-
-    def add(self, values):
-        """find_or_add from Python (for tests): (id, added)."""
-        cdef vector[int32_t] buffer = values
-        cdef bint added
-        cdef int found = self.find_or_add(buffer.data(), <int>buffer.size(), &added)
-        return found, bool(added)
-
-
-# ---------------------------------------------------------------------------
-# The per-rule binarization loop
 #
 # A rule is read into C arrays once (its source tokens, the target position and
 # rank of each slot), bracketed by its strategy into a small pool of tree nodes,
@@ -305,27 +45,8 @@ cdef class SequenceIndex:
 # is spelled like a virtual name); until that happens every new key makes a new
 # BinaryRule, and the equality index is built only once it does.
 
-# Strategy codes (names in decoder.binarize.strategies.STRATEGIES).
-cdef enum:
-    MONOLINGUAL = 0
-    LEFT = 1
-    RIGHT = 2
-    RANDOM = 3
-    ICR = 4
-
+# Strategy names (decoder.binarize.strategies.STRATEGIES) -> codes (_rule_binarizer.pxd).
 STRATEGY_CODES = {"monolingual": MONOLINGUAL, "left": LEFT, "right": RIGHT, "random": RANDOM, "icr": ICR}
-
-# A tree reference is a token index (>= 0) or a pool node, -(node + 1). Template
-# children use the same encoding with template indices.
-cdef enum:
-    NO_TREE = -0x40000000  # the permutation is not binarizable (or the rule is dropped)
-    NO_CHILD = -0x40000001  # the missing second child of a one-token top rule
-    ERROR = -0x40000002  # a Python exception is set
-
-# Template flags.
-cdef enum:
-    TOP = 1  # the rule's top node: LHS label, never shared
-    MONOLINGUAL_NODE = 2  # a virtual node that carries its children's blocks (target None)
 
 cdef extern from "Python.h":
     object PyType_GenericAlloc(PyTypeObject* type, Py_ssize_t n_items)
@@ -407,67 +128,6 @@ cdef class RuleBinarizer:
     `not_binarizable` exactly what BinaryGrammarBuilder and the reference
     `binarize` produce; `bucket_sizes()` gives each bucket's size.
     """
-
-    # Results.
-    cdef public list rules  # BinaryRule objects: virtual ones shared, top ones one per source rule
-    cdef public list binarizations  # per source rule: indices into `rules`, post-order, top last
-    cdef public list bucket_keys  # per source rule: L(v) per node (shared tuples)
-    cdef public list not_binarizable  # source rules whose permutation is not binarizable
-    cdef dict virtual_names  # once names_by_string: every virtual LHS in `rules` -> the first symbol named so
-    cdef public int64_t instances  # sum of the binarizations' lengths
-
-    cdef int strategy
-    cdef bint drop_non_binarizable
-    cdef object binary_rule_type  # decoder.binarize.BinaryRule
-
-    # Symbols: tokens (labels and terminal runs) and virtual nodes.
-    cdef dict token_symbols  # label (str) or terminal run (tuple) -> symbol id
-    cdef dict word_symbols  # word -> symbol id of the one-word run (word,): no tuple to build for a lookup
-    cdef SequenceIndex virtual_keys  # (left symbol, right symbol, target items as ints) -> key id
-    cdef vector[int] key_symbol  # key id -> symbol id
-    cdef dict target_word_ids  # target word -> its id in virtual keys
-    # Virtual names (see "Names" above virtual_symbol).
-    cdef SequenceIndex name_keys  # (bucket, target yield as ints) -> name id
-    cdef bint names_by_string  # a token or label can make two name keys spell one name
-    cdef dict virtual_index  # BinaryRule -> its index in `rules`; None until two symbols share a child object
-    cdef list symbol_child  # symbol id -> the child as a BinaryRule holds it: label, run tuple or virtual name
-    cdef vector[int] symbol_bucket  # symbol id -> bucket id of L(v)
-    cdef list symbol_rule  # symbol id -> index of its virtual rule in `rules` (-1 for tokens)
-
-    # Buckets: distinct L(v) (tuples of token keys), interned as sequences of key ids.
-    cdef dict key_ids  # token key ("[NP]", "会 的") -> key id
-    cdef SequenceIndex buckets  # key ids of L(v) -> bucket id
-    cdef list bucket_tuples  # bucket id -> L(v)
-    cdef vector[int32_t] key_buffer  # a virtual key being looked up
-    cdef vector[int32_t] bucket_buffer  # a bucket being looked up
-    cdef vector[int32_t] name_buffer  # a name key being looked up
-    cdef vector[int64_t] bucket_counts
-
-    # The current rule.
-    cdef tuple source
-    cdef tuple target
-    cdef tuple labels
-    cdef int n_tokens, n_slots, n_target
-    cdef vector[int] token_slot  # per token: its slot, or -1 for a terminal run
-    cdef vector[int] token_start, token_end  # per token: its source positions [start, end)
-    cdef vector[int] token_rank  # per token: target rank of its slot, or -1
-    cdef vector[int] token_first_slot  # per token: how many slots come before it
-    cdef vector[int] token_symbol
-    cdef vector[int] slot_rank, slot_target_position
-    cdef vector[int] target_slot  # per target position: its slot, or -1 for a word
-    cdef vector[int] target_word  # per target position: its word's id once looked up, else -1
-    cdef vector[char] absorbed  # per target position: taken by an earlier node's block
-    # The bracketing: a pool of internal nodes (children as tree references).
-    cdef vector[int] tree_left, tree_right
-    cdef vector[int] stack_lo, stack_hi, stack_ref
-    cdef vector[char] attached
-    cdef vector[char] contiguous, derivable, in_tree  # n_tokens x n_tokens span tables
-    # Node templates (post-order, top last); items: >= 0 a carried block, < 0 the word at -(item + 1).
-    cdef int n_nodes
-    cdef vector[int] node_left, node_right, node_first, node_last, node_lo, node_hi
-    cdef vector[int] node_carried, node_flags, node_items_start, node_items_end, node_symbol
-    cdef vector[int] items
-    cdef vector[int32_t] token_key  # ICR: per token, the bucket id of its key
 
     def __init__(self, str strategy, bint drop_non_binarizable, binary_rule_type):
         self.strategy = STRATEGY_CODES[strategy]

@@ -1,0 +1,93 @@
+// Small C++ containers of the compiled chart search (decoder._ext._chart):
+// the sort of a cell's items, an open-addressing hash map, the cube-pruning
+// heap and a hash-combining step. Declared to Cython in _chart.pxd.
+#ifndef CKY_CHART_CONTAINERS_HH
+#define CKY_CHART_CONTAINERS_HH
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+struct CkySortEntry { int32_t symbol; double score; int32_t id; };
+
+/* By symbol, then best score first (ties: older item first). */
+static inline void cky_sort_entries(CkySortEntry *first, size_t n) {
+    std::sort(first, first + n, [](const CkySortEntry &a, const CkySortEntry &b) {
+        if (a.symbol != b.symbol) return a.symbol < b.symbol;
+        if (a.score != b.score) return a.score > b.score;
+        return a.id < b.id;
+    });
+}
+
+/* Open-addressing hash map from (already mixed) 64-bit keys to int32 values: no
+   allocation per entry, O(1) clear (a generation stamp per slot). */
+struct CkyHashMap {
+    std::vector<uint64_t> keys_;
+    std::vector<int32_t> values_;
+    std::vector<uint32_t> stamps_;
+    uint32_t stamp_ = 1;
+    size_t mask_ = 0, size_ = 0;
+    CkyHashMap() { reserve_slots(1024); }
+    void reserve_slots(size_t capacity) {
+        keys_.assign(capacity, 0); values_.assign(capacity, 0); stamps_.assign(capacity, 0);
+        mask_ = capacity - 1; size_ = 0; stamp_ = 1;
+    }
+    static inline size_t slot_of(uint64_t k) { k ^= k >> 33; k *= 0xff51afd7ed558ccdULL; k ^= k >> 29; return (size_t)k; }
+    void clear() {
+        size_ = 0;
+        if (++stamp_ == 0) { std::fill(stamps_.begin(), stamps_.end(), 0u); stamp_ = 1; }
+    }
+    int32_t *find(uint64_t key) {
+        size_t i = slot_of(key) & mask_;
+        while (stamps_[i] == stamp_) {
+            if (keys_[i] == key) return &values_[i];
+            i = (i + 1) & mask_;
+        }
+        return nullptr;
+    }
+    /* Set key's value; true if the key was new. */
+    bool set(uint64_t key, int32_t value) {
+        if ((size_ + 1) * 2 > mask_ + 1) grow();
+        size_t i = slot_of(key) & mask_;
+        while (stamps_[i] == stamp_) {
+            if (keys_[i] == key) { values_[i] = value; return false; }
+            i = (i + 1) & mask_;
+        }
+        stamps_[i] = stamp_; keys_[i] = key; values_[i] = value; ++size_;
+        return true;
+    }
+    void grow() {
+        std::vector<uint64_t> old_keys; std::vector<int32_t> old_values; std::vector<uint32_t> old_stamps;
+        old_keys.swap(keys_); old_values.swap(values_); old_stamps.swap(stamps_);
+        const uint32_t live = stamp_;
+        reserve_slots(old_keys.size() * 2);
+        for (size_t j = 0; j < old_keys.size(); ++j)
+            if (old_stamps[j] == live) set(old_keys[j], old_values[j]);
+    }
+};
+
+/* A max-heap of (score, hypothesis index): small entries to move around. */
+struct CkyHeapEntry { double score; int32_t index; };
+static inline bool operator<(const CkyHeapEntry &a, const CkyHeapEntry &b) { return a.score < b.score; }
+
+static inline void cky_heap_push(std::vector<CkyHeapEntry> &heap, double score, int32_t index) {
+    heap.push_back(CkyHeapEntry{score, index});
+    std::push_heap(heap.begin(), heap.end());
+}
+
+static inline int32_t cky_heap_pop(std::vector<CkyHeapEntry> &heap) {
+    std::pop_heap(heap.begin(), heap.end());
+    const int32_t index = heap.back().index;
+    heap.pop_back();
+    return index;
+}
+
+static inline uint64_t cky_mix(uint64_t h, uint64_t x) {
+    x *= 0x9E3779B97F4A7C15ULL;
+    x ^= x >> 29;
+    h ^= x + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+    return h;
+}
+
+#endif  // CKY_CHART_CONTAINERS_HH
