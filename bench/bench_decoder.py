@@ -161,7 +161,7 @@ def worker(args) -> None:
         sentences = [line.split() for line in f][: args.sentences]
     runs = []
     for pop_limit in args.pop_limits:
-        decoder.search.configure(pop_limit=pop_limit)
+        decoder.reconfigure(pop_limit=pop_limit)
         totals = dict(edges_proposed=0, edges_kept=0, lm_queries=0, lm_queries_novel=0, score=0.0)
         run_started = time.perf_counter()
         cpu_started = time.process_time()
@@ -191,7 +191,7 @@ def worker(args) -> None:
                 f.write(json.dumps(runs[-1]) + "\n")
     kbest = None
     if args.kbest_sentences > 0:  # k-best extraction cost on top of the search, at pop limit 100
-        decoder.search.configure(pop_limit=100)
+        decoder.reconfigure(pop_limit=100)
         sample = sentences[: args.kbest_sentences]
         timings = {}
         for label, call in (("translate", lambda w: decoder.translate(w)),

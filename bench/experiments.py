@@ -176,7 +176,7 @@ def decoder_missing() -> str | None:
     try:
         from decoder._ext._chart import ChartSearch  # noqa: F401
         from decoder.decoder import Decoder  # noqa: F401
-        from decoder.search.chart import ChartDecoder  # noqa: F401
+        from decoder.search.driver import ChartSearchDriver  # noqa: F401
     except Exception as error:  # ImportError, or a compiled module not built
         return f"decoder.decoder is not importable ({type(error).__name__}: {error})"
     return None
@@ -365,7 +365,7 @@ def _first(lines: list[str], n: int | None) -> list[str]:
 
 def decoding_experiments(system: System, settings: Settings, log=print) -> dict:
     from decoder.evaluate import paired_bootstrap
-    from decoder.tune.cli import tune
+    from decoder.tune import tune
     from decoder.tune.config import read_config
 
     dev_src, dev_ref = _first(read_lines(system.dev_src), settings.dev_sentences), \
