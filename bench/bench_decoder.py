@@ -148,6 +148,7 @@ def worker(args) -> None:
     started = time.perf_counter()
     from decoder.decoder import Decoder
     from decoder.lm import LanguageModel
+    from decoder.settings import DEFAULT_GLUE
     from decoder.store import GrammarStore
 
     imported = time.perf_counter()
@@ -155,7 +156,7 @@ def worker(args) -> None:
     opened = time.perf_counter()
     lm = LanguageModel(args.lm)
     lm_loaded = time.perf_counter()
-    decoder = Decoder(store, lm, glue=args.glue or "builtin")
+    decoder = Decoder(store, lm, glue=args.glue or DEFAULT_GLUE)
     ready = time.perf_counter()
     with open(args.test, encoding="utf-8") as f:
         sentences = [line.split() for line in f][: args.sentences]

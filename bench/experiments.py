@@ -222,12 +222,13 @@ def store_for(system: System, strategy: str, seed: int = 0) -> str:
 def write_decoder_config(system: System, store_dir: str, path: str, weights: dict | None = None,
                          **settings) -> str:
     """A decoder config for the system and a store (settings as in docs of `cky translate --config`)."""
+    from decoder.settings import DEFAULT_GLUE
     from decoder.tune.config import write_config
 
     # The decoder's built-in glue (any label may start or be concatenated), which the shipped
     # weights were tuned with; `cky extract`'s glue file (the grammar's LHS labels, plus the
     # unknown-word labels the decoder adds) is the Moses-style alternative: `glue = "<file>"`.
-    config = {"store": os.path.abspath(store_dir), "lm": os.path.abspath(system.lm), "glue": "builtin"}
+    config = {"store": os.path.abspath(store_dir), "lm": os.path.abspath(system.lm), "glue": DEFAULT_GLUE}
     config.update(settings)
     if weights:
         config["weights"] = dict(weights)

@@ -88,6 +88,9 @@ class Decoder:
             raise SettingsError(None, f"`lm_order` must be an integer, not {lm_order!r}")
         if not isinstance(allow_unknown_weights, bool):
             raise SettingsError(None, f"`allow_unknown_weights` must be true or false, not {allow_unknown_weights!r}")
+        if self.search_settings.search != ChartSearchDriver.algorithm:
+            raise SettingsError(None, f"`search = {self.search_settings.search!r}`: no search driver implements "
+                                      f"it yet (this decoder runs {ChartSearchDriver.algorithm!r})")
         glue = check_glue(glue)
         labels = read_oov_labels(oov_labels)
 
@@ -110,7 +113,7 @@ class Decoder:
         self.glue_labels_added = glue_rules.cover(self.space.oov_labels)
         self.config_path = config_path
         self.settings = dict(glue=glue, oov_labels=list(self.space.oov_labels), **self.search_settings.as_dict())
-        # The one search algorithm so far ("cube"); others register in decoder.settings.SEARCH_ALGORITHMS.
+        # The one search driver so far; other algorithms register in decoder.settings.SEARCH_ALGORITHMS.
         self.chart = ChartSearchDriver(self.store, self.lm, self.weights, self.space, self.search_settings)
         self.load_seconds = time.perf_counter() - started
 

@@ -266,11 +266,15 @@ def test_cky_tune_out_in_another_directory_writes_a_config_that_loads(model, tmp
 
 # ---- the Python API ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("sentence", [b"la casa", bytearray(b"la"), None, 42, ["la", 3], ["la", b"casa"]])
-def test_translate_rejects_what_is_not_text(decoder, sentence):
-    with pytest.raises(TypeError, match="str"):
+@pytest.mark.parametrize("sentence, message", [(b"la casa", "not bytes: decode it first"),
+                                               (bytearray(b"la"), "not bytes: decode it first"),
+                                               (None, "not NoneType"), (42, "not int"),
+                                               (["la", 3], "str tokens, not int"),
+                                               (["la", b"casa"], "str tokens, not bytes")])
+def test_translate_rejects_what_is_not_text(decoder, sentence, message):
+    with pytest.raises(TypeError, match=message):
         decoder.translate(sentence)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=message):
         decoder.kbest(sentence, 2)
 
 
@@ -298,3 +302,24 @@ def test_a_list_of_tokens_is_a_sentence(decoder):
     assert decoder.translate(["la", "casa"]).text == decoder.translate("la casa").text == "the house"
     assert decoder.translate(("el", "perro")).text == "the dog"
     assert len(decoder.kbest(["la", "casa"], 2)) == 2
+
+
+def test_cky_tune_names_the_config_file_of_a_mistake(model, tmp_path, capsys):
+    from decoder.cli import main
+
+    config = write(model, "pop_limt = 20\n", name="tune-typo.toml")
+    (tmp_path / "dev.src").write_text("la casa\n")
+    (tmp_path / "dev.ref").write_text("the house\n")
+    assert main(["tune", "--config", str(config), "--dev-src", str(tmp_path / "dev.src"), "--dev-ref",
+                 str(tmp_path / "dev.ref"), "--out", str(tmp_path / "out.toml"), "--quiet"]) == 1
+    message = capsys.readouterr().err.strip()
+    assert message.startswith(f"cky tune: {config}: ") and "`pop_limt`" in message and "\n" not in message
+
+
+def test_search_names_an_algorithm_with_a_driver(model):
+    register_search_algorithm("no-driver-test", "registered, but nothing implements it")
+    try:
+        with pytest.raises(SettingsError, match="no-driver-test"):
+            Decoder(model / "store", model / "lm.arpa", search="no-driver-test")
+    finally:
+        del SEARCH_ALGORITHMS["no-driver-test"]

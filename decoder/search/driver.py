@@ -43,6 +43,8 @@ class ChartSearchDriver:
     a space alone, as the reference decoders take it, says the same search); given
     settings win, and the space is kept in step with them."""
 
+    algorithm = "cube"  # the `search` setting this driver implements (decoder.settings.SEARCH_ALGORITHMS)
+
     def __init__(self, store, lm, weights: Weights, space: SearchSpace | None = None,
                  settings: SearchSettings | None = None, **setting_changes):
         self.store = store

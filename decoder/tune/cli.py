@@ -15,6 +15,7 @@ import argparse
 import logging
 import sys
 
+from ..errors import CkyError
 from ..evaluate import TOKENIZERS, read_lines
 from .run import default_output, tune
 
@@ -59,9 +60,13 @@ def main(args) -> int:
                   file=sys.stderr)
             return 1
     out = args.out or default_output(args.config)
-    summary = tune(args.config, sentences, references, out, args.kbest, args.max_iterations, args.restarts,
-                   args.random_directions, args.fixed, args.seed, args.tokenize, args.workers,
-                   progress=not args.quiet, unique=not args.non_unique, trust_region=args.trust_region)
+    try:
+        summary = tune(args.config, sentences, references, out, args.kbest, args.max_iterations, args.restarts,
+                       args.random_directions, args.fixed, args.seed, args.tokenize, args.workers,
+                       progress=not args.quiet, unique=not args.non_unique, trust_region=args.trust_region)
+    except CkyError as error:  # a config, store or LM mistake: one line naming the file
+        print(f"cky tune: {error}", file=sys.stderr)
+        return 1
     for step in summary["history"]:
         optimized = step.get("optimized_bleu")
         print(f"iteration {step['iteration']}: dev BLEU {step['decoded_bleu']:.2f}"
