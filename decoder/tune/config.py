@@ -12,7 +12,7 @@ import math
 import os
 import re
 
-from ..config import PATH_KEYS, WEIGHTS, read_toml, relocate_paths
+from ..config import PATH_KEYS, WEIGHTS, read_toml, relocate_paths  # noqa: F401 (PATH_KEYS: its old home)
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
