@@ -5,27 +5,18 @@ import os
 
 import pytest
 
-from decoder.binarize import binarize
 from decoder.config import PATH_KEYS, load_config, parse_config, relocate_paths
 from decoder.decoder import DEFAULT_SETTINGS, Decoder
 from decoder.errors import ConfigError, SettingsError
 from decoder.settings import (DEFAULT_SEARCH_SETTINGS, SEARCH_ALGORITHMS, SETTING_NAMES, SearchSettings,
                               register_search_algorithm)
-from decoder.store import write_store
 
-from test_decoder import ARPA, FEATURES, rules
-
-
-@pytest.fixture(scope="module")
-def model(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("settings-model")
-    (directory / "lm.arpa").write_text(ARPA)
-    write_store(binarize(rules(), "icr"), directory / "store", feature_names=FEATURES)
-    return directory
+from test_decoder import model  # noqa: F401 (the toy model directory: store/, lm.arpa)
 
 
 @pytest.fixture(scope="module")
-def decoder(model):
+def decoder(model):  # noqa: F811
+    """The toy model with every setting and weight at its default."""
     return Decoder(model / "store", model / "lm.arpa")
 
 
