@@ -143,6 +143,7 @@ def worker(args) -> None:
     started = time.perf_counter()
     from decoder.decoder import Decoder
     from decoder.lm import LanguageModel
+    from decoder.settings import DEFAULT_GLUE
     from decoder.store import GrammarStore
 
     imported = time.perf_counter()
@@ -150,13 +151,13 @@ def worker(args) -> None:
     opened = time.perf_counter()
     lm = LanguageModel(args.lm)
     lm_loaded = time.perf_counter()
-    decoder = Decoder(store, lm, glue=args.glue or "builtin")
+    decoder = Decoder(store, lm, glue=args.glue or DEFAULT_GLUE)
     ready = time.perf_counter()
     with open(args.test, encoding="utf-8") as f:
         sentences = [line.split() for line in f][: args.sentences]
     runs = []
     for pop_limit in args.pop_limits:
-        decoder.search.configure(pop_limit=pop_limit)
+        decoder.reconfigure(pop_limit=pop_limit)
         totals = dict(edges_proposed=0, edges_kept=0, lm_queries=0, lm_queries_novel=0, score=0.0)
         run_started = time.perf_counter()
         cpu_started = time.process_time()
@@ -186,7 +187,7 @@ def worker(args) -> None:
                 f.write(json.dumps(runs[-1]) + "\n")
     kbest = None
     if args.kbest_sentences > 0:  # k-best extraction cost on top of the search, at pop limit 100
-        decoder.search.configure(pop_limit=100)
+        decoder.reconfigure(pop_limit=100)
         sample = sentences[: args.kbest_sentences]
         timings = {}
         for label, call in (("translate", lambda w: decoder.translate(w)),

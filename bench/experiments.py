@@ -175,7 +175,7 @@ def decoder_missing() -> str | None:
     """Why the decoder cannot be used (None if it can)."""
     try:
         from decoder.decoder import Decoder  # noqa: F401
-        from decoder.search.chart import ChartDecoder  # noqa: F401
+        from decoder.search.driver import ChartSearchDriver  # noqa: F401
     except Exception as error:  # ImportError: decoder._ext.compiled_module says how to build what is missing
         return f"decoder.decoder is not importable ({type(error).__name__}: {error})"
     return None
@@ -213,12 +213,13 @@ def store_for(system: System, strategy: str, seed: int = 0) -> str:
 def write_decoder_config(system: System, store_dir: str, path: str, weights: dict | None = None,
                          **settings) -> str:
     """A decoder config for the system and a store (settings as in docs of `cky translate --config`)."""
+    from decoder.settings import DEFAULT_GLUE
     from decoder.tune.config import write_config
 
     # The decoder's built-in glue (any label may start or be concatenated), which the shipped
     # weights were tuned with; `cky extract`'s glue file (the grammar's LHS labels, plus the
     # unknown-word labels the decoder adds) is the Moses-style alternative: `glue = "<file>"`.
-    config = {"store": os.path.abspath(store_dir), "lm": os.path.abspath(system.lm), "glue": "builtin"}
+    config = {"store": os.path.abspath(store_dir), "lm": os.path.abspath(system.lm), "glue": DEFAULT_GLUE}
     config.update(settings)
     if weights:
         config["weights"] = dict(weights)
@@ -356,7 +357,7 @@ def _first(lines: list[str], n: int | None) -> list[str]:
 
 def decoding_experiments(system: System, settings: Settings, log=print) -> dict:
     from decoder.evaluate import paired_bootstrap
-    from decoder.tune.cli import tune
+    from decoder.tune import tune
     from decoder.tune.config import read_config
 
     dev_src, dev_ref = _first(read_lines(system.dev_src), settings.dev_sentences), \

@@ -8,7 +8,7 @@ decoder.tune).
 The main entry points are importable from here, lazily, so that `import
 decoder` stays cheap for the command line:
 
-    from decoder import Decoder, binarize, GrammarStore, read_rules
+    from decoder import Decoder, binarize, GrammarStore, read_rules, SearchSettings, load_config
 """
 
 __version__ = "0.1.0"
@@ -23,6 +23,8 @@ _EXPORTS = {
     "read_rules": "decoder.grammar",
     "write_rules": "decoder.grammar",
     "LanguageModel": "decoder.lm",
+    "SearchSettings": "decoder.settings",
+    "load_config": "decoder.config",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -7,65 +7,38 @@
     decoder.kbest("en el principio", 100, unique=True)    # list of Translations, best first
 
 Input is one sentence of whitespace-separated tokens (tokenize it as the grammar's
-training data was). The search is the compiled CKY chart (decoder.search.chart);
+training data was). The search is the compiled CKY chart (decoder.search.driver);
 the features, the glue and unknown-word handling are described in
 decoder.search.model.
 
-## Config (TOML)
+## Config
 
-Keys may sit at the top level or in any table (`[model]`, `[search]`, ...), except
-the weights, which are the `[weights]` table (feature name -> weight). Relative
-paths are relative to the config file. Defaults:
+`Decoder.from_config(path)` reads a TOML config; its keys, their defaults and
+every check are documented in decoder.config (load_config), the search
+settings' defaults live in decoder.settings.SearchSettings.
+`Decoder.from_mapping(mapping, base_dir=...)` builds one from the same keys
+given as a dict (as tuning does).
 
-    store = "store"              # grammar store directory (cky compile); required
-    lm = "lm.bin"                # KenLM ARPA or probing binary; required
-    lm_order = 5                 # optional check against the LM file
-    glue = "builtin"             # or a Moses glue rule table (cky extract's glue file; goal label Q);
-                                 # the oov_labels always get glue rules (GlueRules.cover)
-    oov_labels = ["X"]           # labels of pass-through items; or a file of "LABEL prob" lines
-    oov_penalty = -10.0          # the `oov` weight (same as weights.oov)
-    max_span = 20                # longest source span of a non-glue rule
-    max_unary_depth = 1          # unary rounds per cell
-    pop_limit = 100              # cube pruning pops per cell (0: unlimited)
-    unary_pop_limit = 10         # pops per unary round (-1: the pop limit)
-    beam_size = 0                # histogram beam: items kept per cell (0: no limit)
-    beam_threshold = 0.0         # threshold beam: drop items this far below the cell's best (0: off)
-    exhaustive = false           # no pruning at all (small inputs only)
-
-    [weights]                    # defaults: decoder.search.model.DEFAULT_WEIGHTS,
-    lm = 1.0                     # and 0.2 for each rule-table score column
-    word_count = 0.5
-    oov = -10.0
-    glue = -0.5
+The Python API takes a sentence as a str or a list of str tokens: bytes or None
+are a TypeError, and k < 1 for kbest a ValueError.
 """
 from __future__ import annotations
 
+import numbers
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
-try:
-    import tomllib
-except ImportError:  # Python < 3.11
-    import tomli as tomllib
-
+from .config import DecoderConfig, check_glue, load_config, parse_config, read_oov_labels
+from .errors import ConfigError, SettingsError
 from .grammar import escape_word, unescape_word
 from .search.model import LM, OOV, GlueRules, SearchSpace, Weights
+from .settings import (DEFAULT_GLUE, DEFAULT_OOV_LABELS, DEFAULT_SEARCH_SETTINGS as _DEFAULTS, SearchSettings,
+                       check_weights)
 
-DEFAULT_SETTINGS = {
-    "glue": "builtin",
-    "oov_labels": ["X"],
-    "max_span": 20,
-    "max_unary_depth": 1,
-    "pop_limit": 100,
-    "unary_pop_limit": 10,
-    "beam_size": 0,
-    "beam_threshold": 0.0,
-    "exhaustive": False,
-}
-_PATH_KEYS = ("store", "lm", "glue", "oov_labels")
-_KNOWN_KEYS = set(DEFAULT_SETTINGS) | {"store", "lm", "lm_order", "oov_penalty"}
+# Every setting's default, by config key (read-only view; the search settings' home is SearchSettings).
+DEFAULT_SETTINGS = {"glue": DEFAULT_GLUE, "oov_labels": list(DEFAULT_OOV_LABELS), **_DEFAULTS.as_dict()}
 
 
 @dataclass
@@ -85,89 +58,98 @@ class Translation:
         return self.text
 
 
-def _flatten(config: dict) -> tuple[dict, dict]:
-    """(settings from every table but [weights], the weights)."""
-    settings, weights = {}, dict(config.get("weights", {}))
-
-    def walk(table: dict):
-        for key, value in table.items():
-            if key == "weights" and isinstance(value, dict):
-                continue
-            if isinstance(value, dict):
-                walk(value)
-            else:
-                settings.setdefault(key, value)
-
-    walk(config)
-    return settings, weights
-
-
-def _read_oov_labels(value) -> tuple:
-    if isinstance(value, str):
-        if os.path.isfile(value):
-            with open(value, encoding="utf-8") as f:
-                labels = [line.split()[0] for line in f if line.strip()]
-            return tuple(labels) or ("X",)
-        return (value,)
-    return tuple(value)
-
-
 class Decoder:
-    """A CKY decoder over a grammar store with an integrated KenLM language model."""
+    """A CKY decoder over a grammar store with an integrated KenLM language model.
+
+    The keywords are the config keys (decoder.config); their values are checked here
+    (SettingsError naming the key), the search settings by SearchSettings."""
 
     def __init__(self, store, lm, weights: dict | None = None, *, lm_order: int | None = None,
-                 glue: str = "builtin", oov_labels=("X",), oov_penalty: float | None = None,
-                 max_span: int = 20, max_unary_depth: int = 1, pop_limit: int = 100, unary_pop_limit: int = 10,
-                 beam_size: int = 0,
-                 beam_threshold: float = 0.0, exhaustive: bool = False, config_path: str | None = None):
+                 glue: str = DEFAULT_GLUE, oov_labels=DEFAULT_OOV_LABELS, oov_penalty: float | None = None,
+                 search: str = _DEFAULTS.search, max_span: int = _DEFAULTS.max_span,
+                 max_unary_depth: int = _DEFAULTS.max_unary_depth, pop_limit: int = _DEFAULTS.pop_limit,
+                 unary_pop_limit: int = _DEFAULTS.unary_pop_limit, beam_size: int = _DEFAULTS.beam_size,
+                 beam_threshold: float = _DEFAULTS.beam_threshold, exhaustive: bool = _DEFAULTS.exhaustive,
+                 allow_unknown_weights: bool = False, config_path: str | None = None):
         from .lm import LanguageModel
-        from .search.chart import ChartDecoder
+        from .search.driver import ChartSearchDriver
         from .store import GrammarStore
 
         started = time.perf_counter()
+        # Check every value before loading anything: a mistake is reported at once.
+        self.search_settings = SearchSettings(search=search, max_span=max_span, max_unary_depth=max_unary_depth,
+                                              pop_limit=pop_limit, unary_pop_limit=unary_pop_limit,
+                                              beam_size=beam_size, beam_threshold=beam_threshold,
+                                              exhaustive=exhaustive)
+        weights = check_weights(weights if weights is not None else {})
+        if oov_penalty is not None:
+            weights[OOV] = check_weights({"oov_penalty": oov_penalty})["oov_penalty"]
+        if lm_order is not None and (isinstance(lm_order, bool) or not isinstance(lm_order, numbers.Integral)):
+            raise SettingsError(None, f"`lm_order` must be an integer, not {lm_order!r}")
+        if not isinstance(allow_unknown_weights, bool):
+            raise SettingsError(None, f"`allow_unknown_weights` must be true or false, not {allow_unknown_weights!r}")
+        if self.search_settings.search != ChartSearchDriver.algorithm:
+            raise SettingsError(None, f"`search = {self.search_settings.search!r}`: no search driver implements "
+                                      f"it yet (this decoder runs {ChartSearchDriver.algorithm!r})")
+        glue = check_glue(glue)
+        labels = read_oov_labels(oov_labels)
+
         self.store = store if not isinstance(store, (str, os.PathLike)) else GrammarStore.open(store)
         self.lm = lm if not isinstance(lm, (str, os.PathLike)) else LanguageModel(os.fspath(lm))
+        error_class = ConfigError if config_path else SettingsError
         if lm_order is not None and int(lm_order) != self.lm.order:
-            raise ValueError(f"the config says lm_order = {lm_order}, but {self.lm.path} is a {self.lm.order}-gram model")
-        weights = dict(weights or {})
-        if oov_penalty is not None:
-            weights[OOV] = float(oov_penalty)
+            raise error_class(config_path, f"`lm_order = {lm_order}`, but {self.lm.path} is a "
+                                           f"{self.lm.order}-gram model")
         self.weights = Weights(self.store.feature_names, weights)
-        glue_rules = GlueRules() if glue in (None, "", "builtin") else GlueRules.from_file(os.fspath(glue))
-        self.space = SearchSpace(max_span=int(max_span), max_unary_depth=int(max_unary_depth),
-                                 oov_labels=_read_oov_labels(oov_labels), glue=glue_rules)
+        if self.weights.unused and not allow_unknown_weights:
+            name = sorted(self.weights.unused)[0]
+            raise error_class(config_path, f"weight `{name}` names no feature of this model (its features: "
+                                           f"{', '.join(self.weights.feature_names())}); set "
+                                           f"`allow_unknown_weights = true` to ignore such weights")
+        glue_rules = GlueRules() if glue == DEFAULT_GLUE else GlueRules.from_file(os.fspath(glue))
+        self.space = SearchSpace(max_span=self.search_settings.max_span,
+                                 max_unary_depth=self.search_settings.max_unary_depth,
+                                 oov_labels=labels, glue=glue_rules)
         self.glue_labels_added = glue_rules.cover(self.space.oov_labels)
         self.config_path = config_path
-        self.settings = dict(glue=glue, oov_labels=list(self.space.oov_labels), max_span=int(max_span),
-                             max_unary_depth=int(max_unary_depth), pop_limit=int(pop_limit),
-                             unary_pop_limit=int(unary_pop_limit),
-                             beam_size=int(beam_size), beam_threshold=float(beam_threshold),
-                             exhaustive=bool(exhaustive))
-        self.search = ChartDecoder(self.store, self.lm, self.weights, self.space, pop_limit=pop_limit,
-                                   beam_size=beam_size, beam_threshold=beam_threshold, exhaustive=exhaustive)
-        self.search.configure(unary_pop_limit=unary_pop_limit)
+        self.settings = dict(glue=glue, oov_labels=list(self.space.oov_labels), **self.search_settings.as_dict())
+        # The one search driver so far; other algorithms register in decoder.settings.SEARCH_ALGORITHMS.
+        self.chart = ChartSearchDriver(self.store, self.lm, self.weights, self.space, self.search_settings)
         self.load_seconds = time.perf_counter() - started
+
+    @property
+    def search(self):
+        """The chart search driver (the old name of `chart`)."""
+        return self.chart
+
+    def reconfigure(self, **changes) -> SearchSettings:
+        """Search with these settings changed from now on (pop_limit=..., beam_size=...: the
+        SearchSettings fields, checked); the store, LM and grammar arrays are kept."""
+        self.search_settings = self.chart.configure(**changes)
+        self.settings.update(self.search_settings.as_dict())
+        return self.search_settings
 
     @classmethod
     def from_config(cls, path: str | os.PathLike, **overrides) -> "Decoder":
-        path = os.fspath(path)
-        with open(path, "rb") as f:
-            config = tomllib.load(f)
-        settings, weights = _flatten(config)
-        base = os.path.dirname(os.path.abspath(path))
-        for key in _PATH_KEYS:
-            value = settings.get(key)
-            if isinstance(value, str) and value and value != "builtin" and not os.path.isabs(value):
-                candidate = os.path.normpath(os.path.join(base, value))
-                if key != "oov_labels" or os.path.exists(candidate):
-                    settings[key] = candidate
-        for key in ("store", "lm"):
-            if key not in settings:
-                raise ValueError(f"{path}: the config needs `{key} = ...`")
-        kwargs = {k: v for k, v in settings.items() if k in _KNOWN_KEYS}
-        kwargs.update(overrides)
-        store, lm = kwargs.pop("store"), kwargs.pop("lm")
-        return cls(store, lm, weights, config_path=path, **kwargs)
+        """The decoder a TOML config describes (decoder.config.load_config); keyword overrides
+        (pop_limit=..., ...) win over the file."""
+        return cls._from_checked(load_config(path), overrides)
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping, base_dir: str | os.PathLike | None = None, *,
+                     source: str | None = None, **overrides) -> "Decoder":
+        """The decoder a config given as a dict describes (the TOML file's keys and tables); relative
+        paths are relative to base_dir (None: to the working directory); errors name `source`."""
+        return cls._from_checked(parse_config(mapping, base_dir=base_dir, source=source), overrides)
+
+    @classmethod
+    def _from_checked(cls, config: DecoderConfig, overrides: dict) -> "Decoder":
+        arguments = config.decoder_arguments()
+        unknown = sorted(set(overrides) - set(arguments))
+        if unknown:
+            raise SettingsError(None, f"unknown setting `{unknown[0]}`")
+        arguments.update(overrides)
+        return cls(**arguments)
 
     # ------------------------------------------------------------------ translation
 
@@ -175,7 +157,19 @@ class Decoder:
     def _words(sentence) -> tuple[str, list[str]]:
         """The source text, and its words as the rule table writes them (escaped, as cky extract
         wrote the table)."""
-        words = sentence.split() if isinstance(sentence, str) else [str(w) for w in sentence]
+        if isinstance(sentence, str):
+            words = sentence.split()
+        elif isinstance(sentence, (bytes, bytearray)):
+            raise TypeError("a sentence is a str (or a list of str tokens), not bytes: decode it first, "
+                            "e.g. data.decode('utf-8')")
+        elif sentence is None or not isinstance(sentence, (list, tuple)):
+            raise TypeError(f"a sentence is a str or a list of str tokens, not {type(sentence).__name__}")
+        else:
+            words = list(sentence)
+            for word in words:
+                if not isinstance(word, str):
+                    raise TypeError(f"a sentence given as a list must hold str tokens, not "
+                                    f"{type(word).__name__} ({word!r})")
         return " ".join(words), [escape_word(w) for w in words]
 
     def _empty(self, source: str, started: float) -> Translation:
@@ -185,19 +179,19 @@ class Decoder:
                  "items_per_cell": {}, "seconds": time.perf_counter() - started}
         return Translation("", "", self.weights.dot(features), features, None, stats, source)
 
-    def _translation(self, hypothesis, source: str, stats: dict) -> Translation:
+    def _translation(self, read_back, source: str, stats: dict) -> Translation:
         # The search works on rule-table words (escaped); the text is plain, the tree keeps them escaped.
-        text = " ".join(map(unescape_word, hypothesis.words))
-        return Translation(text, hypothesis.tree, float(hypothesis.score), hypothesis.features,
-                           hypothesis.derivation, stats, source)
+        text = " ".join(map(unescape_word, read_back.words))
+        return Translation(text, read_back.tree, float(read_back.score), read_back.features,
+                           read_back.derivation, stats, source)
 
     def translate(self, sentence: str | Sequence[str]) -> Translation:
         started, cpu_started = time.perf_counter(), time.process_time()
         source, words = self._words(sentence)
         if not words:
             return self._empty(source, started)
-        result = self.search.search(words)
-        best = self.search.best(result, words)
+        result = self.chart.run(words)
+        best = self.chart.best(result, words)
         if best is None:  # cannot happen with glue and pass-through; kept as a guard
             raise RuntimeError("no derivation covers the sentence")
         stats = dict(result.stats, seconds=time.perf_counter() - started,
@@ -205,12 +199,16 @@ class Decoder:
         return self._translation(best, source, stats)
 
     def kbest(self, sentence: str | Sequence[str], k: int, unique: bool = True) -> list[Translation]:
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+            raise TypeError(f"k must be an integer, not {k!r}")
+        if k < 1:
+            raise ValueError(f"k must be at least 1, not {k}")
         started = time.perf_counter()
         source, words = self._words(sentence)
         if not words:
             return [self._empty(source, started)]
-        result = self.search.search(words)
-        hypotheses = self.search.kbest(result, words, k, unique=unique)
+        result = self.chart.run(words)
+        hypotheses = self.chart.kbest(result, words, int(k), unique=unique)
         stats = dict(result.stats, seconds=time.perf_counter() - started)
         return [self._translation(h, source, stats) for h in hypotheses]
 
@@ -218,6 +216,12 @@ class Decoder:
         """Translations of many sentences, in order, on `workers` processes (decoder.batch)."""
         from .batch import translate_batch
 
+        if isinstance(sentences, (str, bytes, bytearray)) or sentences is None:
+            raise TypeError(f"translate_batch takes a list of sentences, not {type(sentences).__name__}; "
+                            f"to translate one sentence, use translate()")
+        sentences = list(sentences)
+        for sentence in sentences:
+            self._words(sentence)  # a TypeError now rather than a failed line per sentence
         return translate_batch(self, sentences, workers=workers, progress=progress)
 
     def __repr__(self) -> str:

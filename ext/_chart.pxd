@@ -24,8 +24,9 @@ cdef extern from "chart_containers.hh":
     uint64_t cky_mix(uint64_t h, uint64_t x) nogil
 
 
-# Edge kinds besides a grammar rule id (>= 0).
-cdef enum:
+# Edge kinds besides a grammar rule id (>= 0); cpdef: the module exposes them to Python, the one
+# definition decoder/search reads too.
+cpdef enum EdgeKind:
     EDGE_OOV = -1          # pass-through of the source word at tail0 (a position)
     EDGE_GLUE_START = -2   # GOAL -> X
     EDGE_GLUE_CONCAT = -3  # GOAL -> GOAL X
@@ -97,7 +98,7 @@ cdef struct LmCacheEntry:
 
 
 cdef class ChartSearch:
-    # ---- grammar (read-only arrays, prepared by decoder/search/chart.py)
+    # ---- grammar (read-only arrays, prepared by decoder/search/grammar_arrays.py)
     cdef const int32_t[::1] rule_lhs
     cdef const uint8_t[::1] rule_carries
     cdef const int64_t[::1] rule_target_offsets

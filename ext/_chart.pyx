@@ -1,7 +1,7 @@
 """The CKY chart with an integrated KenLM language model, compiled.
 
 One `ChartSearch` per decoder holds the grammar arrays (prepared once by
-decoder/search/chart.py from the store) and, per sentence, the chart: items
+decoder/search/grammar_arrays.py from the store) and, per sentence, the chart: items
 [X, i, j, e] (e = KenLM ChartStates, one per carried target block), hyperedges,
 and the sorted item lists the next cells read. Everything between `decode`'s
 entry and exit runs without the GIL and without Python objects:
@@ -41,7 +41,8 @@ cdef size_t LM_CACHE_ENTRIES = 1 << 20
 cdef class ChartSearch:
     """The compiled chart search over one grammar and one language model."""
 
-    def __init__(self, dict arrays, LanguageModel lm, int64_t n_symbols, int32_t goal_symbol):
+    def __init__(self, dict arrays, LanguageModel lm, int64_t n_symbols, int32_t goal_symbol, settings,
+                 double weight_lm, double weight_oov, double weight_glue, double weight_word_count):
         self.rule_lhs = arrays["rule_lhs"]
         self.rule_carries = arrays["rule_carries"]
         self.rule_target_offsets = arrays["rule_target_offsets"]
@@ -63,17 +64,23 @@ cdef class ChartSearch:
         self.goal_symbol = goal_symbol
         self.lm = lm
         self.model = lm.model
-        self.weight_lm = 1.0
-        self.weight_oov = -10.0
-        self.weight_glue = 0.0
-        self.weight_word_count = 0.0
-        self.max_span = 20
-        self.max_unary_depth = 3
-        self.pop_limit = 100
-        self.unary_pop_limit = -1
-        self.beam_size = 0
-        self.beam_threshold = 0.0
-        self.exhaustive = False
+        self.configure(settings, weight_lm, weight_oov, weight_glue, weight_word_count)
+
+    def configure(self, settings, double weight_lm, double weight_oov, double weight_glue,
+                  double weight_word_count):
+        """Take the search settings (a decoder.settings.SearchSettings, the one home of their defaults:
+        this class has none) and the weights of the features the search adds itself."""
+        self.weight_lm = weight_lm
+        self.weight_oov = weight_oov
+        self.weight_glue = weight_glue
+        self.weight_word_count = weight_word_count
+        self.max_span = settings.max_span
+        self.max_unary_depth = settings.max_unary_depth
+        self.pop_limit = settings.pop_limit
+        self.unary_pop_limit = settings.unary_pop_limit  # -1: the pop limit
+        self.beam_size = settings.beam_size
+        self.beam_threshold = settings.beam_threshold
+        self.exhaustive = settings.exhaustive
 
     # ------------------------------------------------------------------ Python API
 

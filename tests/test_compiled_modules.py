@@ -30,7 +30,9 @@ IMPORTERS = [
     ("decoder.binarize", "_rule_binarizer"),
     ("decoder.binarize.icr", "_icr"),
     ("decoder.lm", "_lm"),
-    ("decoder.search.chart", "_chart"),
+    ("decoder.search.driver", "_chart"),
+    ("decoder.search.grammar_arrays", "_chart"),
+    ("decoder.search.readback", "_chart"),
 ]
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from decoder.binarize import binarize
 from decoder.lm import ArpaReference, LanguageModel
-from decoder.search.chart import ChartDecoder
+from decoder.search.driver import ChartSearchDriver as ChartDecoder
 from decoder.search.model import SearchSpace, Weights
 from decoder.search.reference import ReferenceDecoder
 from decoder.store import GrammarStore, write_store

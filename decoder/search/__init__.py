@@ -3,5 +3,10 @@
 - model: features, weights and the search space every decoder shares
 - reference: exhaustive pure-Python CKY over a BinaryGrammar (tests' answer)
 - brute_force: every derivation, one by one (tiny grammars)
-- chart: the compiled decoder over a grammar store (decoder._ext._chart)
+- the compiled decoder over a grammar store (decoder._ext._chart), one module per concept,
+  as Moses splits moses/Syntax:
+  - grammar_arrays: the grammar as the compiled search reads it (GrammarArrays, SymbolNames)
+  - driver: one sentence through the compiled search (ChartSearchDriver, SearchResult)
+  - readback: a derivation's output, tree and features (DerivationReader, ReadBack)
+  - kbest: lazy k-best (Huang and Chiang 2005, Algorithm 3: LazyKBest)
 """

@@ -32,6 +32,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..settings import DEFAULT_OOV_LABELS, DEFAULT_SEARCH_SETTINGS
+
 LM = "lm"
 WORD_COUNT = "word_count"
 OOV = "oov"
@@ -106,9 +108,11 @@ class GlueRules:
 
 @dataclass
 class SearchSpace:
-    max_span: int = 20
-    max_unary_depth: int = 1
-    oov_labels: tuple = ("X",)
+    """The search space outside the grammar (module docstring); defaults from decoder.settings."""
+
+    max_span: int = DEFAULT_SEARCH_SETTINGS.max_span
+    max_unary_depth: int = DEFAULT_SEARCH_SETTINGS.max_unary_depth
+    oov_labels: tuple = DEFAULT_OOV_LABELS
     glue: GlueRules = field(default_factory=GlueRules)
 
 

@@ -3,7 +3,7 @@
 The decoder's config holds the feature weights in a `[weights]` table (by
 feature name); other settings (pop limit, beam, ...) are looked up by key
 wherever they are in the file, so that this module does not depend on how the
-decoder groups them.
+decoder groups them. Reading, the keys and the path rule are decoder.config's.
 """
 from __future__ import annotations
 
@@ -12,18 +12,14 @@ import math
 import os
 import re
 
-try:
-    import tomllib
-except ImportError:  # Python < 3.11
-    import tomli as tomllib
+from ..config import PATH_KEYS, WEIGHTS, read_toml, relocate_paths  # noqa: F401 (PATH_KEYS: its old home)
 
-WEIGHTS = "weights"
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def read_config(path: str) -> dict:
-    with open(path, "rb") as f:
-        return tomllib.load(f)
+    """The config file as written (tables kept); a TOML error is a ConfigError naming the file."""
+    return read_toml(path)
 
 
 def find_key(config: dict, key: str):
@@ -50,30 +46,10 @@ def with_settings(config: dict, weights: dict | None = None, **settings) -> dict
     return config
 
 
-# Keys whose values are paths relative to the config file (as Decoder.from_config reads them);
-# oov_labels is a path only if such a file exists, glue = "builtin" is not one.
-PATH_KEYS = ("store", "lm", "glue", "oov_labels")
-
-
 def absolute_paths(config: dict, base_dir: str) -> dict:
-    """A copy with relative paths made absolute against base_dir (the config's directory), so that
-    the config still works when written elsewhere."""
-    config = copy.deepcopy(config)
-
-    def fix(table: dict) -> None:
-        for key, value in table.items():
-            if key == "weights":
-                continue
-            if isinstance(value, dict):
-                fix(value)
-            elif key in PATH_KEYS and isinstance(value, str) and value and value != "builtin" \
-                    and not os.path.isabs(value):
-                candidate = os.path.normpath(os.path.join(base_dir, value))
-                if key != "oov_labels" or os.path.exists(candidate):
-                    table[key] = candidate
-
-    fix(config)
-    return config
+    """A copy with relative paths (decoder.config.PATH_KEYS) made absolute against base_dir (the
+    config's directory), so that the config still works when written elsewhere."""
+    return relocate_paths(config, base_dir)
 
 
 # ---- writing TOML (the subset configs use: tables of scalars and lists of scalars) ------------------

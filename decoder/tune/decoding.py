@@ -1,17 +1,16 @@
 """Driving the decoder from tuning and benchmarks: a decoder for given weights and settings, k-best lists.
 
-Weights and settings are changed by deriving a config (decoder.tune.config)
-and building the decoder from it, so that tuning uses exactly what `cky
-translate --config` would.
+Weights and settings are changed by deriving a config (decoder.tune.config) and
+building the decoder from it with Decoder.from_mapping, so that tuning uses
+exactly what `cky translate --config` would (the same keys and checks).
 """
 from __future__ import annotations
 
 import functools
 import os
-import tempfile
 
 from ..batch import translate_batch
-from .config import absolute_paths, read_config, with_settings, write_config
+from .config import absolute_paths, read_config, with_settings
 
 
 def derived_config(config_path: str, weights: dict | None = None, **settings) -> dict:
@@ -21,21 +20,17 @@ def derived_config(config_path: str, weights: dict | None = None, **settings) ->
     return absolute_paths(with_settings(config, weights, **settings), base_dir)
 
 
-def decoder_from_config(config: dict):
-    """A Decoder built through Decoder.from_config from a config dict (written to a temporary file)."""
+def decoder_from_config(config: dict, source: str | None = None):
+    """The Decoder a config dict describes (Decoder.from_mapping; relative paths: to the working
+    directory, so give derived_config's absolute ones). Errors name `source`, the file it came from."""
     from ..decoder import Decoder
 
-    fd, path = tempfile.mkstemp(suffix=".toml", prefix="cky-config-")
-    os.close(fd)
-    try:
-        write_config(config, path)
-        return Decoder.from_config(path)
-    finally:
-        os.unlink(path)
+    return Decoder.from_mapping(config, source=source)
 
 
 def load_decoder(config_path: str, weights: dict | None = None, **settings):
-    return decoder_from_config(derived_config(config_path, weights, **settings))
+    """The decoder of the config at config_path with these weights and settings changed."""
+    return decoder_from_config(derived_config(config_path, weights, **settings), source=config_path)
 
 
 def model_weights(decoder, config: dict) -> dict:

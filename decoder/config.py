@@ -1,0 +1,270 @@
+"""Decoder configs (TOML): the keys, their defaults, the path rule, and the one loader.
+
+    config = load_config("model/config.toml")       # a DecoderConfig, checked; paths resolved
+    Decoder.from_config("model/config.toml")        # = Decoder(**load_config(...).decoder_arguments())
+    Decoder.from_mapping({"store": ..., "lm": ..., "weights": {...}}, base_dir="model")
+
+## Keys
+
+Keys may sit at the top level or in any table (`[model]`, `[search]`, ...), except
+the weights, which are the top-level `[weights]` table (feature name -> weight).
+Relative paths are relative to the config file. Defaults:
+
+    store = "store"              # grammar store directory (cky compile); required
+    lm = "lm.bin"                # KenLM ARPA or probing binary; required
+    lm_order = 5                 # optional check against the LM file
+    glue = "builtin"             # or a Moses glue rule table (cky extract's glue file; goal label Q);
+                                 # the oov_labels always get glue rules (GlueRules.cover)
+    oov_labels = ["X"]           # labels of pass-through items; or a file of "LABEL prob" lines
+    oov_penalty = -10.0          # the `oov` weight (same as weights.oov)
+    search = "cube"              # the search algorithm (decoder.settings.SEARCH_ALGORITHMS)
+    max_span = 20                # longest source span of a non-glue rule
+    max_unary_depth = 1          # unary rounds per cell
+    pop_limit = 100              # cube pruning pops per cell (0: unlimited)
+    unary_pop_limit = 10         # pops per unary round (-1: the pop limit)
+    beam_size = 0                # histogram beam: items kept per cell (0: no limit)
+    beam_threshold = 0.0         # threshold beam: drop items this far below the cell's best (0: off)
+    exhaustive = false           # no pruning at all (small inputs only)
+    allow_unknown_weights = false  # true: weights of features the model lacks are ignored, not an error
+
+    [weights]                    # defaults: decoder.search.model.DEFAULT_WEIGHTS,
+    lm = 1.0                     # and 0.2 for each rule-table score column
+    word_count = 0.5
+    oov = -10.0
+    glue = -0.5
+
+The search settings' defaults live in decoder.settings.SearchSettings (the only
+home); this table shows them. Every mistake is a ConfigError naming the key and
+the file: a key not in this table (`pop_limt`), a value of the wrong type
+(`pop_limit = 2.7`, `exhaustive = "false"`, `lm = true` among the weights,
+`store = 42`) or out of range (`max_span = 0`, `oov_labels = []`), and a weight
+for a feature the model does not have (`lmm = 1.13`) unless
+`allow_unknown_weights = true`.
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import os
+from dataclasses import dataclass, field
+from typing import Mapping
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    import tomli as tomllib
+
+from .errors import ConfigError, SettingsError
+from .settings import (DEFAULT_GLUE, DEFAULT_OOV_LABELS, DEFAULT_SEARCH_SETTINGS, SETTING_NAMES, SearchSettings,
+                       check_int, check_number, check_weights)
+
+WEIGHTS = "weights"
+# Keys whose values are paths relative to the config file; oov_labels is a path only if such a
+# file exists (else it is a label), glue = "builtin" is not one.
+PATH_KEYS = ("store", "lm", "glue", "oov_labels")
+MODEL_KEYS = ("store", "lm", "lm_order", "glue", "oov_labels", "oov_penalty", "allow_unknown_weights")
+CONFIG_KEYS = MODEL_KEYS + SETTING_NAMES
+REQUIRED_KEYS = ("store", "lm")
+
+
+@dataclass(frozen=True)
+class DecoderConfig:
+    """A checked decoder config: what `Decoder` is built from."""
+
+    store: str
+    lm: str
+    weights: dict = field(default_factory=dict)
+    settings: SearchSettings = DEFAULT_SEARCH_SETTINGS
+    lm_order: int | None = None
+    glue: str = DEFAULT_GLUE
+    oov_labels: tuple | str = DEFAULT_OOV_LABELS
+    oov_penalty: float | None = None
+    allow_unknown_weights: bool = False
+    path: str | None = None  # the file it came from (named in errors)
+
+    def decoder_arguments(self) -> dict:
+        """Keyword arguments of Decoder(...)."""
+        return dict(store=self.store, lm=self.lm, weights=dict(self.weights), lm_order=self.lm_order,
+                    glue=self.glue, oov_labels=self.oov_labels, oov_penalty=self.oov_penalty,
+                    allow_unknown_weights=self.allow_unknown_weights, config_path=self.path,
+                    **self.settings.as_dict())
+
+
+def read_toml(path: str | os.PathLike) -> dict:
+    """The TOML file as a dict; a syntax error or an unreadable file is a ConfigError naming it."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(path, f"not valid TOML: {error}") from None
+    except OSError as error:
+        raise ConfigError(path, f"cannot read the config: {error.strerror or error}") from None
+
+
+def load_config(path: str | os.PathLike) -> DecoderConfig:
+    """The config file, checked (see the module docstring), its relative paths resolved against its
+    directory."""
+    path = os.fspath(path)
+    return parse_config(read_toml(path), base_dir=os.path.dirname(os.path.abspath(path)), source=path)
+
+
+def parse_config(mapping: Mapping, base_dir: str | os.PathLike | None = None,
+                 source: str | None = None) -> DecoderConfig:
+    """A DecoderConfig from a mapping shaped like the TOML file (tables allowed); relative paths are
+    resolved against base_dir (None: left as they are). Errors name `source` (the file) if given."""
+    if not isinstance(mapping, Mapping):
+        raise ConfigError(source, f"a config is a table of keys, not {type(mapping).__name__}")
+    values, weights = _flatten(mapping, source)
+    for key in REQUIRED_KEYS:
+        if key not in values:
+            raise ConfigError(source, f"the config needs `{key} = ...`")
+    try:
+        settings = SearchSettings.from_mapping(values)
+        weights = check_weights(weights)
+        model = _check_model_values(values)
+    except SettingsError as error:
+        raise ConfigError(source, error.reason) from None
+    if base_dir is not None:
+        base_dir = os.fspath(base_dir)
+        for key in PATH_KEYS:
+            if key in model:
+                model[key] = resolve_path(key, model[key], base_dir)
+    return DecoderConfig(weights=weights, settings=settings, path=source, **model)
+
+
+def resolve_path(key: str, value, base_dir: str):
+    """A path key's value with a relative path made absolute against base_dir (the config's directory)."""
+    if not isinstance(value, (str, os.PathLike)):
+        return value
+    value = os.fspath(value)
+    if not value or value == DEFAULT_GLUE or os.path.isabs(value):
+        return value
+    candidate = os.path.normpath(os.path.join(base_dir, value))
+    if key == "oov_labels" and not os.path.exists(candidate):
+        return value  # a label, not a file
+    return candidate
+
+
+def relocate_paths(mapping: dict, from_dir: str, to_dir: str | None = None) -> dict:
+    """A copy of a raw config (tables kept) whose relative paths, written for a file in from_dir,
+    work for a file in to_dir: relative to to_dir, or absolute when to_dir is None."""
+    mapping = copy.deepcopy(mapping)
+    from_dir = os.path.abspath(from_dir)
+
+    def fix(table: dict) -> None:
+        for key, value in table.items():
+            if key == WEIGHTS:
+                continue
+            if isinstance(value, dict):
+                fix(value)
+            elif key in PATH_KEYS:
+                resolved = resolve_path(key, value, from_dir)
+                if resolved == value:  # not a path (builtin, a label), or already absolute
+                    continue
+                if to_dir is None:
+                    table[key] = resolved
+                elif os.path.abspath(to_dir) != from_dir:
+                    table[key] = os.path.relpath(resolved, os.path.abspath(to_dir))
+
+    fix(mapping)
+    return mapping
+
+
+def _flatten(mapping: Mapping, source: str | None) -> tuple[dict, dict]:
+    """(every key but the weights, from any table, the weights); unknown or repeated keys are errors."""
+    values: dict = {}
+    where: dict = {}
+    weights = mapping.get(WEIGHTS, {})
+    if not isinstance(weights, Mapping):
+        raise ConfigError(source, f"`{WEIGHTS}` must be a table of feature name -> number, not {weights!r}")
+
+    def walk(table: Mapping, prefix: str) -> None:
+        for key, value in table.items():
+            dotted = prefix + str(key)
+            if key == WEIGHTS:
+                if prefix:
+                    raise ConfigError(source, f"`{dotted}`: the weights are the top-level [{WEIGHTS}] table")
+                continue
+            if isinstance(value, Mapping):
+                walk(value, dotted + ".")
+                continue
+            if key not in CONFIG_KEYS:
+                close = difflib.get_close_matches(str(key), CONFIG_KEYS, n=1)
+                hint = f" (did you mean `{close[0]}`?)" if close else f" (known keys: {', '.join(CONFIG_KEYS)})"
+                raise ConfigError(source, f"unknown key `{dotted}`{hint}")
+            if key in values:
+                raise ConfigError(source, f"`{key}` is given twice (`{where[key]}` and `{dotted}`)")
+            values[key], where[key] = value, dotted
+
+    walk(mapping, "")
+    return values, dict(weights)
+
+
+def _check_model_values(values: dict) -> dict:
+    """The model keys' values, checked (SettingsError naming the key)."""
+    model = {}
+    for key in ("store", "lm"):
+        value = values[key]
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not isinstance(value, str) or not value:
+            raise SettingsError(None, f"`{key}` must be a path (a non-empty string), not {value!r}")
+        model[key] = value
+    if values.get("lm_order") is not None:
+        model["lm_order"] = check_int("lm_order", values["lm_order"])
+        if model["lm_order"] < 1:
+            raise SettingsError(None, f"`lm_order` must be at least 1, not {model['lm_order']}")
+    if "glue" in values:
+        model["glue"] = check_glue(values["glue"])
+    if "oov_labels" in values:
+        model["oov_labels"] = check_oov_labels(values["oov_labels"])
+    if values.get("oov_penalty") is not None:
+        model["oov_penalty"] = check_number("oov_penalty", values["oov_penalty"])
+    if "allow_unknown_weights" in values:
+        if not isinstance(values["allow_unknown_weights"], bool):
+            raise SettingsError(None, f"`allow_unknown_weights` must be true or false, "
+                                      f"not {values['allow_unknown_weights']!r}")
+        model["allow_unknown_weights"] = values["allow_unknown_weights"]
+    return model
+
+
+def check_glue(value):
+    if value is None:
+        return DEFAULT_GLUE
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise SettingsError(None, f'`glue` must be "{DEFAULT_GLUE}" or a glue rule file, not {value!r}')
+    return value or DEFAULT_GLUE
+
+
+def check_oov_labels(value):
+    """A label, a file of labels (a string), or a non-empty list of labels."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, str):
+        if not value:
+            raise SettingsError(None, "`oov_labels` must name a label or a file of labels, not an empty string")
+        return value
+    if not isinstance(value, (list, tuple)) or not value:
+        raise SettingsError(None, f"`oov_labels` must be a non-empty list of labels (or a file of them), "
+                                  f"not {value!r}")
+    for label in value:
+        if not isinstance(label, str) or not label or label.split() != [label]:
+            raise SettingsError(None, f"`oov_labels`: {label!r} is not a label (a non-empty word)")
+    return tuple(value)
+
+
+def read_oov_labels(value) -> tuple:
+    """The unknown-word labels: a list of them, one label, or a file of "LABEL prob" lines."""
+    value = check_oov_labels(value)
+    if isinstance(value, tuple):
+        return value
+    if os.path.isfile(value):
+        with open(value, encoding="utf-8") as f:
+            labels = tuple(line.split()[0] for line in f if line.strip())
+        if not labels:
+            raise ConfigError(value, "`oov_labels`: the file has no labels")
+        return labels
+    return (value,)

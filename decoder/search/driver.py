@@ -1,0 +1,158 @@
+"""The search driver: one sentence through the compiled chart search, and its derivations read back.
+
+    chart = ChartSearchDriver(store, lm, weights, space, SearchSettings(pop_limit=50))
+    result = chart.run(words)                 # a SearchResult: the exported chart and statistics
+    chart.best(result, words)                 # a ReadBack (decoder.search.readback), or None
+    chart.kbest(result, words, 100)           # the 100 best, lazily (decoder.search.kbest)
+
+The grammar arrays are prepared once (decoder.search.grammar_arrays); the
+settings come from a `SearchSettings` (decoder.settings, the one home of their
+defaults), given whole or as keywords.
+"""
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from decoder._ext import compiled_module
+
+from ..grammar import unescape_word
+from ..settings import SearchSettings
+from .grammar_arrays import GrammarArrays
+from .kbest import LazyKBest, kbest_derivations
+from .model import GLUE, LM, OOV, WORD_COUNT, SearchSpace, Weights
+from .readback import DerivationReader, ReadBack, best_derivation, edge_tails
+
+_chart = compiled_module("_chart")
+
+
+@dataclass
+class SearchResult:
+    n_words: int
+    roots: np.ndarray        # GOAL items over the sentence
+    root_boundary: np.ndarray  # their <s> ... </s> LM scores
+    chart: dict              # ChartSearch.export()
+    stats: dict = field(default_factory=dict)
+
+
+class ChartSearchDriver:
+    """The compiled chart search over one grammar store and one KenLM model.
+
+    The space's max_span and max_unary_depth are the defaults of the settings' (so
+    a space alone, as the reference decoders take it, says the same search); given
+    settings win, and the space is kept in step with them."""
+
+    algorithm = "cube"  # the `search` setting this driver implements (decoder.settings.SEARCH_ALGORITHMS)
+
+    def __init__(self, store, lm, weights: Weights, space: SearchSpace | None = None,
+                 settings: SearchSettings | None = None, **setting_changes):
+        self.store = store
+        self.lm = lm
+        self.weights = weights
+        space = space or SearchSpace()
+        if settings is None:
+            settings = SearchSettings(max_span=space.max_span, max_unary_depth=space.max_unary_depth)
+        self.settings = settings.replace(**setting_changes)
+        self.space = SearchSpace(max_span=self.settings.max_span, max_unary_depth=self.settings.max_unary_depth,
+                                 oov_labels=space.oov_labels, glue=space.glue)
+        self.grammar = GrammarArrays(store, lm, weights, self.space)
+        self.reader = DerivationReader(store, weights, self.space, self.grammar)
+        self.engine = _chart.ChartSearch(self.grammar.arrays, lm, self.grammar.n_symbols, self.grammar.goal_symbol,
+                                  self.settings, **self._engine_weights())
+
+    def _engine_weights(self) -> dict:
+        return dict(weight_lm=self.weights[LM], weight_oov=self.weights[OOV], weight_glue=self.weights[GLUE],
+                    weight_word_count=self.weights[WORD_COUNT])
+
+    def configure(self, settings: SearchSettings | None = None, **setting_changes) -> SearchSettings:
+        """Search with other settings from now on (a SearchSettings, and/or changes to the current
+        ones); returns the settings now in use. The grammar arrays are kept: max_span and
+        max_unary_depth only bound the search."""
+        self.settings = (settings or self.settings).replace(**setting_changes)
+        self.space.max_span = self.settings.max_span
+        self.space.max_unary_depth = self.settings.max_unary_depth
+        self.engine.configure(self.settings, **self._engine_weights())
+        return self.settings
+
+    # ------------------------------------------------------------------ search
+
+    def run(self, words) -> SearchResult:
+        """Fill the chart for one sentence (rule-table words, escaped)."""
+        started = time.perf_counter()
+        words = list(words)
+        n = len(words)
+        word_ids = self.store.source_word_ids(words)
+        runs = np.asarray(self.store.match_run_array(word_ids), dtype=np.int32).reshape(-1, 3)
+        oov_at = np.ones(n, dtype=np.uint8)
+        for start, end, symbol in runs.tolist():
+            if end - start == 1 and self.grammar.has_single_rule(symbol):
+                oov_at[start] = 0
+        words_lm = (self.lm.vocab_indices([unescape_word(w) for w in words]).astype(np.int32) if n
+                    else np.zeros(0, np.int32))
+        engine = self.engine
+        engine.decode(words_lm, runs, oov_at)
+        roots, boundary = engine.roots()
+        chart = engine.export()
+        items_in_cells = engine.items_per_cell()
+        stats = {
+            "words": n,
+            "edges_proposed": int(engine.edges_proposed),
+            "edges_kept": int(engine.edges_kept),
+            "lm_queries": int(engine.lm_queries),
+            "lm_queries_novel": int(engine.lm_queries_novel),
+            "items": int(engine.n_items),
+            "edges": int(engine.n_edges),
+            "items_per_cell": _items_per_cell_by_span(items_in_cells, min(n, engine.max_span)),
+            "chart_cells": _chart_cells(items_in_cells, chart, self.grammar.goal_symbol),
+            "search_seconds": time.perf_counter() - started,
+        }
+        return SearchResult(n, roots, boundary, chart, stats)
+
+    search = run  # the old name (tests and callers of ChartDecoder.search)
+
+    # ------------------------------------------------------------------ derivations
+
+    def best(self, result: SearchResult, words) -> ReadBack | None:
+        if len(result.roots) == 0:
+            return None
+        score, r, tree = best_derivation(result.chart, result.roots, result.root_boundary, self.weights[LM])
+        return self.reader.read(result.chart, result.n_words, words, score, float(result.root_boundary[r]), tree)
+
+    def kbest(self, result: SearchResult, words, k: int, unique: bool = True,
+              max_derivations: int | None = None) -> list[ReadBack]:
+        """The k best derivations (unique: the k best distinct translations, among at most
+        `max_derivations` derivations, 50 * k by default), best first."""
+        if len(result.roots) == 0 or k <= 0:
+            return []
+        chart = {name: values.tolist() for name, values in result.chart.items()}
+        finder = LazyKBest(chart, result.roots.tolist(), (self.weights[LM] * result.root_boundary).tolist(),
+                           edge_tails, functools.partial(self.reader.edge_blocks, chart, words))
+        return [self.reader.read(result.chart, result.n_words, words, score,
+                                 float(result.root_boundary[root_index]), tree)
+                for score, root_index, tree in kbest_derivations(finder, k, unique, max_derivations)]
+
+
+def _items_per_cell_by_span(counts: np.ndarray, max_length: int) -> dict:
+    """{span length: [mean, variance]} of the items left per cell (Xiao et al. Figures 11-12)."""
+    n = counts.shape[0] - 1
+    out = {}
+    for length in range(1, max_length + 1):
+        values = np.array([counts[i, i + length] for i in range(0, n - length + 1)], dtype=np.float64)
+        if len(values):
+            out[length] = [float(values.mean()), float(values.var())]
+    return out
+
+
+def _chart_cells(items_in_cells: np.ndarray, chart: dict, goal_symbol: int) -> list:
+    """[[start, length, items, edges], ...] for every cell holding an item: the items left after
+    pruning and the edges into them (GOAL items and their edges not counted), for heat maps."""
+    n1 = items_in_cells.shape[0]
+    heads = chart["edge_head"]
+    kept = (chart["item_alive"][heads] != 0) & (chart["item_symbol"][heads] != goal_symbol)
+    edges_in_cells = np.bincount(chart["item_cell"][heads[kept]], minlength=n1 * n1).reshape(n1, n1)
+    starts, ends = np.nonzero(items_in_cells)
+    return [[int(i), int(j - i), int(items_in_cells[i, j]), int(edges_in_cells[i, j])]
+            for i, j in zip(starts.tolist(), ends.tolist())]

@@ -1,0 +1,145 @@
+"""The grammar as the compiled search reads it, prepared once per decoder.
+
+`GrammarArrays(store, lm, weights, space)` turns a grammar store into the arrays of
+decoder._ext._chart.ChartSearch: rule scores (weights . features + word-count weight
+* target words), target sides in KenLM ids, each key's rules sorted best first,
+dense per-symbol look-up offsets, and glue values. It also names the symbols: the
+store's, then the unknown-word labels the grammar lacks, then GOAL.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from decoder._ext import compiled_module
+
+from ..grammar import unescape_word
+from .model import GOAL, WORD_COUNT, SearchSpace, Weights
+
+_chart = compiled_module("_chart")
+sort_rules_by_score, target_hashes = _chart.sort_rules_by_score, _chart.target_hashes
+
+
+class GrammarArrays:
+    """What the compiled search reads (`arrays`), and the symbol and rule facts read-back needs."""
+
+    def __init__(self, store, lm, weights: Weights, space: SearchSpace):
+        n_nt, n_symbols = store.n_nonterminals, store.n_symbols
+        self.n_symbols = n_symbols
+
+        # Symbols: the store's, then unknown-word labels the grammar lacks, then GOAL.
+        # (The store's names are read on first use: derivations need them, the search does not.)
+        self.symbol_names = SymbolNames(store)
+        real_ids = store.real_label_ids
+        oov_symbols = []
+        extra = 0
+        for label in space.oov_labels:
+            if label in real_ids:
+                oov_symbols.append(real_ids[label])
+            else:
+                oov_symbols.append(n_symbols + extra)
+                self.symbol_names[n_symbols + extra] = label
+                extra += 1
+        self.goal_symbol = n_symbols + extra
+        self.symbol_names[self.goal_symbol] = GOAL
+        n_all = self.goal_symbol + 1
+        is_real = np.zeros(n_all, dtype=np.uint8)
+        is_real[:n_nt] = 1 - np.asarray(store.symbol_is_virtual, dtype=np.uint8)
+        is_real[n_symbols:self.goal_symbol] = 1
+        glue_start = np.full(n_all, np.nan)
+        glue_concat = np.full(n_all, np.nan)
+        for symbol in np.flatnonzero(is_real):
+            name = self.symbol_names.real_name(int(symbol))
+            start, concat = space.glue.start_value(name), space.glue.concat_value(name)
+            glue_start[symbol] = np.nan if start is None else start
+            glue_concat[symbol] = np.nan if concat is None else concat
+
+        # Rule scores: weights . features of the source rule (top rules) + word-count weight * target words.
+        feature_weights = np.array([weights[name] for name in store.feature_names], dtype=np.float64)
+        source_scores = (np.asarray(store.features) @ feature_weights.astype(np.float32)).astype(np.float64) \
+            if len(feature_weights) else np.zeros(store.n_source_rules)
+        origin = np.asarray(store.rule_origin)
+        target = np.asarray(store.rule_target)
+        offsets = np.asarray(store.rule_target_offsets)
+        is_word = np.zeros(len(target) + 1, dtype=np.int64)
+        np.cumsum(target >= 0, out=is_word[1:])
+        self.rule_word_count = (is_word[offsets[1:]] - is_word[offsets[:-1]]).astype(np.int32)
+        rule_score = np.where(origin >= 0, source_scores[np.maximum(origin, 0)] if len(source_scores) else 0.0, 0.0)
+        rule_score = rule_score + weights[WORD_COUNT] * self.rule_word_count
+        rule_score = np.ascontiguousarray(rule_score, dtype=np.float64)
+
+        # Rule-table words are escaped (decoder.grammar.escape_word); the LM knows them plain.
+        lm_ids = lm.vocab_indices([unescape_word(w) for w in store.target_vocab]).astype(np.int32)
+        rule_target_lm = np.where(target >= 0, lm_ids[np.maximum(target, 0)] if len(lm_ids) else 0, target)
+        rule_target_lm = np.ascontiguousarray(rule_target_lm, dtype=np.int32)
+
+        pair_keys = np.asarray(store.pair_keys)
+        pair_offsets = np.asarray(store.pair_offsets)
+        pair_rules = np.asarray(store.pair_rules)
+        pair_rules_sorted = sort_rules_by_score(pair_rules, pair_offsets, rule_score)
+        single_keys = np.asarray(store.single_keys)
+        single_offsets = np.asarray(store.single_offsets)
+        single_rules = np.asarray(store.single_rules)
+        single_rules_sorted = sort_rules_by_score(single_rules, single_offsets, rule_score)
+        all_symbols = np.arange(n_all, dtype=np.int64)
+        index = np.searchsorted(single_keys, all_symbols)
+        present = (index < len(single_keys)) & (single_keys[np.minimum(index, max(len(single_keys) - 1, 0))] == all_symbols) \
+            if len(single_keys) else np.zeros(n_all, bool)
+        self.single_lo = np.where(present, single_offsets[np.minimum(index, len(single_offsets) - 1)], 0).astype(np.int64)
+        self.single_hi = np.where(present, single_offsets[np.minimum(index + 1, len(single_offsets) - 1)], 0).astype(np.int64)
+        pair_left_offsets = np.searchsorted(pair_keys, np.arange(n_symbols + 1, dtype=np.int64) * n_symbols).astype(np.int64)
+
+        self.arrays = dict(
+            rule_lhs=np.ascontiguousarray(store.rule_lhs, dtype=np.int32),
+            rule_carries=np.ascontiguousarray(store.rule_carries, dtype=np.uint8),
+            rule_target_offsets=np.ascontiguousarray(offsets, dtype=np.int64),
+            rule_target_lm=rule_target_lm,
+            rule_score=rule_score,
+            rule_target_hash=target_hashes(rule_target_lm, offsets),
+            pair_keys=np.ascontiguousarray(pair_keys, dtype=np.int64),
+            pair_offsets=np.ascontiguousarray(pair_offsets, dtype=np.int64),
+            pair_rules_sorted=np.ascontiguousarray(pair_rules_sorted, dtype=np.int32),
+            pair_left_offsets=pair_left_offsets,
+            single_lo=self.single_lo,
+            single_hi=self.single_hi,
+            single_rules_sorted=np.ascontiguousarray(single_rules_sorted, dtype=np.int32),
+            symbol_is_real=is_real,
+            glue_start_value=glue_start,
+            glue_concat_value=glue_concat,
+            oov_symbols=np.array(oov_symbols, dtype=np.int32),
+        )
+
+    def has_single_rule(self, symbol: int) -> bool:
+        """Whether a one-child rule (a lexical rule, for a terminal run) rewrites `symbol`."""
+        return bool(self.single_hi[symbol] > self.single_lo[symbol])
+
+
+class SymbolNames:
+    """Symbol id -> name: the store's nonterminals (read on first use), then the extra labels and GOAL."""
+
+    def __init__(self, store):
+        self.store = store
+        self.extra: dict = {}
+        self._real = None
+
+    def real_name(self, symbol: int) -> str:
+        if symbol in self.extra:
+            return self.extra[symbol]
+        if self._real is None:
+            self._real = {i: name for name, i in self.store.real_label_ids.items()}
+        return self._real[symbol]
+
+    def __setitem__(self, symbol: int, name: str):
+        self.extra[symbol] = name
+
+    def __getitem__(self, symbol: int) -> str:
+        if symbol in self.extra:
+            return self.extra[symbol]
+        if symbol < self.store.n_real_nonterminals:
+            return self.real_name(symbol)
+        return self.store.nonterminal_names[symbol]  # a virtual symbol: all names are read once
+
+    def get(self, symbol: int, default=None):
+        try:
+            return self[symbol]
+        except (IndexError, KeyError):
+            return default

@@ -1,0 +1,139 @@
+"""Search settings: the one home of their defaults and of their validation.
+
+    settings = SearchSettings(pop_limit=50)           # validated here: SettingsError naming the key
+    settings.replace(exhaustive=True)                 # a validated copy
+
+`Decoder`, the search driver (decoder.search.driver) and the compiled search
+(decoder._ext._chart.ChartSearch, which has no defaults of its own) all take their
+values from a `SearchSettings`. Values are checked strictly: an integer setting
+takes an int (not 2.7, True or "abc"), `exhaustive` a bool (not "false"), and
+each range is checked, so that a mistake is an error at construction instead of
+a sentence that fails (or a search that never ends) later.
+
+`SEARCH_ALGORITHMS` is the registry of the `search` key's values; an algorithm
+registers itself with `register_search_algorithm`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Mapping
+
+from .errors import SettingsError
+
+# The search algorithms the `search` setting may name: name -> one line on what it is.
+SEARCH_ALGORITHMS: dict[str, str] = {
+    "cube": "CKY with cube pruning (Chiang 2007) and an integrated language model",
+}
+
+
+def register_search_algorithm(name: str, description: str) -> None:
+    """Make `search = NAME` a valid setting (an algorithm's module calls this when it is added)."""
+    if not isinstance(name, str) or not name:
+        raise SettingsError(None, f"a search algorithm needs a non-empty name, not {name!r}")
+    SEARCH_ALGORITHMS[name] = description
+
+
+# Model settings outside the search proper (decoder.decoder.Decoder): their defaults, once.
+DEFAULT_GLUE = "builtin"
+DEFAULT_OOV_LABELS = ("X",)
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """How the chart is searched (the defaults below are the only ones)."""
+
+    search: str = "cube"          # the algorithm (SEARCH_ALGORITHMS)
+    pop_limit: int = 100          # cube pruning pops per cell (0: unlimited)
+    beam_size: int = 0            # histogram beam: items kept per cell (0: no limit)
+    beam_threshold: float = 0.0   # threshold beam: drop items this far below the cell's best (0: off)
+    max_span: int = 20            # longest source span of a non-glue rule
+    max_unary_depth: int = 1      # unary rounds per cell
+    unary_pop_limit: int = 10     # pops per unary round (-1: the pop limit)
+    exhaustive: bool = False      # no pruning at all (small inputs only)
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            object.__setattr__(self, field.name, _check(field.name, getattr(self, field.name)))
+
+    def replace(self, **changes) -> "SearchSettings":
+        """A copy with these settings changed (validated; an unknown name is a SettingsError)."""
+        unknown = sorted(set(changes) - set(SETTING_NAMES))
+        if unknown:
+            raise SettingsError(None, f"unknown search setting `{unknown[0]}` (known: {', '.join(SETTING_NAMES)})")
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping) -> "SearchSettings":
+        """Settings from {name: value}, defaults for the names missing; other names are ignored."""
+        return cls(**{name: values[name] for name in SETTING_NAMES if name in values})
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+SETTING_NAMES = tuple(field.name for field in dataclasses.fields(SearchSettings))
+
+# name -> (kind, smallest allowed value)
+_RULES = {
+    "pop_limit": ("int", 0),
+    "beam_size": ("int", 0),
+    "beam_threshold": ("number", 0.0),
+    "max_span": ("int", 1),
+    "max_unary_depth": ("int", 0),
+    "unary_pop_limit": ("int", -1),
+    "exhaustive": ("bool", None),
+    "search": ("algorithm", None),
+}
+
+
+def _check(name: str, value):
+    kind, minimum = _RULES[name]
+    if kind == "int":
+        value = check_int(name, value)
+    elif kind == "number":
+        value = check_number(name, value)
+    elif kind == "bool":
+        if not isinstance(value, bool):
+            raise SettingsError(None, f"`{name}` must be true or false, not {value!r}")
+        return value
+    else:
+        if value not in SEARCH_ALGORITHMS:
+            raise SettingsError(None, f"`{name}` must be one of {', '.join(map(repr, SEARCH_ALGORITHMS))}, "
+                                      f"not {value!r}")
+        return value
+    if not value >= minimum:  # also rejects NaN
+        raise SettingsError(None, f"`{name}` must be at least {minimum}, not {value!r}")
+    return value
+
+
+def check_int(name: str, value) -> int:
+    """value as an int if it is one (not a bool, a float or a string); else a SettingsError naming `name`."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise SettingsError(None, f"`{name}` must be an integer, not {value!r}")
+    return int(value)
+
+
+def check_number(name: str, value) -> float:
+    """value as a float if it is a real number (not a bool, a string or a list); else a SettingsError."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise SettingsError(None, f"`{name}` must be a number, not {value!r}")
+    return float(value)
+
+
+def check_weights(weights: Mapping) -> dict:
+    """{feature name: float}: every weight a finite number (not a bool, a string or a list)."""
+    if not isinstance(weights, Mapping):
+        raise SettingsError(None, f"the weights must be a table of feature name -> number, not {weights!r}")
+    out = {}
+    for name, value in weights.items():
+        value = check_number(f"weights.{name}", value)
+        if not math.isfinite(value):
+            raise SettingsError(None, f"`weights.{name}` must be finite, not {value!r}")
+        out[str(name)] = value
+    return out
+
+
+DEFAULT_SEARCH_SETTINGS = SearchSettings()

@@ -1,0 +1,70 @@
+"""Tuning a decoder config with MERT: decode k-best lists, optimize BLEU, write the tuned config.
+
+    from decoder.tune import tune
+    summary = tune("model/config.toml", dev_sentences, [references], "elsewhere/tuned.toml")
+
+`cky tune` (decoder.tune.cli) is the command around it; bench calls it directly.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from ..config import relocate_paths
+from ..errors import ConfigError
+from .config import read_config, with_settings, write_config
+from .decoding import decoder_from_config, derived_config, kbest_lists, model_weights
+from .mert import run_mert
+
+
+def default_output(config_path: str) -> str:
+    stem = config_path[:-5] if config_path.endswith(".toml") else config_path
+    return stem + ".tuned.toml"
+
+
+def tune(config_path: str, dev_sentences: list[str], references, out_path: str, kbest: int = 100,
+         max_iterations: int = 10, restarts: int = 20, random_directions: int = 0, fixed=(), seed: int = 0,
+         tokenize: str = "13a", workers: int = 1, progress: bool = True, unique: bool = True,
+         trust_region: float | None = 0.2) -> dict:
+    """Run MERT and write the tuned config; returns a summary (also written as OUT.log.json)."""
+    started = time.perf_counter()
+    config = read_config(config_path)
+
+    def decoder_for(weights: dict | None = None):
+        try:
+            return decoder_from_config(derived_config(config_path, weights))
+        except ConfigError as error:  # name the file the mistake is in
+            if error.path is None:
+                raise ConfigError(config_path, error.reason) from None
+            raise
+
+    first_decoder = decoder_for()
+    initial = model_weights(first_decoder, config)
+    decoders = {tuple(sorted(initial.items())): first_decoder}
+
+    def decode_kbest(weights: dict) -> list:
+        key = tuple(sorted(weights.items()))
+        decoder = decoders.pop(key, None) or decoder_for(weights)
+        decoders.clear()  # one decoder (one LM) alive at a time
+        return kbest_lists(decoder, dev_sentences, kbest, workers=workers, progress=progress, unique=unique)
+
+    result = run_mert(decode_kbest, references, initial, max_iterations=max_iterations, restarts=restarts,
+                      random_directions=random_directions, seed=seed, tokenize=tokenize, fixed=fixed,
+                      progress=progress, trust_region=trust_region or None)
+    header = (f"MERT-tuned weights from {config_path}: dev BLEU {result.bleu:.2f} on the merged k-best lists "
+              f"(tokenize {tokenize}), {len(result.history)} iterations; {result.stopped}")
+    # The paths were written for the input config's directory: make them load from the output's.
+    tuned = relocate_paths(with_settings(config, result.weights), os.path.dirname(os.path.abspath(config_path)),
+                           os.path.dirname(os.path.abspath(out_path)))
+    write_config(tuned, out_path, header=header)
+    summary = {"config": config_path, "out": out_path, "initial_weights": initial, "weights": result.weights,
+               "bleu": result.bleu, "stopped": result.stopped, "history": result.history,
+               "settings": {"kbest": kbest, "max_iterations": max_iterations, "restarts": restarts,
+                            "random_directions": random_directions, "seed": seed, "tokenize": tokenize,
+                            "unique_kbest": unique, "trust_region": trust_region,
+                            "dev_sentences": len(dev_sentences)},
+               "seconds": time.perf_counter() - started}
+    with open(out_path + ".log.json", "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=2)
+    return summary
