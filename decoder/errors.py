@@ -67,3 +67,12 @@ class ModelError(LocatedError):
 
 class InputError(LocatedError, ValueError):
     """An input file or sentence that cannot be read (the message names file and line)."""
+
+
+class UsageError(CkyError):
+    """A command line that asks for something impossible (the command exits 2, like argparse)."""
+
+
+class ResumeError(LocatedError):
+    """A progress file that does not describe its output any more (missing, shorter or changed
+    output, other settings): resuming from it would mix or lose lines. The message names both files."""

@@ -5,7 +5,7 @@ import json
 import sys
 
 from ..grammar import GrammarFormatError, read_rules
-from . import NON_BINARIZABLE_POLICIES, STRATEGIES, binarize, write_binary_grammar
+from ..binarize import NON_BINARIZABLE_POLICIES, STRATEGIES, binarize, write_binary_grammar
 
 
 def add_arguments(parser) -> None:

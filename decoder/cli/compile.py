@@ -26,9 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from ..binarize import binarize
     from ..grammar import GrammarFormatError, feature_names_path, read_rules
-    from .compile import compile_grammar, save_store
-    from .filter import filter_rules, read_sentences
-    from .format import StoreError
+    from ..store.compile import compile_grammar, save_store
+    from ..store.filter import filter_rules, read_sentences
+    from ..store.format import StoreError
 
     timings: dict[str, float] = {}
     started = time.perf_counter()

@@ -15,10 +15,10 @@ import argparse
 import json
 import sys
 
-from .corpus import CorpusPaths
-from .filtering import filter_table
-from .pipeline import ExtractionConfig, run_extraction
-from .rules import Limits
+from ..extract.corpus import CorpusPaths
+from ..extract.filtering import filter_table
+from ..extract.pipeline import ExtractionConfig, run_extraction
+from ..extract.rules import Limits
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,9 +17,9 @@ import sys
 import time
 
 from ..evaluate import TOKENIZERS, read_lines
-from .config import read_config, with_settings, write_config
-from .decoding import derived_config, decoder_from_config, kbest_lists, model_weights
-from .mert import run_mert
+from ..tune.config import read_config, with_settings, write_config
+from ..tune.decoding import derived_config, decoder_from_config, kbest_lists, model_weights
+from ..tune.mert import run_mert
 
 log = logging.getLogger("cky.tune")
 
@@ -113,8 +113,3 @@ def main(args) -> int:
     print(f"{summary['stopped']}; tuned weights written to {out} (log: {out}.log.json)")
     return 0
 
-
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(prog="cky tune")
-    add_arguments(parser)
-    sys.exit(main(parser.parse_args()))
