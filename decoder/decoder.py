@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 from typing import Sequence
 
 try:
@@ -52,6 +51,7 @@ except ImportError:  # Python < 3.11
 
 from .grammar import escape_word, unescape_word
 from .search.model import LM, OOV, GlueRules, SearchSpace, Weights
+from .translation import Translation
 
 DEFAULT_SETTINGS = {
     "glue": "builtin",
@@ -66,23 +66,6 @@ DEFAULT_SETTINGS = {
 }
 _PATH_KEYS = ("store", "lm", "glue", "oov_labels")
 _KNOWN_KEYS = set(DEFAULT_SETTINGS) | {"store", "lm", "lm_order", "oov_penalty"}
-
-
-@dataclass
-class Translation:
-    """One translation: the output text, its target tree, model score, features by name,
-    the derivation (nested dicts: symbol, span, rule, source_rule, children) and search stats."""
-
-    text: str
-    tree: str
-    score: float
-    features: dict
-    derivation: dict | None = None
-    stats: dict = field(default_factory=dict)
-    source: str = ""
-
-    def __str__(self) -> str:
-        return self.text
 
 
 def _flatten(config: dict) -> tuple[dict, dict]:

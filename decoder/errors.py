@@ -76,3 +76,15 @@ class UsageError(CkyError):
 class ResumeError(LocatedError):
     """A progress file that does not describe its output any more (missing, shorter or changed
     output, other settings): resuming from it would mix or lose lines. The message names both files."""
+
+
+class WorkerError(LocatedError):
+    """A decoding process died (a crash in compiled code, or killed): its sentences have no result."""
+
+
+class OutputError(LocatedError):
+    """An output file that cannot be written (for instance, its directory does not exist)."""
+
+
+class Interrupted(CkyError):
+    """Ctrl-C stopped a command (exit 130); the message says what was kept."""

@@ -121,7 +121,7 @@ class RankingDecoder:
 def test_cky_tune_writes_a_config_with_the_tuned_weights(tmp_path, monkeypatch):
     import json
 
-    import decoder.tune.cli as tune_cli
+    import decoder.cli.tune as tune_cli
     from decoder.cli import main
     from decoder.tune.config import read_config
 

@@ -61,7 +61,7 @@ def _quiet_stdout() -> None:
 
 def run(command: str, args: argparse.Namespace) -> int:
     """Run one parsed subcommand under the exit-code convention (see the module docstring)."""
-    from ..errors import CkyError, UsageError
+    from ..errors import CkyError, Interrupted, UsageError
 
     def report(message: str) -> None:
         print(f"cky {command}: {message}", file=sys.stderr, flush=True)
@@ -72,6 +72,9 @@ def run(command: str, args: argparse.Namespace) -> int:
     except UsageError as error:
         report(str(error))
         return EXIT_USAGE
+    except Interrupted as error:
+        report(str(error))
+        return EXIT_INTERRUPTED
     except CkyError as error:
         report(str(error))
         return EXIT_FAILED
