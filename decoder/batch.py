@@ -83,11 +83,26 @@ _WORKER_DECODER = None
 _WORKER_JOB: Job | None = None
 
 
-def _init_worker(loader: Loader | None, job: Job) -> None:
+def _die_with_parent(parent: int) -> None:
+    """Exit when the parent dies (killed, say), instead of writing BrokenPipeError tracebacks or
+    waiting forever on a queue lock that a dead sibling held: Linux's parent-death signal; elsewhere
+    SIGPIPE ends a worker whose result pipe is gone."""
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError, TypeError):  # not Linux
+        return
+    if os.getppid() != parent:  # the parent died before prctl
+        os._exit(1)
+
+
+def _init_worker(loader: Loader | None, job: Job, parent: int) -> None:
     global _WORKER_DECODER, _WORKER_JOB
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and terminates us
-    if hasattr(signal, "SIGPIPE"):  # parent gone: die quietly instead of a BrokenPipeError traceback
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    _die_with_parent(parent)
     if loader is not None:  # None: inherited through fork
         _WORKER_DECODER = load(loader)
     _WORKER_JOB = job
@@ -127,7 +142,7 @@ def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, j
             results: Iterable = map(_run_one, items)
         else:
             context, init_arg = _pool_context(loader)
-            pool = context.Pool(workers, initializer=_init_worker, initargs=(init_arg, job))
+            pool = context.Pool(workers, initializer=_init_worker, initargs=(init_arg, job, os.getpid()))
             chunks = [items[i:i + chunksize] for i in range(0, len(items), max(1, chunksize))]
             results = (result for chunk in _watched(pool, pool.imap(_run_chunk, chunks)) for result in chunk)
         for index, result, error in results:
@@ -217,6 +232,14 @@ def _normalized(identity) -> Any:
     return json.loads(json.dumps(identity, sort_keys=True, default=str))
 
 
+def _differences(old, new, prefix: str = "") -> list[str]:
+    """"key: old -> new" for each leaf where two JSON values differ."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [change for key in sorted(set(old) | set(new), key=str)
+                for change in _differences(old.get(key), new.get(key), f"{prefix}{key}.")]
+    return [] if old == new else [f"{prefix.rstrip('.') or 'identity'}: {old!r} -> {new!r}"]
+
+
 def _read_checkpoint(path: str, digest: str, outputs: dict[str, str], identity) -> dict | None:
     """The checkpoint to resume from, None to start over, or a ResumeError."""
     try:
@@ -231,9 +254,9 @@ def _read_checkpoint(path: str, digest: str, outputs: dict[str, str], identity) 
         log.warning("%s is for another input or other outputs: starting over", path)
         return None
     if checkpoint.get("identity") != _normalized(identity):
-        raise ResumeError(path, f"was written with another model or other settings ({checkpoint.get('identity')}, "
-                                f"now {_normalized(identity)}): resuming would mix two models in one output; "
-                                f"run without --resume to start over")
+        changes = "; ".join(_differences(checkpoint.get("identity"), _normalized(identity))) or "unknown"
+        raise ResumeError(path, f"was written with another model or other settings ({changes}): resuming would "
+                                f"mix two models in one output; run without --resume to start over")
     for name, output in outputs.items():
         offset, expected = int(checkpoint["offsets"][name]), checkpoint.get("sha256", {}).get(name)
         try:
