@@ -365,7 +365,7 @@ def _first(lines: list[str], n: int | None) -> list[str]:
 
 def decoding_experiments(system: System, settings: Settings, log=print) -> dict:
     from decoder.evaluate import paired_bootstrap
-    from decoder.tune.cli import tune
+    from decoder.cli.tune import tune  # (moves to the tune package with issue 11 item 5)
     from decoder.tune.config import read_config
 
     dev_src, dev_ref = _first(read_lines(system.dev_src), settings.dev_sentences), \

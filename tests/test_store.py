@@ -11,7 +11,7 @@ import pytest
 from decoder.binarize import STRATEGIES, binarize, expand, expansion_table
 from decoder.grammar import Rule, feature_names_path, read_rules, write_rules
 from decoder.store import OOV_ID, GrammarStore, filter_rules, rule_runs, write_store
-from decoder.store import cli as store_cli
+from decoder.cli import compile as store_cli
 
 LABELS = ["NP", "VP", "S", "PP", "NN", "DT", "JJ", "VB"]
 SOURCE_WORDS = [f"w{i}" for i in range(12)]  # few words: runs repeat and overlap in sentences
