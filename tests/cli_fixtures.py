@@ -23,7 +23,10 @@ def run_cky(argv: list[str], stdin: bytes = b"") -> tuple[int, bytes, str]:
     err = io.StringIO()
     try:
         with redirect_stderr(err):
-            code = main(argv)
+            try:
+                code = main(argv)
+            except KeyboardInterrupt:  # would stop the whole test session
+                raise AssertionError(f"Ctrl-C escaped `cky {' '.join(argv)}`") from None
         sys.stdout.flush()
         return code, out.getvalue(), err.getvalue()
     finally:

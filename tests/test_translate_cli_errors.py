@@ -44,6 +44,18 @@ def translate_args(model, *more):
     return ["translate", "--config", str(model / "config.toml"), "--quiet", *more]
 
 
+TEST_PROCESS = os.getpid()
+
+
+def press_ctrl_c_in_the_parent() -> None:
+    """Called in the decoding child: Ctrl-C the command, once it has written the lines before."""
+    if os.getpid() == TEST_PROCESS:  # decoding in the command's own process
+        raise KeyboardInterrupt
+    time.sleep(0.5)
+    os.kill(os.getppid(), signal.SIGINT)
+    time.sleep(10)
+
+
 def expected_output(decoder, lines) -> bytes:
     return "".join(decoder.translate(line).text + "\n" for line in lines).encode("utf-8")
 
@@ -58,11 +70,9 @@ def test_a_fresh_run_replaces_a_stale_progress_file_so_resume_never_pads(model, 
     original = Decoder.translate
 
     def interrupt_at(sentence_to_stop):
-        def translate(self, sentence):  # runs in the decoding child: Ctrl-C the parent, as a user would
+        def translate(self, sentence):
             if sentence == sentence_to_stop:
-                time.sleep(0.5)  # the parent writes the lines before this one
-                os.kill(os.getppid(), signal.SIGINT)
-                time.sleep(10)
+                press_ctrl_c_in_the_parent()
             return original(self, sentence)
         monkeypatch.setattr(Decoder, "translate", translate)
 
@@ -90,9 +100,7 @@ def interrupted_run(model, tmp_path, monkeypatch):
 
     def translate(self, sentence):
         if sentence == LINES[5]:
-            time.sleep(0.5)  # the parent writes the lines before this one
-            os.kill(os.getppid(), signal.SIGINT)
-            time.sleep(10)
+            press_ctrl_c_in_the_parent()
         return original(self, sentence)
 
     monkeypatch.setattr(Decoder, "translate", translate)
@@ -245,6 +253,11 @@ def test_batch_does_not_import_the_decoder():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert result.stdout.strip() == "False", result.stderr
+    import inspect
+
+    import decoder.batch
+
+    assert "from .decoder " not in inspect.getsource(decoder.batch)  # not even inside a function
 
 
 def test_python_m_bench_runs_without_path_edits():
