@@ -264,3 +264,12 @@ def test_python_m_bench_runs_without_path_edits():
     result = subprocess.run([sys.executable, "-m", "bench", "--help"], capture_output=True, text=True,
                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert result.returncode == 0 and "--quick" in result.stdout
+
+
+@pytest.mark.parametrize("flags", [["--processes", "0"], ["--small-verses", "0"]])
+def test_data_counts_below_one_are_usage_errors_before_any_build(flags, monkeypatch):
+    import decoder.data.build
+
+    monkeypatch.setattr(decoder.data.build, "build", lambda *a, **k: pytest.fail("a data build started"))
+    code, _, err = run_cky(["data", "bible-es-en", *flags])
+    assert code == 2 and err.startswith("cky data: ")
