@@ -1,6 +1,16 @@
-"""`cky translate` with a missing store, LM or a broken config: one clear line naming the file, exit 1."""
+"""`cky translate` (and the other commands) on bad input, bad files and interruptions: one clear line naming
+the file, the documented exit code, no traceback, no lost or shifted lines (issues 11 and 12)."""
+import json
+import os
+import signal
 import subprocess
 import sys
+import time
+
+import pytest
+
+from cli_fixtures import run_cky, start_cky
+from test_decoder import decoder, model  # noqa: F401  (fixtures: the tiny system)
 
 
 def run_translate(*args):
@@ -25,16 +35,6 @@ def test_broken_config_names_the_file(tmp_path):
 
 
 # ---- issue 12: the translate and batch defects, each at the command line -------------------------
-
-import json  # noqa: E402
-import os  # noqa: E402
-import signal  # noqa: E402
-import time  # noqa: E402
-
-import pytest  # noqa: E402
-
-from cli_fixtures import run_cky, start_cky  # noqa: E402
-from test_decoder import decoder, model  # noqa: E402,F401  (fixtures: the tiny system)
 
 LINES = ["la casa verde es pequeña", "el perro", "un perro es verde", "la casa", "", "es verde", "el ☃ casa",
          "la casa es pequeña", "un perro", "el perro es pequeño"]
