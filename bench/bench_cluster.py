@@ -11,6 +11,7 @@ of the decoder, done on the first run) is timed apart. Writes bench/results/clus
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import time
@@ -41,6 +42,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     from decoder.batch import translate_batch
+    from decoder.decoder import Decoder
     from decoder.cluster import connect, translate_on_cluster
 
     config, test = fixture_config()
@@ -61,7 +63,7 @@ def main(argv=None) -> int:
 
     for workers in (1, 2):
         started = time.perf_counter()
-        results = translate_batch(config, sentences, workers=workers)
+        results = translate_batch(functools.partial(Decoder.from_config, config), sentences, workers=workers)
         record("batch", workers, time.perf_counter() - started, results)
     for workers in (1, 2):
         started = time.perf_counter()

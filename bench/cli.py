@@ -1,4 +1,4 @@
-"""`cky bench`: reproduce Xiao et al. 2009 and Venugopal et al. 2007 (section 6) on the Bible system.
+"""`cky bench` (or `python -m bench` from the repository root): reproduce Xiao et al. 2009 and Venugopal et al. 2007 (section 6) on the Bible system.
 
     cky bench                  # every experiment on the Bible Spanish-English system (must be built)
     cky bench --quick          # a reduced run on the tiny fixture system (minutes; CI runs it)
@@ -14,12 +14,10 @@ import json
 import os
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+from bench import experiments
+from bench.experiments import QUICK, Settings
 
-from bench import experiments  # noqa: E402
-from bench.experiments import QUICK, Settings  # noqa: E402
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 DEFAULT_OUT = os.path.join(REPO, "bench", "results")
 
@@ -208,8 +206,3 @@ def markdown(results: dict) -> str:
         lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in results["plots"]]
     return "\n".join(lines) + "\n"
 
-
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(prog="cky bench")
-    add_arguments(parser)
-    sys.exit(main(parser.parse_args()))

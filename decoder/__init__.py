@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "Decoder": "decoder.decoder",
-    "Translation": "decoder.decoder",
+    "Translation": "decoder.translation",
     "GrammarStore": "decoder.store",
     "binarize": "decoder.binarize",
     "unbinarize": "decoder.binarize",

@@ -1,22 +1,38 @@
 """Batch decoding on several processes, in input order, with failures isolated and resumable output files.
 
-    translate_batch(decoder, sentences, workers=4)          # -> one Translation (or Failure) per sentence
-    translate_batch("model/config.toml", sentences, workers=4)
+    translate_batch(decoder, sentences, workers=4)          # -> one Translation per sentence
+    translate_batch(functools.partial(Decoder.from_config, "model/config.toml"), sentences, workers=4)
 
-Workers share what is expensive to load: given a `Decoder`, forked workers
-inherit it (the memory-mapped store and the loaded LM are shared pages, nothing
-is loaded again); given a config path, each worker builds its decoder once
-(the store is memory-mapped, so its pages are still shared through the page
-cache, and each worker loads the LM once). Results come back in input order.
-A sentence whose decoding raises is logged with its line number and gives a
-`Failure` (empty output), and the other sentences are unaffected.
+The batch layer never builds a decoder itself (it does not import decoder.decoder):
+it takes a *loader*, either a decoder object or a callable that builds one. Workers
+share what is expensive to load: given a decoder object, forked workers inherit it
+(the memory-mapped store and the loaded LM are shared pages, nothing is loaded
+again); given a callable, each worker calls it once (the store is memory-mapped,
+so its pages are still shared through the page cache, and each worker loads the
+LM once). Where fork is not available, a decoder object with a `config_path` is
+rebuilt in each worker with `type(decoder).from_config(config_path)`.
 
-`translate_to_files` is the file-level driver behind `cky translate --workers N
---resume`: a job turns each sentence into the text to append to each output
-file; a sidecar progress file (`OUTPUT.progress.json`) records, at checkpoints,
-how many input lines are done and the byte size of every output file then, so
-that a resumed run truncates the outputs back to the checkpoint and continues:
-the files end up identical to those of an uninterrupted run.
+A *job* turns (decoder, sentence) into a result (default: decoder.translate). The
+batch layer attaches each sentence's 0-based index, so results come back as
+(index, result) in input order. A sentence whose job raises is logged with its
+line number and gives `Translation.failed(error)` (decoder.translation: `error`
+set, empty text), and the other sentences are unaffected.
+
+Workers ignore Ctrl-C (the parent stops them) and die quietly when the parent is
+gone (SIGPIPE instead of a BrokenPipeError traceback). `isolate=True` decodes in
+a child process even with one worker, so that Ctrl-C interrupts the parent at
+once although the compiled search may run for seconds without returning.
+
+`translate_to_files` is the file-level driver behind `cky translate --output`: a
+job's result is rendered as the text to append to each output file; a sidecar
+progress file (`OUTPUT.progress.json`) records, at checkpoints, how many input
+lines are done and, for every output file, its size and the SHA-256 of its bytes
+then, plus the identity of the model and settings. A resumed run checks that every
+output still begins with exactly those bytes and that the identity is the same,
+truncates the outputs back to the checkpoint and continues: the files end up
+identical to those of an uninterrupted run. A progress file that does not
+describe its outputs any more is a ResumeError naming the files, never a silent
+mix; a run without `resume` replaces any old progress file.
 """
 from __future__ import annotations
 
@@ -25,9 +41,12 @@ import json
 import logging
 import multiprocessing
 import os
+import signal
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from .errors import ResumeError, WorkerError
+from .translation import Translation
 
 log = logging.getLogger("cky.batch")
 
@@ -36,48 +55,56 @@ CHECKPOINT_SECONDS = 0.5  # at most this much work is redone after an interrupti
 
 # job(decoder, sentence) -> result; must be picklable (a module-level function) when workers > 1
 Job = Callable[[Any, str], Any]
-
-
-@dataclass
-class Failure:
-    """The result for a sentence whose decoding raised: shaped like a Translation with an empty output."""
-
-    line: int  # 1-based line number in the input
-    error: str
-    text: str = ""
-    tree: str = ""
-    score: float = float("-inf")
-    features: dict = field(default_factory=dict)
-    derivation: Any = None
-    stats: dict = field(default_factory=dict)
-
-    def __bool__(self) -> bool:  # `if result:` reads as "did it work"
-        return False
+# a decoder object, or a callable that builds one (picklable when workers are spawned, not forked)
+Loader = Any
 
 
 def translate_job(decoder, sentence: str):
     return decoder.translate(sentence)
 
 
+def failed(result) -> bool:
+    """Whether a result is the stand-in for a sentence whose job raised."""
+    return isinstance(result, Translation) and result.error is not None
+
+
+def load(loader: Loader):
+    """The decoder a loader stands for."""
+    if isinstance(loader, (str, bytes, os.PathLike)):
+        raise TypeError("decoder.batch takes a decoder or a callable that builds one, not a path: "
+                        "use functools.partial(Decoder.from_config, path)")
+    return loader() if callable(loader) else loader
+
+
 # ---- the worker side ------------------------------------------------------------------------------
 
-# Set in the parent before forking (a Decoder object), or built once per worker from a config path.
+# Set in the parent before forking (a decoder object), or built once per worker by a loader.
 _WORKER_DECODER = None
 _WORKER_JOB: Job | None = None
 
 
-def _load_decoder(decoder_or_config):
-    if isinstance(decoder_or_config, (str, os.PathLike)):
-        from .decoder import Decoder
+def _die_with_parent(parent: int) -> None:
+    """Exit when the parent dies (killed, say), instead of writing BrokenPipeError tracebacks or
+    waiting forever on a queue lock that a dead sibling held: Linux's parent-death signal; elsewhere
+    SIGPIPE ends a worker whose result pipe is gone."""
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    try:
+        import ctypes
 
-        return Decoder.from_config(os.fspath(decoder_or_config))
-    return decoder_or_config
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError, TypeError):  # not Linux
+        return
+    if os.getppid() != parent:  # the parent died before prctl
+        os._exit(1)
 
 
-def _init_worker(decoder_or_config, job: Job) -> None:
+def _init_worker(loader: Loader | None, job: Job, parent: int) -> None:
     global _WORKER_DECODER, _WORKER_JOB
-    if decoder_or_config is not None:  # None: inherited through fork
-        _WORKER_DECODER = _load_decoder(decoder_or_config)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and terminates us
+    _die_with_parent(parent)
+    if loader is not None:  # None: inherited through fork
+        _WORKER_DECODER = load(loader)
     _WORKER_JOB = job
 
 
@@ -89,11 +116,16 @@ def _run_one(item: tuple[int, str]):
         return index, None, f"{type(error).__name__}: {error}"
 
 
+def _run_chunk(items: list[tuple[int, str]]) -> list:
+    return [_run_one(item) for item in items]
+
+
 # ---- the parent side ------------------------------------------------------------------------------
 
-def iter_translate(decoder_or_config, sentences: Sequence[str], workers: int = 1, job: Job = translate_job,
-                   start: int = 0, progress: bool = False, chunksize: int = 1) -> Iterator[tuple[int, Any]]:
-    """Yield (index, result) for sentences[start:] in order; a failed sentence yields a Failure."""
+def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, job: Job = translate_job,
+                   start: int = 0, progress: bool = False, chunksize: int = 1,
+                   isolate: bool = False) -> Iterator[tuple[int, Any]]:
+    """Yield (index, result) for sentences[start:] in order; a failed sentence yields Translation.failed."""
     global _WORKER_DECODER, _WORKER_JOB
     items = [(i, sentences[i]) for i in range(start, len(sentences))]
     bar = None
@@ -102,62 +134,80 @@ def iter_translate(decoder_or_config, sentences: Sequence[str], workers: int = 1
 
         bar = tqdm(total=len(sentences), initial=start, unit="sent", desc="translating", smoothing=0.1)
     workers = max(1, min(int(workers or 1), len(items)))
+    in_process = workers == 1 and not (isolate and "fork" in multiprocessing.get_all_start_methods())
+    pool = None
     try:
-        if workers == 1:
-            _WORKER_DECODER, _WORKER_JOB = _load_decoder(decoder_or_config), job
+        if in_process:
+            _WORKER_DECODER, _WORKER_JOB = load(loader), job
             results: Iterable = map(_run_one, items)
-            pool = None
         else:
-            context, init_arg = _pool_context(decoder_or_config)
-            pool = context.Pool(workers, initializer=_init_worker, initargs=(init_arg, job))
-            results = pool.imap(_run_one, items, chunksize=chunksize)
-        try:
-            for index, result, error in results:
-                if error is not None:
-                    log.error("line %d: %s", index + 1, error)
-                    result = Failure(index + 1, error)
-                if bar is not None:
-                    bar.update(1)
-                yield index, result
-        finally:
-            if pool is not None:
-                pool.terminate()
-                pool.join()
+            context, init_arg = _pool_context(loader)
+            pool = context.Pool(workers, initializer=_init_worker, initargs=(init_arg, job, os.getpid()))
+            chunks = [items[i:i + chunksize] for i in range(0, len(items), max(1, chunksize))]
+            results = (result for chunk in _watched(pool, pool.imap(_run_chunk, chunks)) for result in chunk)
+        for index, result, error in results:
+            if error is not None:
+                log.error("line %d: %s", index + 1, error)
+                result = Translation.failed(error, sentences[index])
+            if bar is not None:
+                bar.update(1)
+            yield index, result
     finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
         if bar is not None:
             bar.close()
         _WORKER_DECODER = _WORKER_JOB = None
 
 
-def _pool_context(decoder_or_config):
-    """Fork where possible: workers then inherit a Decoder (or build theirs from the config)."""
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods:
-        if not isinstance(decoder_or_config, (str, os.PathLike)):
-            global _WORKER_DECODER
-            _WORKER_DECODER = decoder_or_config  # inherited by the forked workers
-            return multiprocessing.get_context("fork"), None
-        return multiprocessing.get_context("fork"), decoder_or_config
-    config = decoder_or_config if isinstance(decoder_or_config, (str, os.PathLike)) else \
-        getattr(decoder_or_config, "config_path", None)
-    if config is None:
-        raise ValueError("without fork, workers need a config path to build their decoders")
-    return multiprocessing.get_context("spawn"), config
+def _watched(pool, results) -> Iterator:
+    """The pool's results, or a WorkerError if a worker dies: the pool would replace it, and wait forever
+    for the sentences it had taken (a crash in compiled code must not turn into a hang)."""
+    started = {process.pid for process in pool._pool}  # Pool's own list of its worker processes
+    while True:
+        try:
+            yield results.next(timeout=0.5)
+        except StopIteration:
+            return
+        except multiprocessing.TimeoutError:
+            if {process.pid for process in pool._pool} != started:
+                raise WorkerError(None, "a decoding process died (see any message above); "
+                                        "the lines before it are written") from None
 
 
-def translate_batch(decoder_or_config, sentences: Sequence[str], workers: int = 1, job: Job = translate_job,
+def _pool_context(loader: Loader):
+    """Fork where possible: workers then inherit a decoder object (or call the loader once each)."""
+    global _WORKER_DECODER
+    if "fork" in multiprocessing.get_all_start_methods():
+        if callable(loader):
+            return multiprocessing.get_context("fork"), loader
+        _WORKER_DECODER = load(loader)  # inherited by the forked workers
+        return multiprocessing.get_context("fork"), None
+    if not callable(loader):
+        config = getattr(loader, "config_path", None)
+        if config is None:
+            raise ValueError("without fork, workers need a loader (or a decoder built from a config file)")
+        import functools
+
+        loader = functools.partial(type(loader).from_config, config)
+    return multiprocessing.get_context("spawn"), loader
+
+
+def translate_batch(loader: Loader, sentences: Sequence[str], workers: int = 1, job: Job = translate_job,
                     progress: bool = False, chunksize: int = 1) -> list:
-    """One result per sentence, in order (the Translation, or a Failure for a sentence that raised)."""
+    """One result per sentence, in order (the job's result, or Translation.failed for a sentence that raised)."""
+    if isinstance(sentences, str):
+        raise TypeError("translate_batch takes a list of sentences, not one string")
     sentences = list(sentences)
-    return [result for _, result in iter_translate(decoder_or_config, sentences, workers, job,
+    return [result for _, result in iter_translate(loader, sentences, workers, job,
                                                    progress=progress, chunksize=chunksize)]
 
 
 # ---- output files that can be resumed --------------------------------------------------------------
 
-# file job(decoder, sentence) -> {output name: text to append (complete lines)}
-# failure(line number, error) -> the same for a sentence that failed
-FileJob = Callable[[Any, str], dict]
+# render(index, result) -> {output name: text to append (complete lines)}
+Render = Callable[[int, Any], dict]
 
 
 def empty_lines(names: Iterable[str]) -> Callable[[int, str], dict]:
@@ -168,7 +218,7 @@ def empty_lines(names: Iterable[str]) -> Callable[[int, str], dict]:
 def _input_digest(sentences: Sequence[str]) -> str:
     digest = hashlib.sha256()
     for sentence in sentences:
-        digest.update(sentence.encode("utf-8"))
+        digest.update(sentence.encode("utf-8", "surrogatepass"))
         digest.update(b"\n")
     return digest.hexdigest()
 
@@ -177,15 +227,49 @@ def progress_path(outputs: dict[str, str]) -> str:
     return os.fspath(next(iter(outputs.values()))) + PROGRESS_SUFFIX
 
 
-def _read_checkpoint(path: str, digest: str, outputs: dict[str, str]) -> dict | None:
+def _normalized(identity) -> Any:
+    """The identity as it reads back from JSON (tuples become lists, ...)."""
+    return json.loads(json.dumps(identity, sort_keys=True, default=str))
+
+
+def _differences(old, new, prefix: str = "") -> list[str]:
+    """"key: old -> new" for each leaf where two JSON values differ."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [change for key in sorted(set(old) | set(new), key=str)
+                for change in _differences(old.get(key), new.get(key), f"{prefix}{key}.")]
+    return [] if old == new else [f"{prefix.rstrip('.') or 'identity'}: {old!r} -> {new!r}"]
+
+
+def _read_checkpoint(path: str, digest: str, outputs: dict[str, str], identity) -> dict | None:
+    """The checkpoint to resume from, None to start over, or a ResumeError."""
     try:
         with open(path, encoding="utf-8") as f:
             checkpoint = json.load(f)
-    except (OSError, ValueError):
+    except FileNotFoundError:
+        log.info("no progress file %s: starting from the first line", path)
         return None
+    except (OSError, ValueError) as error:
+        raise ResumeError(path, f"unreadable progress file ({error}); run without --resume to start over")
     if checkpoint.get("input_sha256") != digest or checkpoint.get("outputs") != outputs:
         log.warning("%s is for another input or other outputs: starting over", path)
         return None
+    if checkpoint.get("identity") != _normalized(identity):
+        changes = "; ".join(_differences(checkpoint.get("identity"), _normalized(identity))) or "unknown"
+        raise ResumeError(path, f"was written with another model or other settings ({changes}): resuming would "
+                                f"mix two models in one output; run without --resume to start over")
+    for name, output in outputs.items():
+        offset, expected = int(checkpoint["offsets"][name]), checkpoint.get("sha256", {}).get(name)
+        try:
+            with open(output, "rb") as f:
+                prefix = f.read(offset)
+        except FileNotFoundError:
+            raise ResumeError(path, f"{output} is missing; run without --resume to start over") from None
+        if len(prefix) < offset:
+            raise ResumeError(path, f"{output} is shorter ({len(prefix)} bytes) than when the progress was saved "
+                                    f"({offset} bytes); run without --resume to start over")
+        if hashlib.sha256(prefix).hexdigest() != expected:
+            raise ResumeError(path, f"{output} has changed since the progress was saved; "
+                                    f"run without --resume to start over")
     return checkpoint
 
 
@@ -198,59 +282,81 @@ def _write_checkpoint(path: str, checkpoint: dict) -> None:
     os.replace(tmp, path)
 
 
-def translate_to_files(decoder_or_config, sentences: Sequence[str], outputs: dict[str, str], job: FileJob,
+def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[str, str], job: Job,
                        failure: Callable[[int, str], dict] | None = None, workers: int = 1,
-                       resume: bool = False, progress: bool = True) -> dict:
-    """Decode every sentence and append job's text to each output file, in input order.
+                       resume: bool = False, progress: bool = True, render: Render | None = None,
+                       identity=None, isolate: bool = False) -> dict:
+    """Decode every sentence and append its rendered text to each output file, in input order.
 
-    `outputs` maps output names to paths. With `resume`, a run interrupted after a
-    checkpoint continues from it. Returns {"sentences", "failed", "resumed_from", "seconds"}.
+    `outputs` maps output names to paths. By default the job's result is the
+    text itself ({name: text}) and a failed sentence gets `failure(line number,
+    error)` (default: an empty line in every file); `render(index, result)`
+    replaces both. `identity` (anything JSON can write) names the model and
+    settings; resuming under another identity is refused. With `resume`, a run
+    interrupted after a checkpoint continues from it. Returns {"sentences",
+    "failed", "resumed_from", "seconds"}.
     """
     started = time.perf_counter()
     sentences = list(sentences)
     outputs = {name: os.fspath(path) for name, path in outputs.items()}
     failure = failure or empty_lines(outputs)
+    if render is None:
+        render = lambda index, result: failure(index + 1, result.error) if failed(result) else result  # noqa: E731
     sidecar = progress_path(outputs)
     digest = _input_digest(sentences)
-    checkpoint = _read_checkpoint(sidecar, digest, outputs) if resume else None
+    checkpoint = _read_checkpoint(sidecar, digest, outputs, identity) if resume else None
     done = 0
+    hashes = {name: hashlib.sha256() for name in outputs}
     if checkpoint is not None:
         done = int(checkpoint["lines_done"])
         for name, path in outputs.items():  # drop whatever was written after the checkpoint
             with open(path, "r+b") as f:
+                hashes[name].update(f.read(int(checkpoint["offsets"][name])))
                 f.truncate(int(checkpoint["offsets"][name]))
         log.info("resuming at line %d of %d", done + 1, len(sentences))
+    else:
+        try:  # a progress file of an earlier run describes outputs about to be overwritten
+            os.unlink(sidecar)
+        except FileNotFoundError:
+            pass
     files = {name: open(path, "ab" if checkpoint is not None else "wb") for name, path in outputs.items()}
-    failed = 0
+    n_failed = 0
+    # What the outputs hold after the last complete record: the checkpoint never counts half a record.
+    lines_done, offsets = done, {name: f.tell() for name, f in files.items()}
+    digests = {name: h.hexdigest() for name, h in hashes.items()}
 
-    def save(lines_done: int) -> None:
+    def save() -> None:
         for f in files.values():
             f.flush()
             os.fsync(f.fileno())
         _write_checkpoint(sidecar, {"input_sha256": digest, "outputs": outputs, "lines_done": lines_done,
-                                    "offsets": {name: f.tell() for name, f in files.items()}})
+                                    "offsets": offsets, "sha256": digests, "identity": _normalized(identity)})
 
-    written = done
     try:
-        save(written)
+        save()
         last_save = time.monotonic()
-        for index, result in iter_translate(decoder_or_config, sentences, workers, job, start=done,
-                                            progress=progress):
-            if isinstance(result, Failure):
-                failed += 1
-                result = failure(result.line, result.error)
+        for index, result in iter_translate(loader, sentences, workers, job, start=done, progress=progress,
+                                            isolate=isolate):
+            n_failed += failed(result)
+            texts = render(index, result)
             for name, f in files.items():
-                f.write(result.get(name, "").encode("utf-8"))
-            written = index + 1
+                data = texts.get(name, "").encode("utf-8")
+                f.write(data)
+                hashes[name].update(data)
+            lines_done, offsets = index + 1, {name: f.tell() for name, f in files.items()}
+            digests = {name: h.hexdigest() for name, h in hashes.items()}
             if time.monotonic() - last_save > CHECKPOINT_SECONDS:
-                save(written)
+                save()
                 last_save = time.monotonic()
-    except KeyboardInterrupt:  # Ctrl-C: keep everything written so far
-        save(written)
+    except BaseException:  # Ctrl-C, a full disk, ...: keep every complete record
+        try:
+            save()
+        except OSError:
+            pass
         raise
     finally:
         for f in files.values():
             f.close()
     os.unlink(sidecar)  # only reached when every sentence is written
-    return {"sentences": len(sentences), "failed": failed, "resumed_from": done,
+    return {"sentences": len(sentences), "failed": n_failed, "resumed_from": done,
             "seconds": time.perf_counter() - started}

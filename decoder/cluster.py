@@ -13,7 +13,7 @@ this module only says what runs where:
   again on a worker that replaces a dead one. Only the path travels through the scheduler,
   so every worker must see the model at that path (the same machine, or a shared file system).
 - Sentences travel in shards of `shard_size`, one task each; results come back in input
-  order, one per sentence: a sentence whose decoding raises gives a `decoder.batch.Failure`
+  order, one per sentence: a sentence whose decoding raises gives `Translation.failed` (its `error` set)
   (logged with its line number) and the others are unaffected.
 - A worker that dies mid-run (killed, out of memory, its machine lost): the scheduler runs its
   shards again on the other workers (up to `distributed.scheduler.allowed-failures` times per
@@ -30,7 +30,8 @@ import threading
 import uuid
 from typing import Iterator, Sequence
 
-from .batch import Failure, Job, translate_job
+from .batch import Job, translate_job
+from .translation import Translation
 from .errors import SettingsError
 
 log = logging.getLogger("cky.cluster")
@@ -97,7 +98,7 @@ class DecoderPlugin(_WorkerPlugin):
 
 def _translate_shard(plugin_name: str, first_line: int, sentences: list, job: Job) -> list:
     """Run on a worker: `job(decoder, sentence)` for each sentence of the shard (lines numbered
-    from `first_line`, 1-based), a Failure for a sentence that raises."""
+    from `first_line`, 1-based), `Translation.failed` for a sentence that raises."""
     from distributed import get_worker
 
     plugin = get_worker().plugins[plugin_name]
@@ -109,7 +110,7 @@ def _translate_shard(plugin_name: str, first_line: int, sentences: list, job: Jo
             except Exception as error:  # one bad sentence must not lose its shard
                 line = first_line + offset
                 log.error("line %d: decoding failed: %s: %s", line, type(error).__name__, error)
-                results.append(Failure(line, f"{type(error).__name__}: {error}"))
+                results.append(Translation.failed(f"{type(error).__name__}: {error}", sentence))
     return results
 
 
@@ -148,5 +149,5 @@ def iter_translate_on_cluster(client, config: str | os.PathLike, sentences: Sequ
 
 def translate_on_cluster(client, config: str | os.PathLike, sentences: Sequence[str], job: Job = translate_job,
                          shard_size: int = DEFAULT_SHARD_SIZE) -> list:
-    """One result per sentence (a Translation, or whatever `job` returns; a Failure where it raised), in order."""
+    """One result per sentence (a Translation, or whatever `job` returns; `Translation.failed` where it raised), in order."""
     return [result for _, result in iter_translate_on_cluster(client, config, sentences, job, shard_size)]

@@ -27,7 +27,6 @@ from __future__ import annotations
 import numbers
 import os
 import time
-from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from .config import DecoderConfig, check_glue, load_config, parse_config, read_oov_labels
@@ -36,26 +35,12 @@ from .grammar import escape_word, unescape_word
 from .search.model import LM, OOV, GlueRules, SearchSpace, Weights
 from .settings import (DEFAULT_GLUE, DEFAULT_OOV_LABELS, DEFAULT_SEARCH_SETTINGS as _DEFAULTS, SearchSettings,
                        check_weights)
+from .translation import Translation
 
 # Every setting's default, by config key (read-only view; the search settings' home is SearchSettings).
 DEFAULT_SETTINGS = {"glue": DEFAULT_GLUE, "oov_labels": list(DEFAULT_OOV_LABELS), **_DEFAULTS.as_dict()}
 
 
-@dataclass
-class Translation:
-    """One translation: the output text, its target tree, model score, features by name,
-    the derivation (nested dicts: symbol, span, rule, source_rule, children) and search stats."""
-
-    text: str
-    tree: str
-    score: float
-    features: dict
-    derivation: dict | None = None
-    stats: dict = field(default_factory=dict)
-    source: str = ""
-
-    def __str__(self) -> str:
-        return self.text
 
 
 class Decoder:

@@ -81,3 +81,24 @@ class RequestError(CkyError, ValueError):
     def __init__(self, message: str, status: int = 422):
         super().__init__(message)
         self.status = status
+
+
+class UsageError(CkyError):
+    """A command line that asks for something impossible (the command exits 2, like argparse)."""
+
+
+class ResumeError(LocatedError):
+    """A progress file that does not describe its output any more (missing, shorter or changed
+    output, other settings): resuming from it would mix or lose lines. The message names both files."""
+
+
+class WorkerError(LocatedError):
+    """A decoding process died (a crash in compiled code, or killed): its sentences have no result."""
+
+
+class OutputError(LocatedError):
+    """An output file that cannot be written (for instance, its directory does not exist)."""
+
+
+class Interrupted(CkyError):
+    """Ctrl-C stopped a command (exit 130); the message says what was kept."""

@@ -15,13 +15,13 @@ exactly the BLEU that `cky evaluate` and the sacrebleu command line report.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from typing import Sequence
 
 import numpy as np
 from sacrebleu.metrics import BLEU, CHRF
+
+from .errors import InputError
+from .lines import read_lines  # noqa: F401  (the one line reader; tuning reads its files through here)
 
 MAX_ORDER = 4
 # A row of sufficient statistics: hypothesis length, closest reference length,
@@ -32,9 +32,6 @@ TOKENIZERS = ("13a", "none", "intl", "char", "zh", "flores101", "flores200")
 LOG_OF_ZERO = -9999999999.0
 
 
-def read_lines(path: str) -> list[str]:
-    with open(path, encoding="utf-8") as lines:
-        return [line.rstrip("\n") for line in lines]
 
 
 def _as_reference_streams(references) -> list[list[str]]:
@@ -140,24 +137,14 @@ def bleu_from_stats_array(stats: np.ndarray) -> np.ndarray:
     return np.where(no_match, 0.0, score)
 
 
-# ---- the command ---------------------------------------------------------------------------------
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--hyp", required=True, help="hypotheses, one sentence a line")
-    parser.add_argument("--ref", required=True, nargs="+", help="reference file(s), one sentence a line")
-    parser.add_argument("--tokenize", choices=TOKENIZERS, default="13a",
-                        help="sacrebleu tokenizer: 13a for detokenized text (default), none for text already "
-                             "tokenized")
-    parser.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU and chrF")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-
-
 def evaluate_files(hyp_path: str, ref_paths: Sequence[str], tokenize: str = "13a", lowercase: bool = False) -> dict:
     hypotheses = read_lines(hyp_path)
     references = [read_lines(path) for path in ref_paths]
     for path, stream in zip(ref_paths, references):
         if len(stream) != len(hypotheses):
-            raise ValueError(f"{path} has {len(stream)} lines but {hyp_path} has {len(hypotheses)}")
+            raise InputError(path, f"has {len(stream)} lines but {hyp_path} has {len(hypotheses)}")
+    if not hypotheses:
+        raise InputError(hyp_path, "no lines to score (the hypotheses and references are empty)")
     bleu_metric_ = bleu_metric(tokenize, lowercase)
     bleu = bleu_metric_.corpus_score(hypotheses, references)
     chrf_metric = CHRF(lowercase=lowercase)
@@ -168,23 +155,3 @@ def evaluate_files(hyp_path: str, ref_paths: Sequence[str], tokenize: str = "13a
         "ref_len": bleu.ref_len, "chrf": chrf.score, "chrf_text": str(chrf),
         "chrf_signature": str(chrf_metric.get_signature()), "sentences": len(hypotheses),
     }
-
-
-def main(args) -> int:
-    try:
-        result = evaluate_files(args.hyp, args.ref, args.tokenize, args.lowercase)
-    except (OSError, ValueError) as error:
-        print(f"cky evaluate: {error}", file=sys.stderr)
-        return 1
-    if args.json:
-        print(json.dumps(result, indent=2))
-    else:
-        print(f"{result['bleu_text']}  ({result['bleu_signature']})")
-        print(f"{result['chrf_text']}  ({result['chrf_signature']})")
-    return 0
-
-
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(prog="cky evaluate")
-    add_arguments(parser)
-    sys.exit(main(parser.parse_args()))

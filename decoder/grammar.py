@@ -55,26 +55,27 @@ _TREE_PROPERTY = re.compile(r"\{\{Tree\s+(.*?)\}\}")
 # Rule tables hold escaped words (cky extract escapes its corpus); the decoder escapes its input
 # to match them and unescapes its output text and the words it looks up in the language model,
 # which is trained on plain text.
+# An "&" is escaped too (as "&amp;"), but only where it would otherwise read as an escape, so that
+# an input word that already looks like one ("&#124;") survives the round trip, while every other
+# word, "AT&T" included, is written exactly as before.
 _ESCAPES = {"|": "&#124;", "[": "&#91;", "]": "&#93;"}
-_UNESCAPES = {escaped: plain for plain, escaped in _ESCAPES.items()}
-_NEEDS_ESCAPE = re.compile(r"[|\[\]]")
+_UNESCAPES = {escaped: plain for plain, escaped in _ESCAPES.items()} | {"&amp;": "&"}
+_NEEDS_ESCAPE = re.compile(r"[|\[\]]|&(?=#124;|#91;|#93;|amp;)")
 _NEEDS_UNESCAPE = re.compile("|".join(map(re.escape, _UNESCAPES)))
 
 
 def escape_word(word: str) -> str:
-    """A word as rule tables write it (only '|', '[' and ']' are replaced)."""
-    if "|" not in word and "[" not in word and "]" not in word:
+    """A word as rule tables write it ('|', '[' and ']' are replaced, and an '&' that starts an escape)."""
+    if "|" not in word and "[" not in word and "]" not in word and "&" not in word:
         return word
-    return _NEEDS_ESCAPE.sub(lambda m: _ESCAPES[m.group(0)], word)
+    return _NEEDS_ESCAPE.sub(lambda m: _ESCAPES.get(m.group(0), "&amp;"), word)
 
 
 def unescape_word(word: str) -> str:
     """The plain text of a rule-table word (the inverse of escape_word)."""
-    if "&#" not in word:
+    if "&" not in word:
         return word
     return _NEEDS_UNESCAPE.sub(lambda m: _UNESCAPES[m.group(0)], word)
-
-
 
 
 @dataclass(frozen=True, slots=True)

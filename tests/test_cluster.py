@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("distributed", reason="decoding on a cluster needs the `cluster` extra: dask[distributed]")
 
 from decoder.cluster import connect, translate_on_cluster, iter_translate_on_cluster  # noqa: E402
-from decoder.batch import Failure  # noqa: E402
+from decoder.batch import failed as is_failed  # noqa: E402
 from decoder.decoder import Decoder  # noqa: E402
 from test_decoder import model  # noqa: E402,F401  (the shared decoder fixture)
 
@@ -60,8 +60,8 @@ def test_translations_in_order_as_on_one_machine(client, model):  # noqa: F811
 
 def test_a_failing_sentence_is_a_failure_with_its_line_and_the_rest_translate(client, model):  # noqa: F811
     results = translate_on_cluster(client, model / "config.toml", SENTENCES, job=make_failing_job(), shard_size=2)
-    failed = [(i, r) for i, r in enumerate(results) if isinstance(r, Failure)]
-    assert [(i + 1, r.line) for i, r in failed] == [(3, 3), (6, 6)]
+    failed = [(i, r) for i, r in enumerate(results) if is_failed(r)]
+    assert [(i + 1, r.source) for i, r in failed] == [(3, SENTENCES[2]), (6, SENTENCES[5])]
     assert all("forced failure" in r.error for _, r in failed)
     assert results[0].text == "the green house is small" and results[4].text == "the house"
 

@@ -154,15 +154,15 @@ def test_unseen_words_and_characters_pass_through(decoder):
     check_scores(decoder, t)
 
 
-def run_cli(argv, monkeypatch, capsys, stdin_text):
+def run_cli(argv, monkeypatch, capsys, stdin_text, exit_code=0):
     import io
     import sys
 
     monkeypatch.setattr(sys, "stdin", io.StringIO(stdin_text))
     args = build_parser("translate").parse_args(["translate"] + argv)
-    from decoder import translate_cli
+    from decoder.cli import translate as translate_cli
 
-    assert translate_cli.main(args) == 0
+    assert translate_cli.main(args) == exit_code  # 1 when some lines failed (issue 12, item 9)
     return capsys.readouterr().out
 
 
@@ -180,7 +180,7 @@ def test_cli_one_line_per_input_line_and_failures_isolated(model, tmp_path, monk
     with caplog.at_level(logging.ERROR):
         out = run_cli(["--config", str(model / "config.toml"), "--kbest", "3", "--kbest-out", str(kbest),
                        "--trees-out", str(trees), "--stats-out", str(stats), "--quiet"],
-                      monkeypatch, capsys, "\n".join(lines) + "\n")
+                      monkeypatch, capsys, "\n".join(lines) + "\n", exit_code=1)
     output = out.split("\n")[:-1]
     assert len(output) == len(lines)
     assert output[0] == "the green house is small"

@@ -199,14 +199,14 @@ def test_the_page_and_its_scripts_are_served(client):
 
 
 def test_cli_reports_a_missing_config(tmp_path, capsys):
-    from decoder.serve.cli import run
+    from decoder.cli.serve import run
 
     assert run(["--config", str(tmp_path / "missing.toml")]) == 1
     assert "missing.toml" in capsys.readouterr().err
 
 
 def test_without_the_serve_extra_the_cli_still_builds_and_says_what_to_install():
-    # `cky` builds every subcommand's parser: decoder.serve.cli must import without starlette/uvicorn.
+    # `cky` builds every subcommand's parser: decoder.cli.serve must import without starlette/uvicorn.
     import subprocess
     import sys
 
@@ -217,7 +217,7 @@ class Missing:
         if name.split(".")[0] in ("starlette", "uvicorn"):
             raise ImportError(f"No module named {name!r}", name=name)
 sys.meta_path.insert(0, Missing())
-from decoder.serve.cli import add_arguments, main
+from decoder.cli.serve import add_arguments, main
 parser = argparse.ArgumentParser()
 add_arguments(parser)
 sys.exit(main(parser.parse_args(["--config", "model.toml"])))

@@ -11,7 +11,8 @@ import pytest
 from decoder.binarize import STRATEGIES, binarize, expand, expansion_table
 from decoder.grammar import Rule, feature_names_path, read_rules, write_rules
 from decoder.store import OOV_ID, GrammarStore, filter_rules, rule_runs, write_store
-from decoder.store import cli as store_cli
+from decoder.cli import compile as store_cli
+from decoder.cli import main as cky_main
 
 LABELS = ["NP", "VP", "S", "PP", "NN", "DT", "JJ", "VB"]
 SOURCE_WORDS = [f"w{i}" for i in range(12)]  # few words: runs repeat and overlap in sentences
@@ -248,7 +249,6 @@ def test_cli_compile(tmp_path, capsys):
 def test_cli_reports_unreadable_table(tmp_path, capsys):
     bad = tmp_path / "bad.txt"
     bad.write_text("not a rule\n")
-    parser = argparse.ArgumentParser()
-    store_cli.add_arguments(parser)
-    assert store_cli.main(parser.parse_args([str(bad), str(tmp_path / "store")])) == 1
+    # through the one place that turns our errors into exit codes (decoder.cli.run)
+    assert cky_main(["compile", str(bad), str(tmp_path / "store")]) == 1
     assert "bad.txt:1" in capsys.readouterr().err

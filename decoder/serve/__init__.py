@@ -27,7 +27,7 @@ __all__ = ["DEFAULT_MAX_KBEST", "DEFAULT_MAX_TOKENS", "create_app"]
 
 
 def __getattr__(name):
-    # The web framework is an optional extra: `cky` builds its parser (decoder.serve.cli) without it.
+    # The web framework is an optional extra: `cky` builds its parser (decoder.cli.serve) without it.
     if name == "create_app":
         from .app import create_app
 

@@ -1,6 +1,6 @@
 """`python -m decoder.serve ...`: the same as `cky serve ...`."""
 import sys
 
-from .cli import run
+from ..cli.serve import run
 
 sys.exit(run())

@@ -15,9 +15,9 @@ import argparse
 import logging
 import sys
 
-from ..errors import CkyError
+from ..errors import InputError
 from ..evaluate import TOKENIZERS, read_lines
-from .run import default_output, tune
+from ..tune.run import default_output, tune
 
 log = logging.getLogger("cky.tune")
 
@@ -48,25 +48,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
-    try:
-        sentences = read_lines(args.dev_src)
-        references = [read_lines(path) for path in args.dev_ref]
-    except OSError as error:
-        print(f"cky tune: {error}", file=sys.stderr)
-        return 1
+    sentences = read_lines(args.dev_src)  # a missing file: one line (decoder.cli.run)
+    references = [read_lines(path) for path in args.dev_ref]
     for path, stream in zip(args.dev_ref, references):
         if len(stream) != len(sentences):
-            print(f"cky tune: {path} has {len(stream)} lines but {args.dev_src} has {len(sentences)}",
-                  file=sys.stderr)
-            return 1
+            raise InputError(path, f"has {len(stream)} lines but {args.dev_src} has {len(sentences)}")
     out = args.out or default_output(args.config)
-    try:
-        summary = tune(args.config, sentences, references, out, args.kbest, args.max_iterations, args.restarts,
-                       args.random_directions, args.fixed, args.seed, args.tokenize, args.workers,
-                       progress=not args.quiet, unique=not args.non_unique, trust_region=args.trust_region)
-    except CkyError as error:  # a config, store or LM mistake: one line naming the file
-        print(f"cky tune: {error}", file=sys.stderr)
-        return 1
+    # a config, store or LM mistake: one line naming the file (decoder.cli.run)
+    summary = tune(args.config, sentences, references, out, args.kbest, args.max_iterations, args.restarts,
+                   args.random_directions, args.fixed, args.seed, args.tokenize, args.workers,
+                   progress=not args.quiet, unique=not args.non_unique, trust_region=args.trust_region)
     for step in summary["history"]:
         optimized = step.get("optimized_bleu")
         print(f"iteration {step['iteration']}: dev BLEU {step['decoded_bleu']:.2f}"
@@ -74,8 +65,3 @@ def main(args) -> int:
     print(f"{summary['stopped']}; tuned weights written to {out} (log: {out}.log.json)")
     return 0
 
-
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(prog="cky tune")
-    add_arguments(parser)
-    sys.exit(main(parser.parse_args()))

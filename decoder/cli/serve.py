@@ -5,8 +5,8 @@ import argparse
 import logging
 import sys
 
-from ..errors import CkyError
-from . import DEFAULT_MAX_KBEST, DEFAULT_MAX_TOKENS
+from ..errors import UsageError
+from ..serve import DEFAULT_MAX_KBEST, DEFAULT_MAX_TOKENS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +23,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from .app import create_app
+        from ..serve.app import create_app
     except ImportError as error:
         print(f"cky serve: {error.name} is missing: pip install 'cky-decoder[serve]'", file=sys.stderr)
         return 1
@@ -31,13 +31,8 @@ def main(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
     if args.max_tokens < 1 or args.max_kbest < 1:
-        print("cky serve: --max-tokens and --max-kbest must be at least 1", file=sys.stderr)
-        return 1
-    try:
-        decoder = Decoder.from_config(args.config)
-    except (OSError, ValueError, CkyError) as error:  # missing or corrupt store, LM or config
-        print(f"cky serve: {args.config}: {error}", file=sys.stderr)
-        return 1
+        raise UsageError("--max-tokens and --max-kbest must be at least 1")
+    decoder = Decoder.from_config(args.config)  # a bad config, store or LM: one line (decoder.cli.run)
     logging.getLogger("cky.serve").info("loaded %r in %.2f s; http://%s:%d/", decoder, decoder.load_seconds,
                                         args.host, args.port)
     app = create_app(decoder, max_tokens=args.max_tokens, max_kbest=args.max_kbest)
@@ -46,6 +41,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="cky serve", description=__doc__)
-    add_arguments(parser)
-    return main(parser.parse_args(argv))
+    """`python -m decoder.serve ARGS`: the same as `cky serve ARGS`."""
+    from . import main as cky
+
+    return cky(["serve", *(sys.argv[1:] if argv is None else argv)])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,17 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..errors import CkyError
-    from .build import build_store
+    from ..store.build import build_store
 
     feature_names = args.features.split(",") if args.features is not None else None
-    try:
-        build = build_store(args.rules, args.store_dir, args.strategy, seed=args.seed, filter_path=args.filter,
-                            feature_names=feature_names, non_binarizable=args.non_binarizable,
-                            progress=args.progress)
-    except (CkyError, OSError, ValueError) as e:
-        print(f"cky compile: {e}", file=sys.stderr)
-        return 1
+    # a bad table, filter file or store directory: one line (decoder.cli.run)
+    build = build_store(args.rules, args.store_dir, args.strategy, seed=args.seed, filter_path=args.filter,
+                        feature_names=feature_names, non_binarizable=args.non_binarizable, progress=args.progress)
 
     meta = build.meta
     report = build.report

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..errors import UsageError
+
 DATASETS = ("bible-es-en",)
 
 
@@ -33,8 +35,8 @@ def main(args: argparse.Namespace) -> int:
 
     out_dir = args.out or (build.DEFAULT_SMALL_OUT if args.small else build.DEFAULT_OUT)
     cache_dir = args.cache or build.DEFAULT_CACHE
-    processes = args.processes or build.default_processes()
+    processes = build.default_processes() if args.processes is None else args.processes  # 0 is not 'all'
     if processes < 1 or args.small_verses < 1:
-        raise SystemExit("cky data: --processes and --small-verses must be at least 1")
+        raise UsageError("--processes and --small-verses must be at least 1")
     build.build(out_dir.resolve(), cache_dir.resolve(), args.small, processes, args.small_verses)
     return 0

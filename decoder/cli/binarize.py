@@ -2,11 +2,9 @@
 from __future__ import annotations
 
 import json
-import sys
 
-from ..errors import CkyError
 from ..grammar import read_rules
-from . import NON_BINARIZABLE_POLICIES, STRATEGIES, binarize, write_binary_grammar
+from ..binarize import NON_BINARIZABLE_POLICIES, STRATEGIES, binarize, write_binary_grammar
 
 
 def add_arguments(parser) -> None:
@@ -23,11 +21,7 @@ def add_arguments(parser) -> None:
 
 
 def main(args) -> int:
-    try:
-        rules = list(read_rules(args.input, uniform_scores=True))
-    except (CkyError, OSError) as error:
-        print(f"cky binarize: {error}", file=sys.stderr)
-        return 1
+    rules = list(read_rules(args.input, uniform_scores=True))  # a bad table: one line (decoder.cli.run)
     grammar = binarize(rules, args.strategy, seed=args.seed, max_iterations=args.max_iterations,
                        non_binarizable=args.non_binarizable, progress=not args.quiet)
     write_binary_grammar(grammar, args.output)

@@ -15,11 +15,11 @@ import argparse
 import json
 import sys
 
-from ..errors import CkyError
-from .corpus import CorpusPaths
-from .filtering import filter_table
-from .pipeline import ExtractionConfig, run_extraction
-from .rules import Limits
+from ..errors import UsageError
+from ..extract.corpus import CorpusPaths
+from ..extract.filtering import filter_table
+from ..extract.pipeline import ExtractionConfig, run_extraction
+from ..extract.rules import Limits
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,20 +63,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     if args.rules:
         if not args.filter_to:
-            print("cky extract: --rules needs --filter-to", file=sys.stderr)
-            return 2
-        try:
-            read, kept = filter_table(args.rules, args.filter_to, args.out)
-        except (CkyError, OSError) as e:
-            print(f"cky extract: {e}", file=sys.stderr)
-            return 1
+            raise UsageError("--rules needs --filter-to")
+        read, kept = filter_table(args.rules, args.filter_to, args.out)
         print(f"kept {kept} of {read} rules", file=sys.stderr)
         return 0
     missing = [flag for flag, value in (("--source", args.source), ("--trees", args.trees),
                                         ("--alignment", args.alignment)) if not value]
     if missing:
-        print(f"cky extract: missing {', '.join(missing)} (or give --rules and --filter-to)", file=sys.stderr)
-        return 2
+        raise UsageError(f"missing {', '.join(missing)} (or give --rules and --filter-to)")
     config = ExtractionConfig(
         corpus=CorpusPaths(args.source, args.trees, args.alignment, args.target),
         out=args.out, summary=args.summary, glue=args.glue, unknown_labels=args.unknown_labels,
@@ -86,11 +80,7 @@ def main(args: argparse.Namespace) -> int:
         unknown_min_frequency=args.unknown_min_frequency, compress_level=args.compress_level,
         progress=not args.no_progress, keep_tmp=args.keep_tmp,
     )
-    try:
-        summary = run_extraction(config)
-    except (CkyError, OSError) as e:
-        print(f"cky extract: {e}", file=sys.stderr)
-        return 1
+    summary = run_extraction(config)  # a bad file: one line (decoder.cli.run)
     brief = {k: summary[k] for k in ("sentence_pairs", "skipped", "minimal_rules", "composed_rules",
                                      "distinct_rules", "nonterminals_per_rule", "seconds", "pairs_per_second")}
     print(json.dumps(brief), file=sys.stderr)

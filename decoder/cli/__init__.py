@@ -1,0 +1,103 @@
+"""The `cky` command: one subcommand per stage of the pipeline.
+
+Each subcommand is a module of this package (decoder/cli/NAME.py) with
+`add_arguments(parser)` and `main(args) -> int`. Modules are imported only when
+their subcommand runs, so `cky binarize` does not pay for importing the decoder.
+
+Exit codes, for every subcommand: 0 ok; 1 failed (a bad file, or some input
+lines failed); 2 usage (argparse, or decoder.errors.UsageError); 130
+interrupted (Ctrl-C). Errors of ours (decoder.errors.CkyError) and missing or
+unreadable files (OSError) are reported here, as one line `cky COMMAND:
+message` naming the file, never as a traceback. A closed output pipe (`cky
+translate | head -1`) ends the command quietly.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+# name -> (module, one-line help)
+COMMANDS = {
+    "data": ("decoder.cli.data", "build the Bible Spanish-English data (corpus, trees, alignments, LM)"),
+    "extract": ("decoder.cli.extract", "extract GHKM string-to-tree rules from a parsed, aligned corpus"),
+    "binarize": ("decoder.cli.binarize", "binarize a rule table with a chosen strategy"),
+    "compile": ("decoder.cli.compile", "binarize a rule table and compile it into a grammar store"),
+    "translate": ("decoder.cli.translate", "translate sentences with the CKY decoder"),
+    "tune": ("decoder.cli.tune", "tune feature weights with MERT"),
+    "evaluate": ("decoder.cli.evaluate", "score hypotheses against references (BLEU, chrF)"),
+    "serve": ("decoder.cli.serve", "serve the derivation viewer and its JSON API (needs the serve extra)"),
+    "bench": ("decoder.cli.bench", "run the benchmark suite (from the repository: also `python -m bench`)"),
+}
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cky", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        sub_parser = sub.add_parser(name, help=help_text, description=help_text)
+        if name == command:
+            importlib.import_module(module_name).add_arguments(sub_parser)
+    return parser
+
+
+def _os_error_message(error: OSError) -> str:
+    """"PATH: reason" for a file error (Python's own str() repeats the errno)."""
+    if error.filename is not None and error.strerror:
+        return f"{os.fsdecode(error.filename)}: {error.strerror}"
+    return str(error)
+
+
+def _quiet_stdout() -> None:
+    """After a closed pipe: point stdout at /dev/null, so that the interpreter's last flush is silent."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def run(command: str, args: argparse.Namespace) -> int:
+    """Run one parsed subcommand under the exit-code convention (see the module docstring)."""
+    from ..errors import CkyError, Interrupted, UsageError
+
+    def report(message: str) -> None:
+        print(f"cky {command}: {message}", file=sys.stderr, flush=True)
+
+    try:
+        module = importlib.import_module(COMMANDS[command][0])
+        return int(module.main(args) or 0)
+    except UsageError as error:
+        report(str(error))
+        return EXIT_USAGE
+    except Interrupted as error:
+        report(str(error))
+        return EXIT_INTERRUPTED
+    except CkyError as error:
+        report(str(error))
+        return EXIT_FAILED
+    except BrokenPipeError:  # the reader went away (`| head`): nothing to say, nothing more to write
+        _quiet_stdout()
+        return EXIT_FAILED
+    except OSError as error:  # a missing or unreadable file
+        report(_os_error_message(error))
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        report("interrupted")
+        return EXIT_INTERRUPTED
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command not in COMMANDS:
+        command = None
+    parser = build_parser(command)
+    args = parser.parse_args(argv)  # a usage error exits 2 here
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    return run(args.command, args)

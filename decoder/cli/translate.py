@@ -1,0 +1,244 @@
+"""`cky translate`: translate sentences, one per line, with the CKY decoder.
+
+    cky translate --config CONFIG [--kbest K --kbest-out FILE] [--trees-out FILE]
+                  [--stats-out FILE.jsonl] [--workers N] [--output FILE [--resume]] < input > output
+    cky translate --store STORE --lm LM.bin [--exhaustive] [--pop-limit N] < input > output
+
+Without a config the decoder uses the documented default weights
+(decoder.search.model.DEFAULT_WEIGHTS; 0.2 per rule-table score).
+
+The line contract (decoder.lines): the input is read as bytes and split on "\\n"
+only (a "\\r", NUL or U+2028 stays inside its line; a leading UTF-8 BOM is
+dropped), and every input line gives exactly one output line, and one record in
+every side file, in order. An empty line gives an empty line. A line that is not
+UTF-8, or whose decoding fails, is reported on stderr with its line number and
+counts as failed: a line that is not UTF-8 gets an empty output line, a sentence
+whose decoding fails gets its source words passed through; the other lines are
+unaffected, and the command exits 1 saying how many lines failed.
+
+Side outputs: --kbest-out in the Moses n-best format (`line ||| text ||| name=value
+... ||| score`, lines numbered from 0; a failed line gets one `line ||| words |||
+error ||| 0`), --trees-out one target tree per line, --stats-out one JSON object
+per line (`line`, `score`, `features`, `edges_proposed`, `edges_kept`,
+`lm_queries`, `lm_queries_novel`, `items_per_cell`, `seconds`, and `error` for a
+failed line).
+
+With --output, progress is saved beside it (OUTPUT.progress.json, see
+decoder.batch) and --resume continues an interrupted run; resuming with other
+settings, or after the output was changed, is refused with a message naming the
+files. Ctrl-C stops at once (decoding runs in a child process), saves the
+progress and exits 130.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import logging
+import os
+import sys
+
+from ..errors import CkyError, ConfigError, Interrupted, OutputError, UsageError
+
+log = logging.getLogger("cky.translate")
+
+
+def _count(minimum: int, meaning: str = ""):
+    """An argparse type: an integer >= minimum (a usage error otherwise)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is less than {minimum}{meaning}")
+        return value
+    return parse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", help="decoder config (TOML; see decoder/decoder.py for the keys)")
+    parser.add_argument("--store", help="grammar store directory (without --config)")
+    parser.add_argument("--lm", help="KenLM language model (without --config)")
+    parser.add_argument("--exhaustive", action="store_true", help="no pruning (small inputs only)")
+    parser.add_argument("--pop-limit", type=_count(0, " (0 means unlimited)"),
+                        help="cube pruning pops per cell (default 100; 0: unlimited)")
+    parser.add_argument("--beam-size", type=_count(0), help="items kept per cell (default: no limit)")
+    parser.add_argument("--max-span", type=_count(1), help="longest span of a non-glue rule (default 20)")
+    parser.add_argument("--kbest", type=_count(0), default=0, help="write the K best translations to --kbest-out")
+    parser.add_argument("--kbest-out", help="k-best file (Moses n-best format)")
+    parser.add_argument("--non-unique", action="store_true", help="k-best derivations, not distinct translations")
+    parser.add_argument("--trees-out", help="file of target trees, one per line")
+    parser.add_argument("--stats-out", help="JSON lines of per-sentence search statistics")
+    parser.add_argument("--input", help="input file (default: standard input)")
+    parser.add_argument("--output", help="output file (default: standard output)")
+    parser.add_argument("--workers", type=_count(1), default=1, help="decoding processes (default 1)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue an interrupted run (needs --output); see decoder.batch")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def build_decoder(args):
+    from ..decoder import Decoder
+
+    overrides = {}
+    if args.exhaustive:
+        overrides["exhaustive"] = True
+    if args.pop_limit is not None:
+        overrides["pop_limit"] = args.pop_limit
+    if args.beam_size is not None:
+        overrides["beam_size"] = args.beam_size
+    if args.max_span is not None:
+        overrides["max_span"] = args.max_span
+    try:
+        if args.config:
+            return Decoder.from_config(args.config, **overrides)
+        return Decoder(args.store, args.lm, **overrides)
+    except CkyError:
+        raise
+    except ValueError as error:  # a TOML syntax error or a bad value from a loader: name the config
+        where = args.config if args.config and type(error).__name__ == "TOMLDecodeError" else None
+        raise ConfigError(where, str(error)) from None
+
+
+def model_identity(decoder, args) -> dict:
+    """What the output of a run depends on, besides the input: resuming under another identity is refused."""
+    weights = decoder.weights
+    return {"store": os.path.abspath(os.fspath(getattr(decoder.store, "path", ""))),
+            "lm": os.path.abspath(os.fspath(getattr(decoder.lm, "path", ""))),
+            "settings": dict(decoder.settings),
+            "weights": {name: weights[name] for name in weights.feature_names()},
+            "kbest": args.kbest, "unique": not args.non_unique}
+
+
+def _format_features(features: dict) -> str:
+    return " ".join(f"{name}={value:.6g}" for name, value in features.items())
+
+
+def _stats_record(line: int, translation) -> dict:
+    record = {"line": line, "score": float(translation.score), "features": dict(translation.features)}
+    record.update(translation.stats or {})
+    record["items_per_cell"] = {str(k): v for k, v in record.get("items_per_cell", {}).items()}
+    return record
+
+
+def sentence_outputs(decoder, sentence: str, kbest: int = 0, unique: bool = True, line: int | None = None) -> dict:
+    """The text every output file gets for one sentence (each a complete line or lines); "{line}" in the
+    k-best text stands for the line number, filled in by `_finish`."""
+    if kbest > 0:
+        translations = decoder.kbest(sentence, kbest, unique=unique)
+        best = translations[0]
+    else:
+        best = decoder.translate(sentence)
+        translations = [best]
+    out = {"output": best.text + "\n", "trees": best.tree + "\n"}
+    out["kbest"] = "".join(f"{{line}} ||| {t.text} ||| {_format_features(t.features)} ||| {t.score:.6g}\n"
+                           for t in translations) if best.text or kbest else ""
+    out["stats"] = json.dumps(_stats_record(-1, best), ensure_ascii=False) + "\n"
+    return out
+
+
+def _job(decoder, sentence: str, kbest: int, unique: bool) -> dict:
+    return sentence_outputs(decoder, sentence, kbest, unique)
+
+
+def _fallback(sentence: str, line: int, error: str) -> dict:
+    """What a failed sentence writes: its source words passed through."""
+    words = " ".join(sentence.split())
+    record = {"line": line, "score": None, "features": {}, "error": error, "edges_proposed": 0, "edges_kept": 0,
+              "lm_queries": 0, "lm_queries_novel": 0, "seconds": 0.0}
+    return {"output": words + "\n", "trees": "\n", "kbest": f"{{line}} ||| {words} ||| error ||| 0\n",
+            "stats": json.dumps(record, ensure_ascii=False) + "\n"}
+
+
+def _finish(texts: dict, line_index: int) -> dict:
+    """Fill the line number (0-based in n-best lists, 1-based in stats) into a sentence's outputs."""
+    texts = dict(texts)
+    texts["kbest"] = texts.get("kbest", "").replace("{line}", str(line_index))
+    stats = texts.get("stats")
+    if stats:
+        record = json.loads(stats)
+        record["line"] = line_index + 1
+        texts["stats"] = json.dumps(record, ensure_ascii=False) + "\n"
+    return texts
+
+
+def _check_arguments(args) -> dict:
+    """Usage and file errors found before the (slow) model load; returns {output name: path or None}."""
+    if args.kbest and not args.kbest_out:
+        raise UsageError("--kbest needs --kbest-out FILE")
+    if args.resume and not args.output:
+        raise UsageError("--resume needs --output FILE")
+    if not args.config and not (args.store and args.lm):
+        raise UsageError("give --config CONFIG, or --store STORE and --lm LM")
+    paths = {"output": args.output, "kbest": args.kbest_out, "trees": args.trees_out, "stats": args.stats_out}
+    paths = {name: path for name, path in paths.items() if path or name == "output"}
+    for path in paths.values():
+        if path is None:
+            continue
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise OutputError(path, f"cannot write it: the directory {directory} does not exist")
+        if os.path.isdir(path):
+            raise OutputError(path, "is a directory")
+    if args.input and os.path.abspath(args.input) in {os.path.abspath(p) for p in paths.values() if p}:
+        raise UsageError(f"{args.input} is both the input and an output")
+    return paths
+
+
+def main(args: argparse.Namespace) -> int:
+    from ..lines import decode_lines, read_records
+
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
+    paths = _check_arguments(args)
+    sentences, bad = decode_lines(read_records(args.input))  # a missing input is reported before the load
+    where = args.input or "<stdin>"
+    for index, reason in bad.items():
+        log.error("%s:%d: %s: the line gets an empty output", where, index + 1, reason)
+
+    decoder = build_decoder(args)
+    log.info("loaded %r in %.2f s", decoder, decoder.load_seconds)
+
+    from ..batch import failed, iter_translate, progress_path, translate_to_files
+
+    job = functools.partial(_job, kbest=args.kbest, unique=not args.non_unique)
+    n_failed = 0
+
+    def render(index: int, result) -> dict:
+        nonlocal n_failed
+        if index in bad:
+            n_failed += 1
+            return _finish(_fallback("", index + 1, bad[index]), index)
+        if failed(result):
+            n_failed += 1
+            return _finish(_fallback(sentences[index], index + 1, result.error), index)
+        return _finish(result, index)
+
+    translated = len(sentences)
+    if args.output:
+        try:
+            summary = translate_to_files(decoder, sentences, paths, job, workers=args.workers, resume=args.resume,
+                                         progress=not args.quiet, render=render,
+                                         identity=model_identity(decoder, args), isolate=True)
+        except KeyboardInterrupt:
+            raise Interrupted(f"interrupted; the progress is saved in {progress_path(paths)} "
+                              f"(continue with --resume)") from None
+        translated -= summary["resumed_from"]
+    else:
+        files = {name: (open(path, "wb") if path else sys.stdout.buffer) for name, path in paths.items()}
+        try:
+            for index, result in iter_translate(decoder, sentences, args.workers, job, isolate=True,
+                                                progress=not args.quiet and args.workers > 1):
+                for name, text in render(index, result).items():
+                    if name in files:
+                        files[name].write(text.encode("utf-8"))
+                files["output"].flush()
+        finally:
+            for f in files.values():
+                if f is not sys.stdout.buffer:
+                    f.close()
+    if n_failed:
+        print(f"cky translate: {n_failed} of {translated} lines failed (see the messages above)",
+              file=sys.stderr)
+        return 1
+    return 0
