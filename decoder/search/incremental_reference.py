@@ -14,9 +14,11 @@ items of decoder.search.reference (Chiang's contexts, no LM estimates):
   score, the tails' scores and the LM score of the n-grams whose words are all
   revealed so far (unrevealed words contribute nothing, Section 4). The LM only
   lowers a score as words are revealed, so the score bounds every completion.
-- Each vertex has a priority queue of partial edges (Section 5). A popped edge
-  whose tails are all items is a complete hypothesis: it is scored exactly and
-  recombined into an item, and counts against the vertex's pop limit. Otherwise
+- Partial edges wait in a priority queue (Section 5); as in Moses' incremental
+  search the queue and the pop limit are per cell (and unary round, and GOAL
+  over [0, j)), which makes the pop limit mean what cube pruning's means. A
+  popped edge whose tails are all items is a complete hypothesis: it is scored
+  exactly, recombined into its vertex's item, and counts as a pop. Otherwise
   the tail with the fewest revealed words (the most general context) is split
   into its best child, which reveals one more boundary word, and the node's
   remaining children, with the next child's score; both go back on the queue.
@@ -135,7 +137,7 @@ class Tail:
 class IncrementalReferenceDecoder(ReferenceDecoder):
     """ReferenceDecoder's search space and hypergraph, filled by incremental search.
 
-    pop_limit: complete hypotheses per vertex (0: no limit, the exhaustive hypergraph)."""
+    pop_limit: complete hypotheses per cell and round (0: no limit, the exhaustive hypergraph)."""
 
     def __init__(self, grammar, lm, weights, space=None, pop_limit: int = 0):
         super().__init__(grammar, lm, weights, space)
@@ -179,8 +181,8 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
             score += self.weights[LM] * self._lm_estimate(kind, tails)
         return score
 
-    def _search_vertex(self, entries: list, add_complete) -> int:
-        """Run one vertex's queue. entries: (fixed score, kind, tails as Tail or None).
+    def _search_queue(self, entries: list, add_complete) -> int:
+        """Run one cell's (one unary round's) queue. entries: (fixed score, kind, tails as Tail or None).
         add_complete(kind, tail nodes) makes the exact edge. Returns complete hypotheses made."""
         counter = itertools.count()
         queue = []
@@ -240,7 +242,7 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
                             nodes.setdefault(key, Node(kind.lhs, (i, j), contexts)).add(edge)
                         return add_complete
 
-                    by_lhs: dict = {}
+                    entries: list = []
                     if length == 1 and (words[i],) not in self.lexical:
                         for label in space.oov_labels:  # no LM inside one word, nothing to expand
                             features = {OOV: 1.0, WORD_COUNT: 1.0}
@@ -248,14 +250,13 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
                             node.add(self._edge(features, (), ("oov", words[i])))
                             proposed[0] += 1
                     for rule in self.lexical.get(tuple(words[i:j]), ()):
-                        by_lhs.setdefault(rule.lhs, []).append((self._rule_score(rule), rule, (None,)))
+                        entries.append((self._rule_score(rule), rule, (None,)))
                     for split in range(i + 1, j):
                         for left_symbol, left in options(i, split):
                             for right_symbol, right in options(split, j):
                                 for rule in self.binary.get((left_symbol, right_symbol), ()):
-                                    by_lhs.setdefault(rule.lhs, []).append((self._rule_score(rule), rule, (left, right)))
-                    for lhs, entries in by_lhs.items():
-                        self._search_vertex(entries, add_to(round_nodes, 0))
+                                    entries.append((self._rule_score(rule), rule, (left, right)))
+                    self._search_queue(entries, add_to(round_nodes, 0))
                     visible.extend(round_nodes.values())
                     frontier = round_nodes
                     for unary_round in range(1, space.max_unary_depth + 1):
@@ -263,13 +264,12 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
                         for node in frontier.values():
                             by_symbol.setdefault(node.symbol, []).append(node)
                         new_nodes: dict = {}
-                        by_lhs = {}
+                        entries = []
                         for symbol, nodes in by_symbol.items():
                             root = build_trie(nodes)
                             for rule in self.unary.get(symbol, ()):
-                                by_lhs.setdefault(rule.lhs, []).append((self._rule_score(rule), rule, (Tail(root),)))
-                        for lhs, entries in by_lhs.items():
-                            self._search_vertex(entries, add_to(new_nodes, unary_round))
+                                entries.append((self._rule_score(rule), rule, (Tail(root),)))
+                        self._search_queue(entries, add_to(new_nodes, unary_round))
                         n_nodes += len(new_nodes)
                         visible.extend(new_nodes.values())
                         frontier = new_nodes
@@ -312,7 +312,7 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
                             edge = self._edge(features, (goal, node), ("glue-concat",))
                         goal_nodes.setdefault(contexts, Node(GOAL, (0, j), contexts)).add(edge)
 
-                    self._search_vertex(entries, add_goal)
+                    self._search_queue(entries, add_goal)
                     if goal_nodes:
                         goal_items[j] = list(goal_nodes.values())
                         goal_tries[j] = build_trie(goal_items[j])
