@@ -1,5 +1,5 @@
 """Incremental search (Heafield et al. 2013): the pure-Python reference against brute force and the
-exhaustive reference decoder."""
+exhaustive reference decoder; the compiled search against the reference and exhaustive search."""
 import math
 
 import pytest
@@ -7,11 +7,14 @@ import pytest
 from decoder.binarize import binarize
 from decoder.lm import ArpaReference
 from decoder.search.brute_force import best_by_brute_force
+from decoder.search.chart import ChartDecoder
+from decoder.search.incremental import IncrementalDecoder
 from decoder.search.incremental_reference import IncrementalReferenceDecoder, boundary_tokens, build_trie
 from decoder.search.model import SearchSpace, Weights
 from decoder.search.reference import STAR, Node, ReferenceDecoder
 
 from search_fixtures import random_rules, random_sentence, write_arpa
+from test_search_chart import models, stores  # noqa: F401 (fixtures: the LMs, stores of random grammars)
 
 FEATURES = ["p1", "p2"]
 WEIGHTS = {"p1": 0.7, "p2": 0.3, "lm": 1.0, "word_count": 0.4, "oov": -3.0, "glue": -0.6}
@@ -90,3 +93,71 @@ def test_trie_groups_items_by_boundary_words_and_scores_by_best_descendant():
     assert [c.revealed[-1][2] for c in root.children] == ["x", "y"]  # best first
     x = root.children[0]
     assert x.score == -0.5 and [c.revealed[-1][2] for c in x.children] == ["z", "y"]
+
+
+# ---------------------------------------------------------------------- the compiled search
+
+
+@pytest.mark.parametrize("seed", range(15))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_compiled_unlimited_equals_reference(models, stores, seed, strategy):
+    """No pop limit: 1-best and k-best (scores and strings) equal the pure-Python incremental search."""
+    reference_lm, lm = models
+    grammar, store = stores(seed, strategy)
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(seed, 2 + seed % 4)
+    expected = IncrementalReferenceDecoder(grammar, reference_lm, weights, space_for(seed)).decode(words, k=8)
+    decoder = IncrementalDecoder(store, lm, weights, space_for(seed), pop_limit=0)
+    result = decoder.search(words)
+    best = decoder.best(result, words)
+    assert best.score == pytest.approx(expected.best.score, abs=1e-4)
+    assert best.features["lm"] == pytest.approx(reference_lm.score_sentence(best.words), abs=1e-4)
+    kbest = decoder.kbest(result, words, 8, unique=False)
+    assert [h.score for h in kbest] == pytest.approx([d.score for d in expected.kbest], abs=1e-4)
+    # Strings: where scores are not tied, the derivation at each rank is the same one.
+    for rank, (hyp, derivation) in enumerate(zip(kbest, expected.kbest)):
+        neighbours = [d.score for d in expected.kbest if abs(d.score - derivation.score) < 1e-6]
+        if len(neighbours) == 1:
+            assert hyp.words == list(derivation.words), rank
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("strategy", ("left", "monolingual", "icr"))
+def test_compiled_pruned_search_is_consistent_and_never_beats_exhaustive(models, stores, seed, strategy):
+    _, lm = models
+    _, store = stores(seed, strategy, n_rules=20, max_arity=4)
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(seed, 5)
+    exhaustive = ChartDecoder(store, lm, weights, exhaustive=True)
+    optimum = exhaustive.best(exhaustive.search(words), words).score
+    unlimited = IncrementalDecoder(store, lm, weights, pop_limit=0)
+    result = unlimited.search(words)
+    assert unlimited.best(result, words).score == pytest.approx(optimum, abs=1e-4)
+    assert result.stats["edges_proposed"] == exhaustive.search(words).stats["edges_proposed"]
+    for limit in (1, 3, 10):
+        decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
+        result = decoder.search(words)
+        best = decoder.best(result, words)
+        assert best.score <= optimum + 1e-4
+        assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
+        assert best.features["lm"] == pytest.approx(lm.score_sentence(best.words), abs=1e-3)
+        for key in ("edges_proposed", "edges_kept", "lm_queries", "lm_queries_novel", "items_per_cell"):
+            assert key in result.stats
+        # Deterministic: the same search twice gives the same chart.
+        again = decoder.search(words)
+        assert decoder.best(again, words).score == best.score
+        assert again.stats["edges_proposed"] == result.stats["edges_proposed"]
+
+
+def test_compiled_kbest_of_pruned_search_is_sorted_and_unique(models, stores):
+    _, lm = models
+    _, store = stores(3, "left", n_rules=20, max_arity=4)
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(3, 6)
+    decoder = IncrementalDecoder(store, lm, weights, pop_limit=5)
+    result = decoder.search(words)
+    kbest = decoder.kbest(result, words, 10, unique=True)
+    scores = [h.score for h in kbest]
+    assert scores == sorted(scores, reverse=True)
+    assert len({h.text for h in kbest}) == len(kbest)
+    assert kbest[0].score == pytest.approx(decoder.best(result, words).score, abs=1e-6)
