@@ -21,6 +21,7 @@ cdef struct TrieNode:
 # (first 0: the whole node); node -1: no tail (a terminal run or an absent child).
 cdef struct PartialEdge:
     double score
+    float lm              # the LM estimate in score (weight not applied)
     int32_t group
     int32_t rule_rank
     int32_t node[2]

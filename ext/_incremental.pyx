@@ -298,6 +298,9 @@ cdef class IncrementalSearch(ChartSearch):
             else:
                 lm = self._score(GLUE_CONCAT_TARGET, 2, 0x5bd1e995, &out, &out_hash)
             score += self.weight_lm * lm
+            edge.lm = lm
+        else:
+            edge.lm = 0.0
         edge.score = score
 
     cdef void _push_partial(self, PartialEdge *edge) noexcept nogil:
@@ -366,8 +369,12 @@ cdef class IncrementalSearch(ChartSearch):
             refined.first[split] = 0
             self._push_partial(&refined)
             if edge.first[split] + 1 < self.nodes[node].n_children:
+                # The rest of the node's children reveal what the node does: the same LM estimate.
                 refined = edge
                 refined.initial = 0
                 refined.first[split] = edge.first[split] + 1
-                self._push_partial(&refined)
+                refined.score = edge.score - self._tail_score(node, edge.first[split]) \
+                    + self._tail_score(node, refined.first[split])
+                self.partial_edges.push_back(refined)
+                cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
         self.queue.clear()
