@@ -15,6 +15,8 @@ cdef struct TrieNode:
     int32_t rank          # leaf: the item's position in its item list; inner node: -1
     int32_t item          # leaf: the item; inner node: its best descendant (whose words it reveals)
     int16_t depth         # boundary tokens revealed
+    int8_t same_estimate  # its last token (an end token after a long block's side) or the item itself
+                          # leaves the partial LM state, so the LM estimate, as the parent's
 
 
 # A hyperedge with tails still being refined: tail t is children[first[t]:] of node[t]
@@ -42,7 +44,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth) noexcept nogil
     cdef int _n_tokens(self, int32_t item) noexcept nogil
-    cdef uint64_t _token(self, int32_t item, int depth) noexcept nogil
+    cdef uint64_t _token(self, int32_t item, int depth, bint *changes_state) noexcept nogil
     cdef void _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil
     cdef double _tail_score(self, int32_t node, int32_t first) noexcept nogil
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil

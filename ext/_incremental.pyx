@@ -100,8 +100,9 @@ cdef class IncrementalSearch(ChartSearch):
                 total += st.left.length + 1
         return total
 
-    cdef uint64_t _token(self, int32_t item, int depth) noexcept nogil:
-        """The depth-th boundary token of an item (depth < _n_tokens(item))."""
+    cdef uint64_t _token(self, int32_t item, int depth, bint *changes_state) noexcept nogil:
+        """The depth-th boundary token of an item (depth < _n_tokens(item)); changes_state: False for a
+        long block's end tokens, which reveal no word and leave _partial_state's result as it was."""
         cdef const Item *it = &self.items[item]
         cdef const ChartState *st
         cdef int s, k, la, lb, side = 0
@@ -110,6 +111,7 @@ cdef class IncrementalSearch(ChartSearch):
             st = &self.states[it.state_offset + s]
             if not st.left.full:
                 if depth <= st.left.length:
+                    changes_state[0] = True
                     value = st.left.pointers[depth] if depth < st.left.length else END_SHORT
                     return cky_mix(cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + SIDE_LEFT)), value)
                 depth -= st.left.length + 1
@@ -135,6 +137,7 @@ cdef class IncrementalSearch(ChartSearch):
                         break
                     depth -= 1
                 k += 1
+            changes_state[0] = value != END_LONG and value != END_RIGHT
             return cky_mix(cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + side)), value)
         return 0
 
@@ -192,6 +195,7 @@ cdef class IncrementalSearch(ChartSearch):
             self.ranks_scratch[k] = k
         root = self.nodes.size()
         self.nodes.resize(root + 1)
+        self.nodes[root].same_estimate = 0
         self._build_node(root, list_lo, 0, list_n, 0)
         self.trie_of_list.set(<uint64_t>list_lo + 1, root)
         return root
@@ -199,11 +203,12 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth) noexcept nogil:
         """Fill nodes[slot] over ranks_scratch[lo:hi] (best first), which share their first depth tokens."""
         cdef int32_t best = self.item_lists[list_lo + self.ranks_scratch[lo]]
-        cdef int32_t k, first_child, n_groups, start, item
+        cdef int32_t k, first_child, n_groups, start, item, first
         cdef vector[int32_t] starts, ends
         cdef vector[CkySortEntry] order
         cdef CkySortEntry entry
         cdef TrieNode leaf
+        cdef bint changes_state = True
         self.nodes[slot].score = self.items[best].score
         self.nodes[slot].item = best
         self.nodes[slot].rank = -1
@@ -221,10 +226,12 @@ cdef class IncrementalSearch(ChartSearch):
                 leaf.rank = self.ranks_scratch[k]
                 leaf.item = item
                 leaf.depth = <int16_t>(depth + 1)
+                leaf.same_estimate = 1
                 self.nodes.push_back(leaf)
             return
         for k in range(lo, hi):
-            self.tokens_scratch[k] = self._token(self.item_lists[list_lo + self.ranks_scratch[k]], depth)
+            self.tokens_scratch[k] = self._token(self.item_lists[list_lo + self.ranks_scratch[k]], depth,
+                                                 &changes_state)
         cky_stable_sort_by_key(&self.tokens_scratch[lo], &self.ranks_scratch[lo], hi - lo)
         start = lo
         for k in range(lo + 1, hi + 1):
@@ -244,6 +251,9 @@ cdef class IncrementalSearch(ChartSearch):
         self.nodes.resize(first_child + n_groups)
         for k in range(n_groups):
             self._build_node(first_child + k, list_lo, starts[order[k].id], ends[order[k].id], depth + 1)
+            first = self.item_lists[list_lo + self.ranks_scratch[starts[order[k].id]]]
+            self._token(first, depth, &changes_state)
+            self.nodes[first_child + k].same_estimate = not changes_state
 
     # ---- partial edges
 
@@ -367,7 +377,11 @@ cdef class IncrementalSearch(ChartSearch):
             refined.initial = 0
             refined.node[split] = child
             refined.first[split] = 0
-            self._push_partial(&refined)
+            if self.nodes[child].same_estimate:  # same LM estimate; the best child's score is the tail's
+                self.partial_edges.push_back(refined)
+                cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
+            else:
+                self._push_partial(&refined)
             if edge.first[split] + 1 < self.nodes[node].n_children:
                 # The rest of the node's children reveal what the node does: the same LM estimate.
                 refined = edge
