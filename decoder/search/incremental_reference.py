@@ -1,0 +1,325 @@
+"""Incremental search by boundary-word grouping, in pure Python: the reference answer.
+
+The algorithm is Heafield, Koehn and Lavie (2013), "Grouping language model
+boundary words to speed k-best extraction from hypergraphs" (NAACL), over the
+items of decoder.search.reference (Chiang's contexts, no LM estimates):
+
+- A vertex is the items of one nonterminal in one cell (every unary round). Its
+  items are grouped in a trie by their boundary words: per carried block, the
+  left words outermost first alternating with the right words outermost
+  (last word) first, each side closed by an end token; the leaves are the items.
+  A trie node's score is its best descendant's inside score (Section 3).
+- A partial edge is a hyperedge whose tails are trie nodes, or the rest of a
+  node's children after its best ones were split off. Its score is the rule's
+  score, the tails' scores and the LM score of the n-grams whose words are all
+  revealed so far (unrevealed words contribute nothing, Section 4). The LM only
+  lowers a score as words are revealed, so the score bounds every completion.
+- Partial edges wait in a priority queue (Section 5); as in Moses' incremental
+  search the queue and the pop limit are per cell (and unary round, and GOAL
+  over [0, j)), which makes the pop limit mean what cube pruning's means. A
+  popped edge whose tails are all items is a complete hypothesis: it is scored
+  exactly, recombined into its vertex's item, and counts as a pop. Otherwise
+  the tail with the fewest revealed words (the most general context) is split
+  into its best child, which reveals one more boundary word, and the node's
+  remaining children, with the next child's score; both go back on the queue.
+
+With no pop limit every hypothesis is completed and the hypergraph equals the
+exhaustive one (tests/test_search_incremental.py holds it to brute force).
+Slow by design; for tests on tiny grammars and sentences.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+from typing import Optional
+
+from .model import GLUE, GOAL, LM, OOV, WORD_COUNT
+from .reference import STAR, Node, ReferenceDecoder, ReferenceResult, complete_ngrams, elide, sentence_boundaries
+
+LEFT, RIGHT = 0, 1
+END_SHORT = ("end", "short")  # the context has fewer than n words: the left side is all of it
+END_LONG = ("end", "long")    # the context is first n-1 words, STAR, last n-1 words
+
+
+def boundary_tokens(contexts: tuple) -> tuple:
+    """The trie key of an item: (block, side, word) tokens, one boundary word at a time."""
+    tokens = []
+    for b, context in enumerate(contexts):
+        if STAR in context:
+            star = context.index(STAR)
+            left = list(context[:star]) + [END_LONG]
+            right = list(reversed(context[star + 1:])) + [END_LONG]
+        else:
+            left, right = list(context) + [END_SHORT], []
+        for k in range(max(len(left), len(right))):
+            if k < len(left):
+                tokens.append((b, LEFT, left[k]))
+            if k < len(right):
+                tokens.append((b, RIGHT, right[k]))
+    return tuple(tokens)
+
+
+class TrieNode:
+    """Items of a vertex sharing the revealed boundary words `revealed`; children best first."""
+
+    __slots__ = ("revealed", "children", "item", "score")
+
+    def __init__(self, revealed: tuple, item: Optional[Node] = None):
+        self.revealed = revealed
+        self.children: list = []
+        self.item = item
+        self.score = item.best if item is not None else float("-inf")
+
+
+def build_trie(items: list) -> TrieNode:
+    """The boundary-word trie over a vertex's items (Nodes)."""
+    root = TrieNode(())
+    for item in items:
+        node = root
+        tokens = boundary_tokens(item.contexts)
+        for depth, token in enumerate(tokens):
+            child = next((c for c in node.children if c.revealed[-1] == token), None)
+            if child is None:
+                child = TrieNode(tokens[:depth + 1])
+                node.children.append(child)
+            node = child
+        node.children.append(TrieNode(tokens + (("item", id(item)),), item))
+
+    def finish(node: TrieNode) -> float:
+        if node.item is None:
+            node.score = max(finish(c) for c in node.children)
+            node.children.sort(key=lambda c: -c.score)
+        return node.score
+
+    finish(root)
+    return root
+
+
+def partial_contexts(node: TrieNode, n_blocks: int) -> list:
+    """Per block, the context as far as the node reveals it (STAR: words not yet known)."""
+    if node.item is not None:
+        return list(node.item.contexts)
+    left = [[] for _ in range(n_blocks)]
+    right = [[] for _ in range(n_blocks)]
+    done = [None] * n_blocks
+    for b, side, word in node.revealed:
+        if word in (END_SHORT, END_LONG):
+            if side == LEFT:
+                done[b] = word
+            continue
+        (left if side == LEFT else right)[b].append(word)
+    out = []
+    for b in range(n_blocks):
+        if done[b] == END_SHORT:
+            out.append(tuple(left[b]))
+        else:
+            out.append(tuple(left[b]) + (STAR,) + tuple(reversed(right[b])))
+    return out
+
+
+class Tail:
+    """A partial edge's view of one tail vertex: children[first:] of a trie node (first 0: the node)."""
+
+    __slots__ = ("node", "first")
+
+    def __init__(self, node: TrieNode, first: int = 0):
+        self.node, self.first = node, first
+
+    @property
+    def complete(self) -> bool:
+        return self.node.item is not None
+
+    @property
+    def score(self) -> float:
+        return self.node.score if self.first == 0 else self.node.children[self.first].score
+
+
+class IncrementalReferenceDecoder(ReferenceDecoder):
+    """ReferenceDecoder's search space and hypergraph, filled by incremental search.
+
+    pop_limit: complete hypotheses per cell and round (0: no limit, the exhaustive hypergraph)."""
+
+    def __init__(self, grammar, lm, weights, space=None, pop_limit: int = 0):
+        super().__init__(grammar, lm, weights, space)
+        self.pop_limit = pop_limit
+        self._rule_scores: dict = {}
+
+    # ---- partial edges
+
+    def _rule_score(self, rule) -> float:
+        key = id(rule)
+        if key not in self._rule_scores:
+            self._rule_scores[key] = self.weights.dot(self.rule_features(rule))
+        return self._rule_scores[key]
+
+    def _lm_estimate(self, kind, tails: tuple) -> float:
+        """log10 of the n-grams whose words the tails reveal (kind: a rule, or "glue-concat")."""
+        blocks = []
+        for tail in tails:
+            if tail is not None:
+                blocks.extend(partial_contexts(tail.node, len(self._vertex_blocks(tail.node))))
+        if kind == "glue-concat":
+            sequence = blocks[0] + blocks[1]
+        elif kind.target is None:
+            return 0.0
+        else:
+            sequence = ()
+            for piece in kind.target:
+                sequence += (piece,) if isinstance(piece, str) else blocks[piece]
+        return complete_ngrams(sequence, self.lm)
+
+    @staticmethod
+    def _vertex_blocks(node: TrieNode) -> tuple:
+        """Any item below node (all items of a vertex carry the same number of blocks)."""
+        while node.item is None:
+            node = node.children[0]
+        return node.item.contexts
+
+    def _partial(self, fixed: float, kind, tails: tuple):
+        score = fixed + sum(t.score for t in tails if t is not None)
+        if kind == "glue-concat" or (kind not in ("glue-start", "oov") and kind.target is not None):
+            score += self.weights[LM] * self._lm_estimate(kind, tails)
+        return score
+
+    def _search_queue(self, entries: list, add_complete) -> int:
+        """Run one cell's (one unary round's) queue. entries: (fixed score, kind, tails as Tail or None).
+        add_complete(kind, tail nodes) makes the exact edge. Returns complete hypotheses made."""
+        counter = itertools.count()
+        queue = []
+        for fixed, kind, tails in entries:
+            heapq.heappush(queue, (-self._partial(fixed, kind, tails), next(counter), fixed, kind, tails))
+        pops = 0
+        while queue and (self.pop_limit <= 0 or pops < self.pop_limit):
+            _, _, fixed, kind, tails = heapq.heappop(queue)
+            open_tails = [p for p, t in enumerate(tails) if t is not None and not t.complete]
+            if not open_tails:
+                add_complete(kind, tuple(t.node.item if t is not None else None for t in tails))
+                pops += 1
+                continue
+            # Refine the most general context: the tail with the fewest revealed words.
+            p = min(open_tails, key=lambda q: len(tails[q].node.revealed))
+            tail = tails[p]
+            best = tails[:p] + (Tail(tail.node.children[tail.first]),) + tails[p + 1:]
+            heapq.heappush(queue, (-self._partial(fixed, kind, best), next(counter), fixed, kind, best))
+            if tail.first + 1 < len(tail.node.children):
+                rest = tails[:p] + (Tail(tail.node, tail.first + 1),) + tails[p + 1:]
+                heapq.heappush(queue, (-self._partial(fixed, kind, rest), next(counter), fixed, kind, rest))
+        return pops
+
+    # ---- the chart
+
+    def decode(self, words, k: int = 1) -> ReferenceResult:
+        words = list(words)
+        n = len(words)
+        space = self.space
+        vertices: dict = {}   # (i, j) -> {symbol: trie root}, what parents use
+        goal_tries: dict = {}  # j -> trie of GOAL items over [0, j)
+        goal_items: dict = {}
+        proposed = [0]
+        n_nodes = 0
+
+        def options(i, j):
+            out = []
+            run = tuple(words[i:j])
+            if run in self.runs:
+                out.append((run, None))
+            for symbol, root in vertices.get((i, j), {}).items():
+                out.append((symbol, Tail(root)))
+            return out
+
+        for length in range(1, n + 1):
+            for i in range(0, n - length + 1):
+                j = i + length
+                if length <= space.max_span:
+                    visible: list = []
+                    round_nodes: dict = {}
+
+                    def add_to(nodes, round_key):
+                        def add_complete(kind, tail_items):
+                            proposed[0] += 1
+                            contexts, edge = self.apply(kind, tail_items)
+                            key = (kind.lhs, contexts)
+                            nodes.setdefault(key, Node(kind.lhs, (i, j), contexts)).add(edge)
+                        return add_complete
+
+                    entries: list = []
+                    if length == 1 and (words[i],) not in self.lexical:
+                        for label in space.oov_labels:  # no LM inside one word, nothing to expand
+                            features = {OOV: 1.0, WORD_COUNT: 1.0}
+                            node = round_nodes.setdefault((label, ((words[i],),)), Node(label, (i, j), ((words[i],),)))
+                            node.add(self._edge(features, (), ("oov", words[i])))
+                            proposed[0] += 1
+                    for rule in self.lexical.get(tuple(words[i:j]), ()):
+                        entries.append((self._rule_score(rule), rule, (None,)))
+                    for split in range(i + 1, j):
+                        for left_symbol, left in options(i, split):
+                            for right_symbol, right in options(split, j):
+                                for rule in self.binary.get((left_symbol, right_symbol), ()):
+                                    entries.append((self._rule_score(rule), rule, (left, right)))
+                    self._search_queue(entries, add_to(round_nodes, 0))
+                    visible.extend(round_nodes.values())
+                    frontier = round_nodes
+                    for unary_round in range(1, space.max_unary_depth + 1):
+                        by_symbol: dict = {}
+                        for node in frontier.values():
+                            by_symbol.setdefault(node.symbol, []).append(node)
+                        new_nodes: dict = {}
+                        entries = []
+                        for symbol, nodes in by_symbol.items():
+                            root = build_trie(nodes)
+                            for rule in self.unary.get(symbol, ()):
+                                entries.append((self._rule_score(rule), rule, (Tail(root),)))
+                        self._search_queue(entries, add_to(new_nodes, unary_round))
+                        n_nodes += len(new_nodes)
+                        visible.extend(new_nodes.values())
+                        frontier = new_nodes
+                        if not frontier:
+                            break
+                    n_nodes += len(round_nodes)
+                    by_symbol = {}
+                    for node in visible:
+                        by_symbol.setdefault(node.symbol, []).append(node)
+                    vertices[(i, j)] = {symbol: build_trie(nodes) for symbol, nodes in by_symbol.items()}
+                if i == 0:
+                    goal_nodes: dict = {}
+                    entries = []
+                    for symbol, root in vertices.get((0, j), {}).items():
+                        value = space.glue.start_value(symbol) if symbol in self.real_labels else None
+                        if value is not None:
+                            entries.append((self.weights[GLUE] * value, "glue-start", (Tail(root),)))
+                    for split in range(1, j):
+                        if split not in goal_tries:
+                            continue
+                        for symbol, root in vertices.get((split, j), {}).items():
+                            value = space.glue.concat_value(symbol) if symbol in self.real_labels else None
+                            if value is not None:
+                                entries.append((self.weights[GLUE] * value, "glue-concat",
+                                                (Tail(goal_tries[split]), Tail(root))))
+
+                    def add_goal(kind, tail_items, j=j):
+                        proposed[0] += 1
+                        if kind == "glue-start":
+                            (node,) = tail_items
+                            value = space.glue.start_value(node.symbol)
+                            contexts = node.contexts
+                            edge = self._edge({GLUE: value}, (node,), ("glue-start",))
+                        else:
+                            goal, node = tail_items
+                            sequence = goal.contexts[0] + node.contexts[0]
+                            features = {GLUE: space.glue.concat_value(node.symbol),
+                                        LM: complete_ngrams(sequence, self.lm)}
+                            contexts = (elide(sequence, self.lm.order),)
+                            edge = self._edge(features, (goal, node), ("glue-concat",))
+                        goal_nodes.setdefault(contexts, Node(GOAL, (0, j), contexts)).add(edge)
+
+                    self._search_queue(entries, add_goal)
+                    if goal_nodes:
+                        goal_items[j] = list(goal_nodes.values())
+                        goal_tries[j] = build_trie(goal_items[j])
+                    n_nodes += len(goal_nodes)
+
+        roots = []
+        for node in goal_items.get(n, []):
+            roots.append((node, sentence_boundaries(node.contexts[0], self.lm)))
+        kbest = self._kbest(roots, k) if n else []
+        return ReferenceResult(kbest[0] if kbest else None, kbest, proposed[0], n_nodes)

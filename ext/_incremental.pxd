@@ -1,0 +1,52 @@
+# distutils: language = c++
+"""Incremental search by boundary-word grouping over the compiled chart (see _incremental.pyx)."""
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
+from libcpp.vector cimport vector
+
+from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry
+from decoder._ext._lm cimport ChartState
+
+
+# One node of a vertex's boundary-word trie; a node's children are contiguous, best first.
+cdef struct TrieNode:
+    double score          # best descendant item's inside score
+    int32_t first_child   # into IncrementalSearch.nodes
+    int32_t n_children
+    int32_t rank          # leaf: the item's position in its item list; inner node: -1
+    int32_t item          # leaf: the item; inner node: its best descendant (whose words it reveals)
+    int16_t depth         # boundary tokens revealed
+    int8_t same_estimate  # its last token (an end token after a long block's side) or the item itself
+                          # leaves the partial LM state, so the LM estimate, as the parent's
+
+
+# A hyperedge with tails still being refined: tail t is children[first[t]:] of node[t]
+# (first 0: the whole node); node -1: no tail (a terminal run or an absent child).
+cdef struct PartialEdge:
+    double score
+    float lm              # the LM estimate in score (weight not applied)
+    int32_t group
+    int32_t rule_rank
+    int32_t node[2]
+    int32_t first[2]
+    int8_t initial        # tails still at their roots: popping it lets the group's next rule in
+
+
+cdef class IncrementalSearch(ChartSearch):
+    cdef vector[TrieNode] nodes
+    cdef CkyHashMap trie_of_list               # item-list offset -> trie root (per sentence)
+    cdef vector[PartialEdge] partial_edges
+    cdef vector[CkyHeapEntry] queue
+    cdef vector[int32_t] ranks_scratch
+    cdef vector[uint64_t] tokens_scratch
+    cdef vector[ChartState] partial_states
+    cdef public unsigned long long partial_pops
+
+    cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
+    cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth) noexcept nogil
+    cdef int _n_tokens(self, int32_t item) noexcept nogil
+    cdef uint64_t _token(self, int32_t item, int depth, bint *changes_state) noexcept nogil
+    cdef void _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil
+    cdef double _tail_score(self, int32_t node, int32_t first) noexcept nogil
+    cdef void _score_partial(self, PartialEdge *edge) noexcept nogil
+    cdef void _push_partial(self, PartialEdge *edge) noexcept nogil
+    cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil

@@ -1,0 +1,394 @@
+# distutils: language = c++
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Incremental search by boundary-word grouping, compiled.
+
+The algorithm of Heafield, Koehn and Lavie (2013), "Grouping language model
+boundary words to speed k-best extraction from hypergraphs" (NAACL), on the
+chart of decoder._ext._chart (same items, edges, recombination, LM scoring and
+cache, counters, export; only the search inside a cell differs):
+
+- A vertex is the sorted item list of one nonterminal in one cell (what the
+  chart's groups already point to). Its items are grouped in a trie by their
+  KenLM boundary words: per carried block, the left state's n-gram pointers
+  outermost first alternating with the right state's words, most recent first,
+  each side closed by an end token (a block whose left state is not `full` has
+  all its words on the left, so its left side is all of it). A node's score is
+  its best descendant item's inside score. Tries are built once per item list
+  and sentence, and reused by every parent cell.
+- A partial edge is a cube-pruning hypothesis whose tails are trie nodes (or a
+  node's remaining children). Its score is the rule score, the tails' scores and
+  the LM score of the rule's words with each tail's state cut to the boundary
+  words revealed so far (KenLM's RuleScore over a left state marked full and a
+  shortened right state: unrevealed context is a break, as in the paper's
+  estimate with the words revealed so far).
+- One priority queue per cell and unary round (as Moses' incremental search,
+  and our cube pruning's pop limit): a popped partial edge whose tails are all
+  items is scored exactly (ChartSearch._evaluate) and recombined
+  (_add_hypothesis), counting one pop; otherwise the tail with the fewest
+  revealed words (the most general context) is split into its best child, one
+  boundary word more specific, and its remaining children, both re-queued.
+- Unlike the paper, which queues every edge at once, a group's rules (sorted
+  best first) enter one at a time: popping rule r's unrefined edge queues rule
+  r + 1's, as cube pruning's rule dimension does (a group can hold thousands
+  of rules and most never get near the top).
+
+With no pop limit every hypothesis is completed: the chart equals exhaustive
+search. decoder/search/incremental_reference.py is the pure-Python reference.
+"""
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
+from libcpp.vector cimport vector
+
+from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item,
+                                  cky_heap_pop, cky_heap_push, cky_mix, cky_sort_entries,
+                                  GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
+from decoder._ext._lm cimport ChartState, chart_state_hash
+
+cdef extern from *:
+    """
+    #include <algorithm>
+    #include <cstdint>
+    #include <utility>
+    #include <vector>
+    /* Reorder ids[0:n] (and keys) by key, keeping the order of equal keys. */
+    static inline void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) {
+        std::vector<std::pair<uint64_t, int32_t> > pairs(n);
+        for (size_t i = 0; i < n; ++i) pairs[i] = std::make_pair(keys[i], ids[i]);
+        std::stable_sort(pairs.begin(), pairs.end(),
+                         [](const std::pair<uint64_t, int32_t> &a, const std::pair<uint64_t, int32_t> &b) {
+                             return a.first < b.first; });
+        for (size_t i = 0; i < n; ++i) { keys[i] = pairs[i].first; ids[i] = pairs[i].second; }
+    }
+    """
+    void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) nogil
+
+# End tokens of a block's sides.
+cdef uint64_t END_SHORT = 0x51A7E5E0D0000001ULL
+cdef uint64_t END_LONG = 0x51A7E5E0D0000002ULL
+cdef uint64_t END_RIGHT = 0x51A7E5E0D0000003ULL
+# GOAL -> GOAL X's target side: the two blocks in order (as ChartSearch scores it).
+cdef int32_t GLUE_CONCAT_TARGET[2]
+GLUE_CONCAT_TARGET[0] = -1
+GLUE_CONCAT_TARGET[1] = -2
+cdef int SIDE_LEFT = 0
+cdef int SIDE_RIGHT = 1
+
+
+cdef class IncrementalSearch(ChartSearch):
+    """ChartSearch with incremental search (boundary-word grouping) instead of cube pruning."""
+
+    def decode(self, words_lm, runs, oov_at):
+        self.nodes.clear()
+        self.trie_of_list.clear()
+        self.partial_pops = 0
+        ChartSearch.decode(self, words_lm, runs, oov_at)
+
+    @property
+    def n_trie_nodes(self):
+        return self.nodes.size()
+
+    # ---- boundary tokens of an item (KenLM ChartStates, one per block)
+
+    cdef int _n_tokens(self, int32_t item) noexcept nogil:
+        cdef const Item *it = &self.items[item]
+        cdef const ChartState *st
+        cdef int s, total = 0
+        for s in range(it.n_states):
+            st = &self.states[it.state_offset + s]
+            if st.left.full:
+                total += st.left.length + st.right.length + 2
+            else:
+                total += st.left.length + 1
+        return total
+
+    cdef uint64_t _token(self, int32_t item, int depth, bint *changes_state) noexcept nogil:
+        """The depth-th boundary token of an item (depth < _n_tokens(item)); changes_state: False for a
+        long block's end tokens, which reveal no word and leave _partial_state's result as it was."""
+        cdef const Item *it = &self.items[item]
+        cdef const ChartState *st
+        cdef int s, k, la, lb, side = 0
+        cdef uint64_t value = 0
+        for s in range(it.n_states):
+            st = &self.states[it.state_offset + s]
+            if not st.left.full:
+                if depth <= st.left.length:
+                    changes_state[0] = True
+                    value = st.left.pointers[depth] if depth < st.left.length else END_SHORT
+                    return cky_mix(cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + SIDE_LEFT)), value)
+                depth -= st.left.length + 1
+                continue
+            la = st.left.length + 1
+            lb = st.right.length + 1
+            if depth >= la + lb:
+                depth -= la + lb
+                continue
+            # Alternate left and right, outermost first, until one side runs out.
+            k = 0
+            while True:
+                if k < la:
+                    if depth == 0:
+                        side = SIDE_LEFT
+                        value = st.left.pointers[k] if k < st.left.length else END_LONG
+                        break
+                    depth -= 1
+                if k < lb:
+                    if depth == 0:
+                        side = SIDE_RIGHT
+                        value = <uint64_t>st.right.words[k] if k < st.right.length else END_RIGHT
+                        break
+                    depth -= 1
+                k += 1
+            changes_state[0] = value != END_LONG and value != END_RIGHT
+            return cky_mix(cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + side)), value)
+        return 0
+
+    cdef void _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil:
+        """Block `block` of `item`'s state as far as its first `depth` tokens reveal it."""
+        cdef const Item *it = &self.items[item]
+        cdef const ChartState *st
+        cdef int s, n_block, k, la, lb, a = 0, b = 0
+        for s in range(block):
+            st = &self.states[it.state_offset + s]
+            depth -= (st.left.length + st.right.length + 2) if st.left.full else (st.left.length + 1)
+        st = &self.states[it.state_offset + block]
+        n_block = (st.left.length + st.right.length + 2) if st.left.full else (st.left.length + 1)
+        out[0] = st[0]
+        if depth >= n_block:
+            return
+        if depth < 0:
+            depth = 0
+        if not st.left.full:
+            a = depth
+        else:
+            la = st.left.length + 1
+            lb = st.right.length + 1
+            k = 0
+            while depth > 0:
+                if k < la:
+                    if k < st.left.length:
+                        a += 1
+                    depth -= 1
+                if k < lb and depth > 0:
+                    if k < st.right.length:
+                        b += 1
+                    depth -= 1
+                k += 1
+        # Unrevealed words are a break in the context: the left side is closed (full) where the
+        # revealing stopped, and the right side is cut to the revealed most recent words.
+        out.left.length = <unsigned char>a
+        out.left.full = True
+        out.right.length = <unsigned char>b
+
+    # ---- tries
+
+    cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil:
+        """The trie over item_lists[list_lo:list_lo + list_n] (made once per sentence), or -1 for no tail."""
+        cdef int32_t *found
+        cdef int32_t root, k
+        if list_n <= 0 or self.item_lists[list_lo] < 0:
+            return -1
+        found = self.trie_of_list.find(<uint64_t>list_lo + 1)
+        if found != NULL:
+            return found[0]
+        self.ranks_scratch.resize(list_n)
+        self.tokens_scratch.resize(list_n)
+        for k in range(list_n):
+            self.ranks_scratch[k] = k
+        root = self.nodes.size()
+        self.nodes.resize(root + 1)
+        self.nodes[root].same_estimate = 0
+        self._build_node(root, list_lo, 0, list_n, 0)
+        self.trie_of_list.set(<uint64_t>list_lo + 1, root)
+        return root
+
+    cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth) noexcept nogil:
+        """Fill nodes[slot] over ranks_scratch[lo:hi] (best first), which share their first depth tokens."""
+        cdef int32_t best = self.item_lists[list_lo + self.ranks_scratch[lo]]
+        cdef int32_t k, first_child, n_groups, start, item, first
+        cdef vector[int32_t] starts, ends
+        cdef vector[CkySortEntry] order
+        cdef CkySortEntry entry
+        cdef TrieNode leaf
+        cdef bint changes_state = True
+        self.nodes[slot].score = self.items[best].score
+        self.nodes[slot].item = best
+        self.nodes[slot].rank = -1
+        self.nodes[slot].depth = <int16_t>depth
+        if depth >= self._n_tokens(best):
+            # Every token revealed: the items themselves (equal states of different unary rounds).
+            first_child = self.nodes.size()
+            self.nodes[slot].first_child = first_child
+            self.nodes[slot].n_children = hi - lo
+            for k in range(lo, hi):
+                item = self.item_lists[list_lo + self.ranks_scratch[k]]
+                leaf.score = self.items[item].score
+                leaf.first_child = -1
+                leaf.n_children = 0
+                leaf.rank = self.ranks_scratch[k]
+                leaf.item = item
+                leaf.depth = <int16_t>(depth + 1)
+                leaf.same_estimate = 1
+                self.nodes.push_back(leaf)
+            return
+        for k in range(lo, hi):
+            self.tokens_scratch[k] = self._token(self.item_lists[list_lo + self.ranks_scratch[k]], depth,
+                                                 &changes_state)
+        cky_stable_sort_by_key(&self.tokens_scratch[lo], &self.ranks_scratch[lo], hi - lo)
+        start = lo
+        for k in range(lo + 1, hi + 1):
+            if k == hi or self.tokens_scratch[k] != self.tokens_scratch[start]:
+                entry.symbol = 0
+                entry.score = self.items[self.item_lists[list_lo + self.ranks_scratch[start]]].score
+                entry.id = starts.size()
+                order.push_back(entry)
+                starts.push_back(start)
+                ends.push_back(k)
+                start = k
+        cky_sort_entries(order.data(), order.size())  # children best first
+        n_groups = order.size()
+        first_child = self.nodes.size()
+        self.nodes[slot].first_child = first_child
+        self.nodes[slot].n_children = n_groups
+        self.nodes.resize(first_child + n_groups)
+        for k in range(n_groups):
+            self._build_node(first_child + k, list_lo, starts[order[k].id], ends[order[k].id], depth + 1)
+            first = self.item_lists[list_lo + self.ranks_scratch[starts[order[k].id]]]
+            self._token(first, depth, &changes_state)
+            self.nodes[first_child + k].same_estimate = not changes_state
+
+    # ---- partial edges
+
+    cdef double _tail_score(self, int32_t node, int32_t first) noexcept nogil:
+        if node < 0:
+            return 0.0
+        if first == 0:
+            return self.nodes[node].score
+        return self.nodes[self.nodes[node].first_child + first].score
+
+    cdef void _score_partial(self, PartialEdge *edge) noexcept nogil:
+        cdef Group *group = &self.groups[edge.group]
+        cdef int32_t r = -1, node, item
+        cdef int t, s, n_blocks = 0
+        cdef int64_t t_lo, t_hi
+        cdef double score = self._tail_score(edge.node[0], edge.first[0]) + self._tail_score(edge.node[1], edge.first[1])
+        cdef bint scores_lm
+        cdef ChartState out
+        cdef uint64_t out_hash
+        cdef float lm
+        if group.kind == GROUP_RULES:
+            r = self.single_rules_sorted[group.rules_lo + edge.rule_rank] if group.single \
+                else self.pair_rules_sorted[group.rules_lo + edge.rule_rank]
+            score += self.rule_score[r]
+            scores_lm = not self.rule_carries[r]
+        else:
+            score += group.fixed_score
+            scores_lm = group.kind == GROUP_GLUE_CONCAT
+        if scores_lm:
+            for t in range(2):
+                if edge.node[t] >= 0:
+                    n_blocks += self.items[self.nodes[edge.node[t]].item].n_states
+            self.partial_states.resize(n_blocks)
+            self.child_pointers.clear()
+            self.child_hashes.clear()
+            n_blocks = 0
+            for t in range(2):
+                node = edge.node[t]
+                if node < 0:
+                    continue
+                item = self.nodes[node].item
+                for s in range(self.items[item].n_states):
+                    self._partial_state(item, self.nodes[node].depth, s, &self.partial_states[n_blocks])
+                    self.child_pointers.push_back(&self.partial_states[n_blocks])
+                    self.child_hashes.push_back(chart_state_hash(&self.partial_states[n_blocks]))
+                    n_blocks += 1
+            if group.kind == GROUP_RULES:
+                t_lo = self.rule_target_offsets[r]
+                t_hi = self.rule_target_offsets[r + 1]
+                lm = self._score(&self.rule_target_lm[t_lo] if t_hi > t_lo else NULL, t_hi - t_lo,
+                                 self.rule_target_hash[r], &out, &out_hash)
+            else:
+                lm = self._score(GLUE_CONCAT_TARGET, 2, 0x5bd1e995, &out, &out_hash)
+            score += self.weight_lm * lm
+            edge.lm = lm
+        else:
+            edge.lm = 0.0
+        edge.score = score
+
+    cdef void _push_partial(self, PartialEdge *edge) noexcept nogil:
+        self._score_partial(edge)
+        self.partial_edges.push_back(edge[0])
+        cky_heap_push(self.queue, edge.score, self.partial_edges.size() - 1)
+
+    cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
+        cdef Group *group = &self.groups[g]
+        cdef PartialEdge edge
+        if rule_rank >= group.n_rules:
+            return
+        edge.group = g
+        edge.rule_rank = rule_rank
+        edge.node[0] = self._trie(group.left_lo, group.n_left)
+        edge.node[1] = self._trie(group.right_lo, group.n_right)
+        edge.first[0] = 0
+        edge.first[1] = 0
+        edge.initial = 1
+        self._push_partial(&edge)
+
+    cdef void _search(self, int c, int round) noexcept nogil:
+        """The cell's (round's) queue of partial edges, until the pop limit of complete hypotheses."""
+        cdef int32_t g, split, node, child
+        cdef int t, pops = 0
+        cdef int limit = self.pop_limit
+        cdef PartialEdge edge, refined
+        cdef Hypothesis hyp
+        if self.exhaustive:
+            ChartSearch._search(self, c, round)
+            return
+        if self.groups.size() == 0:
+            return
+        if round > 0 and self.unary_pop_limit >= 0:
+            limit = self.unary_pop_limit
+        self.queue.clear()
+        self.partial_edges.clear()
+        for g in range(self.groups.size()):
+            self._push_initial(g, 0)
+        while self.queue.size() > 0 and (limit <= 0 or pops < limit):
+            edge = self.partial_edges[cky_heap_pop(self.queue)]
+            self.partial_pops += 1
+            if edge.initial:
+                self._push_initial(edge.group, edge.rule_rank + 1)
+            # The most general open tail: fewest boundary words revealed (ties: the left one).
+            split = -1
+            for t in range(2):
+                node = edge.node[t]
+                if node >= 0 and self.nodes[node].rank < 0:
+                    if split < 0 or self.nodes[node].depth < self.nodes[edge.node[split]].depth:
+                        split = t
+            if split < 0:
+                self.pending_states.clear()
+                self.pending_hashes.clear()
+                self._evaluate(edge.group,  edge.rule_rank,
+                               self.nodes[edge.node[0]].rank if edge.node[0] >= 0 else 0,
+                               self.nodes[edge.node[1]].rank if edge.node[1] >= 0 else 0, &hyp)
+                self._add_hypothesis(c, round, &hyp)
+                pops += 1
+                continue
+            node = edge.node[split]
+            child = self.nodes[node].first_child + edge.first[split]
+            refined = edge
+            refined.initial = 0
+            refined.node[split] = child
+            refined.first[split] = 0
+            if self.nodes[child].same_estimate:  # same LM estimate; the best child's score is the tail's
+                self.partial_edges.push_back(refined)
+                cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
+            else:
+                self._push_partial(&refined)
+            if edge.first[split] + 1 < self.nodes[node].n_children:
+                # The rest of the node's children reveal what the node does: the same LM estimate.
+                refined = edge
+                refined.initial = 0
+                refined.first[split] = edge.first[split] + 1
+                refined.score = edge.score - self._tail_score(node, edge.first[split]) \
+                    + self._tail_score(node, refined.first[split])
+                self.partial_edges.push_back(refined)
+                cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
+        self.queue.clear()

@@ -1,0 +1,163 @@
+"""Incremental search (Heafield et al. 2013): the pure-Python reference against brute force and the
+exhaustive reference decoder; the compiled search against the reference and exhaustive search."""
+import math
+
+import pytest
+
+from decoder.binarize import binarize
+from decoder.lm import ArpaReference
+from decoder.search.brute_force import best_by_brute_force
+from decoder.search.chart import ChartDecoder
+from decoder.search.incremental import IncrementalDecoder
+from decoder.search.incremental_reference import IncrementalReferenceDecoder, boundary_tokens, build_trie
+from decoder.search.model import SearchSpace, Weights
+from decoder.search.reference import STAR, Node, ReferenceDecoder
+
+from search_fixtures import random_rules, random_sentence, write_arpa
+from test_search_chart import models, stores  # noqa: F401 (fixtures: the LMs, stores of random grammars)
+
+FEATURES = ["p1", "p2"]
+WEIGHTS = {"p1": 0.7, "p2": 0.3, "lm": 1.0, "word_count": 0.4, "oov": -3.0, "glue": -0.6}
+STRATEGIES = ("left", "right", "icr", "monolingual", "random")
+
+
+@pytest.fixture(scope="module")
+def reference_lm(tmp_path_factory):
+    return ArpaReference(write_arpa(tmp_path_factory.mktemp("lm")))
+
+
+def space_for(seed):
+    return SearchSpace(max_span=3 if seed % 3 == 0 else 20, max_unary_depth=2)
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_unlimited_incremental_equals_brute_force(reference_lm, seed, strategy):
+    grammar = binarize(random_rules(seed), strategy, seed=seed)
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(seed, 2 + seed % 3)
+    expected = best_by_brute_force(grammar, words, reference_lm, weights, space_for(seed))
+    result = IncrementalReferenceDecoder(grammar, reference_lm, weights, space_for(seed)).decode(words, k=5)
+    best = result.best
+    assert math.isclose(best.score, expected[0], abs_tol=1e-9)
+    # The score is the weights times the recomputed features; the LM part is the LM's score of the output.
+    assert math.isclose(best.features["lm"], reference_lm.score_sentence(best.words), abs_tol=1e-9)
+    assert math.isclose(weights.dot(best.features), best.score, abs_tol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("strategy", ("left", "monolingual"))
+def test_unlimited_incremental_kbest_equals_exhaustive(reference_lm, seed, strategy):
+    """No pop limit: the same hypergraph as exhaustive search, so the same k-best list."""
+    grammar = binarize(random_rules(seed, n_rules=18, max_arity=4), strategy)
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(seed, 4)
+    expected = ReferenceDecoder(grammar, reference_lm, weights, space_for(seed)).decode(words, k=10)
+    result = IncrementalReferenceDecoder(grammar, reference_lm, weights, space_for(seed)).decode(words, k=10)
+    assert [d.score for d in result.kbest] == pytest.approx([d.score for d in expected.kbest], abs=1e-9)
+    assert result.edges_proposed == expected.edges_proposed
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_pop_limit_never_beats_exhaustive_and_one_pop_finds_a_derivation(reference_lm, seed):
+    grammar = binarize(random_rules(seed, n_rules=20, max_arity=4), "left")
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(seed, 5)
+    best = ReferenceDecoder(grammar, reference_lm, weights).decode(words).best.score
+    previous_edges = 0
+    for limit in (1, 2, 5):
+        result = IncrementalReferenceDecoder(grammar, reference_lm, weights, pop_limit=limit).decode(words)
+        assert result.best is not None
+        assert result.best.score <= best + 1e-9
+        assert math.isclose(weights.dot(result.best.features), result.best.score, abs_tol=1e-9)
+        assert result.edges_proposed >= previous_edges
+        previous_edges = result.edges_proposed
+
+
+def test_boundary_tokens_alternate_left_and_right_outermost_first():
+    # A trigram context of a long block: first two words, STAR, last two words.
+    tokens = boundary_tokens((("x", "y", STAR, "z", "w"),))
+    assert [t[1:] for t in tokens] == [(0, "x"), (1, "w"), (0, "y"), (1, "z"),
+                                        (0, ("end", "long")), (1, ("end", "long"))]
+    assert [t[1:] for t in boundary_tokens((("x",),))] == [(0, "x"), (0, ("end", "short"))]
+
+
+def test_trie_groups_items_by_boundary_words_and_scores_by_best_descendant():
+    items = []
+    for contexts, score in [((("x", "y"),), -1.0), ((("x", "z"),), -0.5), ((("y",),), -2.0)]:
+        node = Node("A", (0, 1), contexts)
+        node.best = score
+        items.append(node)
+    root = build_trie(items)
+    assert root.score == -0.5
+    assert [c.revealed[-1][2] for c in root.children] == ["x", "y"]  # best first
+    x = root.children[0]
+    assert x.score == -0.5 and [c.revealed[-1][2] for c in x.children] == ["z", "y"]
+
+
+# ---------------------------------------------------------------------- the compiled search
+
+
+@pytest.mark.parametrize("seed", range(15))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_compiled_unlimited_equals_reference(models, stores, seed, strategy):
+    """No pop limit: 1-best and k-best (scores and strings) equal the pure-Python incremental search."""
+    reference_lm, lm = models
+    grammar, store = stores(seed, strategy)
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(seed, 2 + seed % 4)
+    expected = IncrementalReferenceDecoder(grammar, reference_lm, weights, space_for(seed)).decode(words, k=8)
+    decoder = IncrementalDecoder(store, lm, weights, space_for(seed), pop_limit=0)
+    result = decoder.search(words)
+    best = decoder.best(result, words)
+    assert best.score == pytest.approx(expected.best.score, abs=1e-4)
+    assert best.features["lm"] == pytest.approx(reference_lm.score_sentence(best.words), abs=1e-4)
+    kbest = decoder.kbest(result, words, 8, unique=False)
+    assert [h.score for h in kbest] == pytest.approx([d.score for d in expected.kbest], abs=1e-4)
+    # Strings: where scores are not tied, the derivation at each rank is the same one.
+    for rank, (hyp, derivation) in enumerate(zip(kbest, expected.kbest)):
+        neighbours = [d.score for d in expected.kbest if abs(d.score - derivation.score) < 1e-6]
+        if len(neighbours) == 1:
+            assert hyp.words == list(derivation.words), rank
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("strategy", ("left", "monolingual", "icr"))
+def test_compiled_pruned_search_is_consistent_and_never_beats_exhaustive(models, stores, seed, strategy):
+    _, lm = models
+    _, store = stores(seed, strategy, n_rules=20, max_arity=4)
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(seed, 5)
+    exhaustive = ChartDecoder(store, lm, weights, exhaustive=True)
+    optimum = exhaustive.best(exhaustive.search(words), words).score
+    unlimited = IncrementalDecoder(store, lm, weights, pop_limit=0)
+    result = unlimited.search(words)
+    assert unlimited.best(result, words).score == pytest.approx(optimum, abs=1e-4)
+    assert result.stats["edges_proposed"] == exhaustive.search(words).stats["edges_proposed"]
+    for limit in (1, 3, 10):
+        decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
+        result = decoder.search(words)
+        best = decoder.best(result, words)
+        assert best.score <= optimum + 1e-4
+        assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
+        assert best.features["lm"] == pytest.approx(lm.score_sentence(best.words), abs=1e-3)
+        for key in ("edges_proposed", "edges_kept", "lm_queries", "lm_queries_novel", "items_per_cell"):
+            assert key in result.stats
+        # Deterministic: the same search twice gives the same chart.
+        again = decoder.search(words)
+        assert decoder.best(again, words).score == best.score
+        assert again.stats["edges_proposed"] == result.stats["edges_proposed"]
+
+
+def test_compiled_kbest_of_pruned_search_is_sorted_and_unique(models, stores):
+    _, lm = models
+    _, store = stores(3, "left", n_rules=20, max_arity=4)
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(3, 6)
+    decoder = IncrementalDecoder(store, lm, weights, pop_limit=5)
+    result = decoder.search(words)
+    kbest = decoder.kbest(result, words, 10, unique=True)
+    scores = [h.score for h in kbest]
+    assert scores == sorted(scores, reverse=True)
+    assert len({h.text for h in kbest}) == len(kbest)
+    assert kbest[0].score == pytest.approx(decoder.best(result, words).score, abs=1e-6)
