@@ -4,7 +4,7 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
 from libcpp.vector cimport vector
 
 from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry
-from decoder._ext._lm cimport ChartState
+from decoder._ext._kenlm cimport ChartState
 
 
 # One node of a vertex's boundary-word trie; a node's children are contiguous, best first.

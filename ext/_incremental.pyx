@@ -41,24 +41,10 @@ from libcpp.vector cimport vector
 from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item,
                                   cky_heap_pop, cky_heap_push, cky_mix, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
-from decoder._ext._lm cimport ChartState, chart_state_hash
+from decoder._ext._kenlm cimport ChartState
+from decoder._ext._lm cimport chart_state_hash
 
-cdef extern from *:
-    """
-    #include <algorithm>
-    #include <cstdint>
-    #include <utility>
-    #include <vector>
-    /* Reorder ids[0:n] (and keys) by key, keeping the order of equal keys. */
-    static inline void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) {
-        std::vector<std::pair<uint64_t, int32_t> > pairs(n);
-        for (size_t i = 0; i < n; ++i) pairs[i] = std::make_pair(keys[i], ids[i]);
-        std::stable_sort(pairs.begin(), pairs.end(),
-                         [](const std::pair<uint64_t, int32_t> &a, const std::pair<uint64_t, int32_t> &b) {
-                             return a.first < b.first; });
-        for (size_t i = 0; i < n; ++i) { keys[i] = pairs[i].first; ids[i] = pairs[i].second; }
-    }
-    """
+cdef extern from "incremental_sort.hh":
     void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) nogil
 
 # End tokens of a block's sides.

@@ -7,8 +7,8 @@ import pytest
 from decoder.binarize import binarize
 from decoder.lm import ArpaReference
 from decoder.search.brute_force import best_by_brute_force
-from decoder.search.chart import ChartDecoder
-from decoder.search.incremental import IncrementalDecoder
+from decoder.search.driver import ChartSearchDriver as ChartDecoder
+from decoder.search.incremental import IncrementalSearchDriver as IncrementalDecoder
 from decoder.search.incremental_reference import IncrementalReferenceDecoder, boundary_tokens, build_trie
 from decoder.search.model import SearchSpace, Weights
 from decoder.search.reference import STAR, Node, ReferenceDecoder
