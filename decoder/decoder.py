@@ -57,7 +57,7 @@ class Decoder:
                  beam_threshold: float = _DEFAULTS.beam_threshold, exhaustive: bool = _DEFAULTS.exhaustive,
                  allow_unknown_weights: bool = False, config_path: str | None = None):
         from .lm import LanguageModel
-        from .search.driver import ChartSearchDriver
+        from .search.drivers import search_driver
         from .store import GrammarStore
 
         started = time.perf_counter()
@@ -73,9 +73,7 @@ class Decoder:
             raise SettingsError(None, f"`lm_order` must be an integer, not {lm_order!r}")
         if not isinstance(allow_unknown_weights, bool):
             raise SettingsError(None, f"`allow_unknown_weights` must be true or false, not {allow_unknown_weights!r}")
-        if self.search_settings.search != ChartSearchDriver.algorithm:
-            raise SettingsError(None, f"`search = {self.search_settings.search!r}`: no search driver implements "
-                                      f"it yet (this decoder runs {ChartSearchDriver.algorithm!r})")
+        driver = search_driver(self.search_settings.search)
         glue = check_glue(glue)
         labels = read_oov_labels(oov_labels)
 
@@ -98,8 +96,7 @@ class Decoder:
         self.glue_labels_added = glue_rules.cover(self.space.oov_labels)
         self.config_path = config_path
         self.settings = dict(glue=glue, oov_labels=list(self.space.oov_labels), **self.search_settings.as_dict())
-        # The one search driver so far; other algorithms register in decoder.settings.SEARCH_ALGORITHMS.
-        self.chart = ChartSearchDriver(self.store, self.lm, self.weights, self.space, self.search_settings)
+        self.chart = driver(self.store, self.lm, self.weights, self.space, self.search_settings)
         self.load_seconds = time.perf_counter() - started
 
     @property
@@ -110,6 +107,13 @@ class Decoder:
     def reconfigure(self, **changes) -> SearchSettings:
         """Search with these settings changed from now on (pop_limit=..., beam_size=...: the
         SearchSettings fields, checked); the store, LM and grammar arrays are kept."""
+        from .search.drivers import search_driver
+
+        algorithm = changes.get("search", self.search_settings.search)
+        if algorithm != self.chart.algorithm:  # another engine over the same store and LM
+            settings = self.search_settings.replace(**changes)
+            self.chart = search_driver(algorithm)(self.store, self.lm, self.weights, self.space, settings)
+            changes = {}
         self.search_settings = self.chart.configure(**changes)
         self.settings.update(self.search_settings.as_dict())
         return self.search_settings

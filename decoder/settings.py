@@ -26,6 +26,7 @@ from .errors import SettingsError
 # The search algorithms the `search` setting may name: name -> one line on what it is.
 SEARCH_ALGORITHMS: dict[str, str] = {
     "cube": "CKY with cube pruning (Chiang 2007) and an integrated language model",
+    "incremental": "CKY with incremental search by LM boundary-word grouping (Heafield, Koehn and Lavie 2013)",
 }
 
 

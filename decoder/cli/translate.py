@@ -39,6 +39,7 @@ import os
 import sys
 
 from ..errors import CkyError, ConfigError, Interrupted, OutputError, UsageError
+from ..settings import SEARCH_ALGORITHMS
 
 log = logging.getLogger("cky.translate")
 
@@ -61,6 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", help="grammar store directory (without --config)")
     parser.add_argument("--lm", help="KenLM language model (without --config)")
     parser.add_argument("--exhaustive", action="store_true", help="no pruning (small inputs only)")
+    parser.add_argument("--search", choices=sorted(SEARCH_ALGORITHMS),
+                        help="search algorithm (default: the config's, else cube; see decoder.settings)")
     parser.add_argument("--pop-limit", type=_count(0, " (0 means unlimited)"),
                         help="cube pruning pops per cell (default 100; 0: unlimited)")
     parser.add_argument("--beam-size", type=_count(0), help="items kept per cell (default: no limit)")
@@ -84,6 +87,8 @@ def build_decoder(args):
     overrides = {}
     if args.exhaustive:
         overrides["exhaustive"] = True
+    if args.search is not None:
+        overrides["search"] = args.search
     if args.pop_limit is not None:
         overrides["pop_limit"] = args.pop_limit
     if args.beam_size is not None:

@@ -12,13 +12,9 @@ from __future__ import annotations
 
 from decoder._ext import compiled_module
 
-from ..settings import register_search_algorithm
 from .driver import ChartSearchDriver, SearchResult
 
 _incremental = compiled_module("_incremental")
-
-register_search_algorithm(
-    "incremental", "CKY with incremental search by LM boundary-word grouping (Heafield, Koehn and Lavie 2013)")
 
 
 class IncrementalSearchDriver(ChartSearchDriver):
