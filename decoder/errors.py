@@ -67,3 +67,8 @@ class ModelError(LocatedError):
 
 class InputError(LocatedError, ValueError):
     """An input file or sentence that cannot be read (the message names file and line)."""
+
+
+class DependencyTreeError(LocatedError, ValueError):
+    """A dependency tree (CoNLL-U) that is malformed: not one head per token, several roots, a cycle,
+    or tokens that differ from the corpus tokens. str() names the file and line when known."""
