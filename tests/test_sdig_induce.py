@@ -1,0 +1,106 @@
+"""Grammar induction: the partition found by hand equals the induced ETs."""
+import numpy as np
+
+from decoder.sdig.deptree import DepTree
+from decoder.sdig.heuristics import FEATURES, PairContext, train_maxent, training_examples
+from decoder.sdig.induce import ROOT, InductionCounts, induce, partition
+from decoder.sdig.model1 import Model1, train_model1
+
+
+def consistency_scorer(links):
+    """An alignment oracle: 0 for unlinked pairs; for linked ones 0.5 + half the share of the
+    links touching the two subtrees that the cut keeps together."""
+    def score(context, pairs, e_piece, f_piece):
+        out = []
+        for i, j in pairs:
+            if (j, i) not in links:
+                out.append(0.0)
+                continue
+            e_in, f_in = context.e_sub[i] & e_piece, context.f_sub[j] & f_piece
+            touching = [(f, e) for f, e in links if e_in[e] or f_in[f]]
+            kept = sum(1 for f, e in touching if e_in[e] and f_in[f])
+            out.append(0.5 + 0.5 * kept / len(touching))
+        return np.array(out)
+    return score
+
+
+EMPTY = Model1({})
+
+
+def induced(e_tree, f_tree, links):
+    context = PairContext(e_tree, f_tree, EMPTY, EMPTY)
+    counts = InductionCounts()
+    counts.add(context, partition(context, consistency_scorer(links)), max_source_words=10)
+    return counts
+
+
+def test_pseudo_translation_example():
+    # Ding and Palmer (2005), figures 1-2: "the girl kissed her kitty cat" and its pseudo-translation
+    # "the girl gave a kiss to her cat"; ETs by hand: kissed = gave a kiss to, kitty cat = cat.
+    f = DepTree("the girl kissed her kitty cat".split(), [1, 2, -1, 5, 5, 2],
+                categories=["O", "NP", "VP", "O", "NP", "NP"])
+    e = DepTree("the girl gave a kiss to her cat".split(), [1, 2, -1, 4, 2, 2, 7, 5],
+                categories=["O", "NP", "VP", "O", "NP", "PP", "O", "NP"])
+    links = {(0, 0), (1, 1), (2, 2), (2, 4), (2, 5), (3, 6), (4, 7), (5, 7)}   # (f, e)
+    counts = induced(e, f, links)
+    by_hand = {
+        # after the NP level
+        ("kissed/0", "gave/0 a/3 kiss/1 to/1"),
+        ("the/2 girl/0", "the/2 girl/0"),
+        ("her/3 kitty/3 cat/0", "her/2 cat/0"),
+        # after the last level (O): the determiners and possessives are cut off too
+        ("the/0", "the/0"), ("girl/0", "girl/0"), ("her/0", "her/0"), ("kitty/2 cat/0", "cat/0"),
+    }
+    assert set(counts.pairs) == by_hand
+    assert all(c == 1 for c in counts.pairs.values())
+    assert counts.splits_per_level == [2, 0, 0, 2]
+    # root words of the final partition on the English side: gave <- girl, to... cat hangs off "to",
+    # which is in gave's ET
+    assert counts.transitions == {(ROOT, "gave"): 1, ("gave", "girl"): 1, ("girl", "the"): 1,
+                                  ("gave", "cat"): 1, ("cat", "her"): 1}
+
+
+def test_crossing_and_broken_dependencies():
+    # crossing: English "in" heads "park", Spanish "parque" heads "en" (parent-child switch);
+    # broken: Spanish "no ... nada" both hang off the verb, English "nothing" alone is aligned to both.
+    e = DepTree("he sees nothing in the park".split(), [1, -1, 1, 1, 5, 3],
+                categories=["NP", "VP", "NP", "PP", "O", "NP"])
+    f = DepTree("no ve nada en el parque".split(), [1, -1, 1, 5, 5, 1],
+                categories=["ADVP", "VP", "NP", "PP", "O", "NP"])
+    links = {(0, 2), (1, 1), (2, 2), (3, 3), (4, 4), (5, 5)}
+    counts = induced(e, f, links)
+    # by hand: NP level cuts park=parque first (consistency 2/3), then nothing=nada (1/2: the link
+    # from "no" stays outside); parque's Spanish subtree holds "en": the crossing
+    # goes inside the ET pair "the park" = "en el parque"; "he" has no partner.
+    # O level: the=el inside that pair.
+    by_hand = {
+        ("no/2 ve/0", "he/2 sees/0 in/2"),
+        ("nada/0", "nothing/0"),
+        ("en/3 el/3 parque/0", "the/2 park/0"),
+        ("en/2 parque/0", "park/0"),
+        ("el/0", "the/0"),
+    }
+    assert set(counts.pairs) == by_hand
+
+
+def test_model1_prefers_the_consistent_translation():
+    model = train_model1([["das", "haus"], ["das", "buch"], ["ein", "buch"]],
+                         [["the", "house"], ["the", "book"], ["a", "book"]], iterations=10)
+    assert max(["the", "house", "book"], key=lambda e: model.prob("das", e)) == "the"
+    assert max(["a", "book"], key=lambda e: model.prob("buch", e)) == "book"
+    total = sum(model.table["das"].values())
+    assert abs(total - 1.0) < 1e-6
+
+
+def test_maxent_scorer_learns_from_alignments():
+    # identical trees, identity alignment: the max-ent model must rank linked pairs first
+    words = "a b c d e".split()
+    tree = DepTree(words, [1, -1, 1, 4, 1], categories=["NP"] * 5)
+    t = train_model1([words] * 3, [words] * 3)
+    contexts = [PairContext(tree, tree, t, t)]
+    links = [{(k, k) for k in range(5)}]
+    X, y = training_examples(contexts, links)
+    assert X.shape == (16, len(FEATURES)) and y.sum() == 4
+    scorer = train_maxent(X, y)
+    p = scorer.probability(X)
+    assert p[y == 1].min() > p[y == 0].max()
