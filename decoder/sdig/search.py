@@ -1,0 +1,223 @@
+"""The SDIG decoder's search (section 4): a top-down dynamic program over the ET
+decompositions of the input dependency tree, packed in a forest.
+
+Forest: for every input node v, the ETs rooted at v that the grammar knows (connected sets
+of at most `grammar.max_source_words` nodes, found by `rooted_subsets`, kept when their key
+is a source ET of the grammar) plus, always, v's single word (a Model 1 word ET, or else a
+pass-through of the unknown word). Choosing an ET at v leaves its attachment nodes (the
+input nodes outside it whose head is inside) to be decomposed the same way.
+
+Model (log-linear; the paper's model is tm_fe + transition with weight 1, no LM):
+
+    tm_fe       log P(u | v): source ET u given its English ET v (the "emission")
+    tm_ef       log P(v | u)
+    transition  log P(root(v) | root(Parent(v))): English root-word transition; the root
+                ET's parent is "<root>"
+    model1_et   number of Model 1 word-pair ETs used
+    et_count    number of ETs
+    word_count  number of English words
+    oov         number of unknown words passed through
+    lm          log10 LM probability of the output with <s> and </s> (0 without an LM)
+
+Since every feature but lm adds up over the ETs, and the transition only needs the
+parent's English root word, best(v, r) = the best derivations of v's subtree under a parent
+whose English root is r is a Viterbi recursion on (v, r), top down from (root, "<root>").
+Children ETs keep their source order, left or right of their parent ET's English words as
+they are left or right of its root in the input (all ETs attach at their root nodes).
+
+Each (v, r) keeps a list of its `beam_size` best hypotheses. Without an LM, the lists
+combine exactly (scores add), so beam 1 is the paper's Viterbi search and beam k gives the
+exact k best. With an LM (KenLM's chart-state scoring, the same compiled scorer as the CKY
+decoder), combinations are ranked by their score without the new LM terms, the best
+`beam_size` of each ET translation are LM-scored, and the best `beam_size` overall are
+kept: a beam search.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .deptree import DepTree
+from .elementary import et_key, parse_key, rooted_subsets
+from .grammar import MODEL1, Grammar
+
+ROOT = "<root>"
+FEATURES = ("tm_fe", "tm_ef", "transition", "model1_et", "et_count", "word_count", "oov", "lm")
+DEFAULT_WEIGHTS = {"tm_fe": 1.0, "tm_ef": 0.0, "transition": 1.0, "model1_et": 0.0, "et_count": 0.0,
+                   "word_count": 0.0, "oov": -10.0, "lm": 0.0}
+LM_INDEX = FEATURES.index("lm")
+
+
+@dataclass
+class Hypothesis:
+    score: float
+    features: tuple            # in FEATURES order
+    words: tuple               # English words in output order
+    heads: tuple               # per word: index of its head in `words`, -1 for the root
+    lm_state: object           # PyChartState, or None without an LM
+    derivation: dict           # {"source": key, "target": key, "kind": ..., "children": [...]}
+
+
+@dataclass
+class _Translation:
+    """One option for the ET at a node: local features, English words, heads, root index."""
+    local: tuple
+    words: list
+    heads: list
+    root: int
+    source: str
+    target: str
+    kind: str
+
+
+class Search:
+    def __init__(self, grammar: Grammar, weights: dict | None = None, lm=None, beam_size: int = 1):
+        self.grammar = grammar
+        unknown = set(weights or {}) - set(FEATURES)
+        if unknown:
+            raise ValueError(f"unknown SDIG feature weights: {', '.join(sorted(unknown))} "
+                             f"(features: {', '.join(FEATURES)})")
+        merged = dict(DEFAULT_WEIGHTS, **(weights or {}))
+        if lm is not None and "lm" not in (weights or {}):
+            merged["lm"] = 1.0
+        self.weight_vector = tuple(float(merged[name]) for name in FEATURES)
+        self.lm = lm
+        self.beam_size = max(1, int(beam_size))
+        self._targets: dict[str, tuple[list, list, int]] = {}
+
+    def weights(self) -> dict:
+        return dict(zip(FEATURES, self.weight_vector))
+
+    def dot(self, features) -> float:
+        return sum(w * f for w, f in zip(self.weight_vector, features) if w)
+
+    # ---------------------------------------------------------------- forest
+
+    def _target(self, key: str):
+        cached = self._targets.get(key)
+        if cached is None:
+            words, heads = parse_key(key)
+            cached = self._targets[key] = (words, heads, heads.index(-1))
+        return cached
+
+    def forest(self, tree: DepTree) -> tuple[list[list[tuple[tuple, list]]], list[list[int]]]:
+        """options[v]: (ET nodes, [ETPair or None for a pass-through]) for each ET rooted at v."""
+        kids = tree.children()
+        options = []
+        for v in range(len(tree)):
+            found = []
+            for nodes in rooted_subsets(v, kids, self.grammar.max_source_words):
+                pairs = self.grammar.by_source.get(et_key(tree, nodes))
+                if pairs:
+                    found.append((nodes, pairs))
+            if not any(len(nodes) == 1 for nodes, _ in found):
+                found.append(((v,), [None]))     # unknown word: passed through
+            options.append(found)
+        return options, kids
+
+    # ---------------------------------------------------------------- search
+
+    def search(self, tree: DepTree, k: int | None = None) -> tuple[list[Hypothesis], dict]:
+        """The best hypotheses (best first) of a non-empty tree, and statistics."""
+        options, kids = self.forest(tree)
+        beam = max(self.beam_size, k or 1)
+        memo: dict[tuple[int, str], list[Hypothesis]] = {}
+        stats = {"forest_nodes": sum(len(o) for o in options),
+                 "et_options": sum(len(p) for o in options for _, p in o), "states": 0, "lm_calls": 0}
+
+        def translations(v: int, nodes: tuple, pairs: list, parent_root: str) -> list[_Translation]:
+            out = []
+            for pair in pairs:
+                if pair is None:
+                    word = tree.words[v]
+                    local = (0.0, 0.0, self.grammar.transitions.logprob(parent_root, word), 0.0, 1.0, 1.0, 1.0, 0.0)
+                    out.append(_Translation(local, [word], [-1], 0, f"{word}/0", f"{word}/0", "oov"))
+                    continue
+                words, heads, root = self._target(pair.target)
+                local = (math.log(pair.p_source_given_target), math.log(pair.p_target_given_source),
+                         self.grammar.transitions.logprob(parent_root, words[root]),
+                         1.0 if pair.kind == MODEL1 else 0.0, 1.0, float(len(words)), 0.0, 0.0)
+                out.append(_Translation(local, words, heads, root, pair.source, pair.target, pair.kind))
+            return out
+
+        def best(v: int, parent_root: str) -> list[Hypothesis]:
+            key = (v, parent_root)
+            cached = memo.get(key)
+            if cached is not None:
+                return cached
+            stats["states"] += 1
+            candidates: list[Hypothesis] = []
+            for nodes, pairs in options[v]:
+                inside = set(nodes)
+                attached = sorted(c for n in nodes for c in kids[n] if c not in inside)
+                for option in translations(v, nodes, pairs, parent_root):
+                    child_lists = [best(c, option.words[option.root]) for c in attached]
+                    candidates.extend(self._combine(option, v, attached, child_lists, beam, stats))
+            candidates.sort(key=lambda h: -h.score)
+            memo[key] = candidates[:beam]
+            return memo[key]
+
+        hypotheses = best(tree.root, ROOT)
+        if self.lm is not None:
+            hypotheses = [self._with_boundaries(h, stats) for h in hypotheses]
+            hypotheses.sort(key=lambda h: -h.score)
+        return hypotheses[:k or 1], stats
+
+    def _combine(self, option: _Translation, v: int, attached: list[int], child_lists: list[list[Hypothesis]],
+                 beam: int, stats: dict) -> list[Hypothesis]:
+        # partial combinations of the children, best `beam` by the additive score (exact without an LM)
+        partials: list[tuple[float, tuple]] = [(self.dot(option.local), ())]
+        for hyps in child_lists:
+            merged = [(score + h.score, chosen + (h,)) for score, chosen in partials for h in hyps]
+            merged.sort(key=lambda item: -item[0])
+            partials = merged[:beam]
+        out = []
+        for _, chosen in partials:
+            out.append(self._assemble(option, v, attached, chosen, stats))
+        return out
+
+    def _assemble(self, option: _Translation, v: int, attached: list[int], chosen: tuple, stats: dict) -> Hypothesis:
+        features = list(option.local)
+        for h in chosen:
+            for i, value in enumerate(h.features):
+                features[i] += value
+        words: list[str] = []
+        heads: list[int] = []
+        lm_items: list = []
+        child_roots: list[int] = []
+
+        def add_child(h: Hypothesis):
+            offset = len(words)
+            words.extend(h.words)
+            heads.extend(-1 if x == -1 else x + offset for x in h.heads)
+            child_roots.append(offset + h.heads.index(-1))
+            lm_items.append(h.lm_state if self.lm is not None else None)
+
+        left = [h for c, h in zip(attached, chosen) if c < v]
+        right = [h for c, h in zip(attached, chosen) if c > v]
+        for h in left:
+            add_child(h)
+        offset = len(words)
+        words.extend(option.words)
+        heads.extend(-1 if x == -1 else x + offset for x in option.heads)
+        lm_items.extend(option.words)
+        root = offset + option.root
+        for h in right:
+            add_child(h)
+        for r in child_roots:
+            heads[r] = root
+        state = None
+        if self.lm is not None:
+            increment, state = self.lm.score_target(lm_items)
+            features[LM_INDEX] += increment
+            stats["lm_calls"] += 1
+        derivation = {"source": option.source, "target": option.target, "kind": option.kind,
+                      "children": [h.derivation for h in chosen]}
+        return Hypothesis(self.dot(features), tuple(features), tuple(words), tuple(heads), state, derivation)
+
+    def _with_boundaries(self, h: Hypothesis, stats: dict) -> Hypothesis:
+        increment, state = self.lm.score_sentence_boundaries(h.lm_state)
+        stats["lm_calls"] += 1
+        features = list(h.features)
+        features[LM_INDEX] += increment
+        return Hypothesis(self.dot(features), tuple(features), h.words, h.heads, state, h.derivation)
