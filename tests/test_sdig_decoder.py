@@ -79,3 +79,16 @@ def test_from_paths_round_trip(tmp_path):
     assert d.translate("el perro come pan").text == "the dog eats pan"
     with pytest.raises(ValueError, match="unknown SDIG feature"):
         SdigDecoder(tmp_path / "g", weights={"tm": 1.0})
+
+
+def test_order_model_moves_a_child_to_the_other_side():
+    # Spanish "casa blanca" (amod on the right) -> English adjective on the left, learned from counts
+    pairs = [ETPair("casa/0", "house/0", 1, 0.9, 0.9, "induced"), ETPair("blanca/0", "white/0", 1, 0.9, 0.9, "induced"),
+             ETPair("la/0", "the/0", 1, 0.9, 0.9, "induced")]
+    tree = DepTree("la casa blanca".split(), [1, -1, 1], relations=["det", "root", "amod"])
+    orders = {("amod", "R"): Counter(L=9, R=1), ("det", "L"): Counter(L=9)}
+    grammar = Grammar(pairs, Counter(), orders=orders)
+    assert SdigDecoder(grammar, parser=FixedParser()).translate("la casa blanca", tree=tree).text == "the house white"
+    reordered = SdigDecoder(grammar, reorder=True, parser=FixedParser()).translate("la casa blanca", tree=tree)
+    assert reordered.text == "the white house"
+    assert [line.split("\t")[6] for line in reordered.tree.splitlines()] == ["3", "3", "0"]

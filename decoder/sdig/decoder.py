@@ -34,7 +34,7 @@ from .search import FEATURES, Search
 
 class SdigDecoder:
     def __init__(self, grammar, lm=None, weights: dict | None = None, *, beam_size: int = 1,
-                 max_source_words: int = 7, parser=None):
+                 max_source_words: int = 7, reorder: bool = False, parser=None):
         started = time.perf_counter()
         self.grammar = grammar if isinstance(grammar, Grammar) else Grammar.load(grammar, max_source_words)
         if isinstance(lm, (str, os.PathLike)):
@@ -42,9 +42,10 @@ class SdigDecoder:
 
             lm = LanguageModel(os.fspath(lm))
         self.lm = lm
-        self.search = Search(self.grammar, weights, lm, beam_size)
+        self.search = Search(self.grammar, weights, lm, beam_size, reorder)
         self._parser = parser
-        self.settings = {"beam_size": self.search.beam_size, "max_source_words": self.grammar.max_source_words}
+        self.settings = {"beam_size": self.search.beam_size, "max_source_words": self.grammar.max_source_words,
+                         "reorder": self.search.reorder}
         self.load_seconds = time.perf_counter() - started
 
     @property

@@ -29,6 +29,8 @@ from .model1 import Model1
 ETS_FILE = "ets.tsv"
 TRANSITIONS_FILE = "transitions.tsv"
 STATS_FILE = "stats.json"
+ORDERS_FILE = "orders.tsv"     # Spanish relation, source side (L/R), English left count, right count
+MIN_ORDER_COUNT = 5
 INDUCED, MODEL1 = "induced", "model1"
 
 
@@ -60,7 +62,8 @@ def et_pairs(pairs: Counter, t_ef: Model1, t_fe: Model1, source_words, per_word:
     return out
 
 
-def write_grammar(directory, pairs: list[ETPair], transitions: Counter, stats: dict) -> None:
+def write_grammar(directory, pairs: list[ETPair], transitions: Counter, stats: dict,
+                  orders: dict | None = None) -> None:
     directory = os.fspath(directory)
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, ETS_FILE), "w", encoding="utf-8") as out:
@@ -72,6 +75,17 @@ def write_grammar(directory, pairs: list[ETPair], transitions: Counter, stats: d
             out.write(f"{parent}\t{child}\t{count}\n")
     with open(os.path.join(directory, STATS_FILE), "w", encoding="utf-8") as out:
         json.dump(stats, out, indent=2)
+    with open(os.path.join(directory, ORDERS_FILE), "w", encoding="utf-8") as out:
+        for (relation, side), sides in sorted((orders or {}).items()):
+            out.write(f"{relation}\t{side}\t{sides.get('L', 0)}\t{sides.get('R', 0)}\n")
+
+
+def swapped_orders(orders: dict) -> set[tuple[str, str]]:
+    """The (relation, source side) pairs whose child ETs went to the other English side in most
+    of at least MIN_ORDER_COUNT training cases: the child order model's decisions."""
+    return {key for key, sides in orders.items()
+            if sum(sides.values()) >= MIN_ORDER_COUNT
+            and sides.get("R" if key[1] == "L" else "L", 0) > sides.get(key[1], 0)}
 
 
 class Transitions:
@@ -106,7 +120,8 @@ class Transitions:
 class Grammar:
     """ET pairs indexed by source key, and the transitions."""
 
-    def __init__(self, pairs: list[ETPair], transitions: Counter, max_source_words: int = 7):
+    def __init__(self, pairs: list[ETPair], transitions: Counter, max_source_words: int = 7,
+                 orders: dict | None = None):
         self.by_source: dict[str, list[ETPair]] = defaultdict(list)
         self.max_source_words = 1
         for pair in pairs:
@@ -117,6 +132,10 @@ class Grammar:
             self.by_source[pair.source].append(pair)
         self.transitions = Transitions(transitions)
         self.source_words = {w for key in self.by_source for w in parse_key(key)[0]}
+        self.swapped = swapped_orders(orders or {})
+
+    def order_swaps(self, relation: str, side: str) -> bool:
+        return (relation, side) in self.swapped
 
     @classmethod
     def load(cls, directory, max_source_words: int = 7) -> "Grammar":
@@ -147,4 +166,13 @@ class Grammar:
                 if len(fields) != 3 or not fields[2].isdigit():
                     raise GrammarFormatError(path, number, "expected: parent word, child word, count")
                 transitions[fields[0], fields[1]] = int(fields[2])
-        return cls(pairs, transitions, max_source_words)
+        orders: dict = {}
+        path = os.path.join(directory, ORDERS_FILE)
+        if os.path.exists(path):     # grammars without it have no order model
+            with open(path, encoding="utf-8") as f:
+                for number, line in enumerate(f, 1):
+                    fields = line.rstrip("\n").split("\t")
+                    if len(fields) != 4 or fields[1] not in ("L", "R") or not (fields[2] + fields[3]).isdigit():
+                        raise GrammarFormatError(path, number, "expected: relation, L|R, left count, right count")
+                    orders[fields[0], fields[1]] = Counter(L=int(fields[2]), R=int(fields[3]))
+        return cls(pairs, transitions, max_source_words, orders)

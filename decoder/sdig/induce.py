@@ -130,6 +130,9 @@ def partition(context: PairContext, scorer: PairScorer, threshold: float = 0.5,
 class InductionCounts:
     pairs: Counter = field(default_factory=Counter)          # (f_key, e_key) -> count
     transitions: Counter = field(default_factory=Counter)    # (parent root word, child root word) -> count
+    # (Spanish relation of a child ET's root, its side of the parent ET's root: "L"/"R") -> Counter of
+    # the English side ("L"/"R"), over the final partition: the data of the child order model
+    orders: dict = field(default_factory=dict)
     splits_per_level: list[int] = field(default_factory=lambda: [0] * len(CATEGORY_SEQUENCE))
     new_pieces_per_level: list[int] = field(default_factory=lambda: [0] * len(CATEGORY_SEQUENCE))
     sentences: int = 0
@@ -160,6 +163,18 @@ class InductionCounts:
                 head = e_tree.heads[piece.e_root]
                 parent = ROOT if head == -1 else e_tree.words[final[owner[head]].e_root]
                 self.transitions[parent, e_tree.words[piece.e_root]] += 1
+            f_owner = np.empty(len(f_tree), dtype=int)
+            for index, piece in enumerate(final):
+                f_owner[piece.f] = index
+            for piece in final:
+                head = f_tree.heads[piece.f_root]
+                if head == -1:
+                    continue
+                parent = final[f_owner[head]]
+                source_side = "L" if piece.f_root < parent.f_root else "R"
+                target_side = "L" if piece.e_root < parent.e_root else "R"
+                key = (f_tree.relations[piece.f_root], source_side)
+                self.orders.setdefault(key, Counter())[target_side] += 1
 
 
 def induce(e_trees: list[DepTree], f_trees: list[DepTree], contexts: Callable[[int], PairContext],

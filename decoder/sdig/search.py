@@ -25,6 +25,10 @@ whose English root is r is a Viterbi recursion on (v, r), top down from (root, "
 Children ETs keep their source order, left or right of their parent ET's English words as
 they are left or right of its root in the input (all ETs attach at their root nodes).
 
+With `reorder`, the child order model of the grammar (grammar.order_swaps, learned from the
+training partitions) moves a child ET to the other side of its parent when, for its Spanish
+dependency relation and side, the English side was the other one in most training cases.
+
 Each (v, r) keeps a list of its `beam_size` best hypotheses. Without an LM, the lists
 combine exactly (scores add), so beam 1 is the paper's Viterbi search and beam k gives the
 exact k best. With an LM (KenLM's chart-state scoring, the same compiled scorer as the CKY
@@ -71,7 +75,8 @@ class _Translation:
 
 
 class Search:
-    def __init__(self, grammar: Grammar, weights: dict | None = None, lm=None, beam_size: int = 1):
+    def __init__(self, grammar: Grammar, weights: dict | None = None, lm=None, beam_size: int = 1,
+                 reorder: bool = False):
         self.grammar = grammar
         unknown = set(weights or {}) - set(FEATURES)
         if unknown:
@@ -83,6 +88,7 @@ class Search:
         self.weight_vector = tuple(float(merged[name]) for name in FEATURES)
         self.lm = lm
         self.beam_size = max(1, int(beam_size))
+        self.reorder = bool(reorder)
         self._targets: dict[str, tuple[list, list, int]] = {}
 
     def weights(self) -> dict:
@@ -150,9 +156,10 @@ class Search:
             for nodes, pairs in options[v]:
                 inside = set(nodes)
                 attached = sorted(c for n in nodes for c in kids[n] if c not in inside)
+                sides = [self._side(tree, c, v) for c in attached]
                 for option in translations(v, nodes, pairs, parent_root):
                     child_lists = [best(c, option.words[option.root]) for c in attached]
-                    candidates.extend(self._combine(option, v, attached, child_lists, beam, stats))
+                    candidates.extend(self._combine(option, sides, child_lists, beam, stats))
             candidates.sort(key=lambda h: -h.score)
             memo[key] = candidates[:beam]
             return memo[key]
@@ -163,7 +170,15 @@ class Search:
             hypotheses.sort(key=lambda h: -h.score)
         return hypotheses[:k or 1], stats
 
-    def _combine(self, option: _Translation, v: int, attached: list[int], child_lists: list[list[Hypothesis]],
+    def _side(self, tree: DepTree, child: int, top: int) -> str:
+        """Where a child ET goes: "L" (before its parent ET's English words), "R", or, with the
+        order model, "l"/"r" for a child moved to the other side (placed next to the parent)."""
+        side = "L" if child < top else "R"
+        if self.reorder and self.grammar.order_swaps(tree.relations[child], side):
+            return "r" if side == "L" else "l"
+        return side
+
+    def _combine(self, option: _Translation, sides: list[str], child_lists: list[list[Hypothesis]],
                  beam: int, stats: dict) -> list[Hypothesis]:
         # partial combinations of the children, best `beam` by the additive score (exact without an LM)
         partials: list[tuple[float, tuple]] = [(self.dot(option.local), ())]
@@ -173,10 +188,10 @@ class Search:
             partials = merged[:beam]
         out = []
         for _, chosen in partials:
-            out.append(self._assemble(option, v, attached, chosen, stats))
+            out.append(self._assemble(option, sides, chosen, stats))
         return out
 
-    def _assemble(self, option: _Translation, v: int, attached: list[int], chosen: tuple, stats: dict) -> Hypothesis:
+    def _assemble(self, option: _Translation, sides: list[str], chosen: tuple, stats: dict) -> Hypothesis:
         features = list(option.local)
         for h in chosen:
             for i, value in enumerate(h.features):
@@ -193,8 +208,9 @@ class Search:
             child_roots.append(offset + h.heads.index(-1))
             lm_items.append(h.lm_state if self.lm is not None else None)
 
-        left = [h for c, h in zip(attached, chosen) if c < v]
-        right = [h for c, h in zip(attached, chosen) if c > v]
+        # source order on each side; children moved by the order model sit next to the parent
+        left = [h for side, h in zip(sides, chosen) if side == "L"] + [h for side, h in zip(sides, chosen) if side == "l"]
+        right = [h for side, h in zip(sides, chosen) if side == "r"] + [h for side, h in zip(sides, chosen) if side == "R"]
         for h in left:
             add_child(h)
         offset = len(words)

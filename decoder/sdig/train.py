@@ -17,7 +17,7 @@ from pathlib import Path
 from ..data.align import read_pharaoh
 from ..errors import InputError
 from .deptree import read_conllu
-from .grammar import et_pairs, write_grammar
+from .grammar import et_pairs, swapped_orders, write_grammar
 from .heuristics import FEATURES, PairContext, train_maxent, training_examples
 from .induce import CATEGORY_SEQUENCE, induce, maxent_pair_scorer
 from .model1 import train_model1
@@ -100,6 +100,8 @@ def train_grammar(data_dir, out_dir, limit: int | None = None, maxent_sentences:
         "timings_seconds": {**timings, "total": round(time.perf_counter() - started, 1)},
         "features": list(FEATURES),
     }
-    write_grammar(out_dir, pairs, counts.transitions, stats)
+    stats["order_model"] = {"relation_sides": len(counts.orders),
+                            "swapped": sorted(f"{r} {s}" for r, s in swapped_orders(counts.orders))}
+    write_grammar(out_dir, pairs, counts.transitions, stats, counts.orders)
     log(f"{len(counts.pairs)} induced ET pairs, {stats['model1_et_pairs']} Model 1 word ETs -> {os.fspath(out_dir)}")
     return stats
