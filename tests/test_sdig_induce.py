@@ -1,5 +1,6 @@
 """Grammar induction: the partition found by hand equals the induced ETs."""
 import numpy as np
+import pytest
 
 from decoder.sdig.deptree import DepTree
 from decoder.sdig.heuristics import FEATURES, PairContext, train_maxent, training_examples
@@ -104,3 +105,36 @@ def test_maxent_scorer_learns_from_alignments():
     scorer = train_maxent(X, y)
     p = scorer.probability(X)
     assert p[y == 1].min() > p[y == 0].max()
+
+
+def test_vectorized_heuristics_equal_their_definitions():
+    import math
+    import random
+
+    rng = random.Random(3)
+    e = DepTree("a b c d e f".split(), [1, -1, 1, 2, 3, 1])
+    f = DepTree("u v w x y".split(), [-1, 0, 1, 1, 0])
+    t_ef = Model1({fw: {ew: rng.random() for ew in e.words} for fw in f.words})
+    t_fe = Model1({ew: {fw: rng.random() for fw in f.words} for ew in e.words})
+    context = PairContext(e, f, t_ef, t_fe)
+    e_piece = np.array([1, 1, 1, 1, 0, 1], bool)
+    f_piece = np.array([1, 1, 1, 0, 1], bool)
+
+    def subtree(tree, n, piece):
+        return [m for m in tree.subtree(n) if piece[m]]
+
+    def coverage(es, fs):
+        if not es or not fs:
+            return 0.0
+        return sum(max(t_ef.prob(f.words[b], e.words[a]) for b in fs) for a in es) / len(es)
+
+    pairs = [(i, j) for i in (0, 2, 3, 5) for j in (1, 2, 4)]
+    got = context.feature_matrix(pairs, e_piece, f_piece)
+    for row, (i, j) in zip(got, pairs):
+        e_in, f_in = subtree(e, i, e_piece), subtree(f, j, f_piece)
+        e_out = [a for a in range(6) if e_piece[a] and a not in e_in]
+        f_out = [b for b in range(5) if f_piece[b] and b not in f_in]
+        expected = [math.log(t_ef.prob(f.words[j], e.words[i])), math.log(t_fe.prob(e.words[i], f.words[j])),
+                    coverage(e_in, f_in), coverage(e_out, f_out), abs(i / 6 - j / 5),
+                    abs(math.log(len(e_in) / len(f_in))), 1 / 4]
+        assert row.tolist() == pytest.approx(expected)

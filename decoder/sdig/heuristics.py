@@ -19,7 +19,6 @@ of weights: a few thousand sentences are plenty).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,35 +42,43 @@ class PairContext:
         self.f_sub = _subtree_masks(f_tree)
 
     def features(self, i: int, j: int, e_piece: np.ndarray, f_piece: np.ndarray) -> list[float]:
+        return self.feature_matrix([(i, j)], e_piece, f_piece)[0].tolist()
+
+    def feature_matrix(self, pairs: list[tuple[int, int]], e_piece: np.ndarray, f_piece: np.ndarray) -> np.ndarray:
+        """The heuristics of many candidate pairs of one piece at once: one row per pair."""
         ne, nf = len(self.e_tree), len(self.f_tree)
-        e_in = self.e_sub[i] & e_piece
-        f_in = self.f_sub[j] & f_piece
+        i = np.array([p[0] for p in pairs], dtype=int)
+        j = np.array([p[1] for p in pairs], dtype=int)
+        e_in = self.e_sub[i] & e_piece            # (pairs, ne)
+        f_in = self.f_sub[j] & f_piece            # (pairs, nf)
         e_out, f_out = e_piece & ~e_in, f_piece & ~f_in
-        return [
-            math.log(max(self.ef[i, j], FLOOR)),
-            math.log(max(self.fe[i, j], FLOOR)),
-            _coverage(self.ef, e_in, f_in),
-            _coverage(self.ef, e_out, f_out),
-            abs(i / ne - j / nf),
-            abs(math.log(e_in.sum() / f_in.sum())),
-            1.0 / f_piece.sum(),
-        ]
+        e_in_size, f_in_size = e_in.sum(axis=1), f_in.sum(axis=1)
+        out = np.empty((len(pairs), len(FEATURES)))
+        out[:, 0] = np.log(np.maximum(self.ef[i, j], FLOOR))
+        out[:, 1] = np.log(np.maximum(self.fe[i, j], FLOOR))
+        out[:, 2] = _coverage(self.ef, e_in, f_in)
+        out[:, 3] = _coverage(self.ef, e_out, f_out)
+        out[:, 4] = np.abs(i / ne - j / nf)
+        out[:, 5] = np.abs(np.log(e_in_size / f_in_size))
+        out[:, 6] = 1.0 / f_piece.sum()
+        return out
 
 
-def _subtree_masks(tree: DepTree) -> list[np.ndarray]:
+def _subtree_masks(tree: DepTree) -> np.ndarray:
+    """masks[n, m]: whether m is in the subtree of n."""
     kids = tree.children()
-    masks = []
+    masks = np.zeros((len(tree), len(tree)), dtype=bool)
     for node in range(len(tree)):
-        mask = np.zeros(len(tree), dtype=bool)
-        mask[tree.subtree(node, kids)] = True
-        masks.append(mask)
+        masks[node, tree.subtree(node, kids)] = True
     return masks
 
 
-def _coverage(matrix: np.ndarray, rows: np.ndarray, columns: np.ndarray) -> float:
-    if not rows.any() or not columns.any():
-        return 0.0
-    return float(matrix[rows][:, columns].max(axis=1).mean())
+def _coverage(matrix: np.ndarray, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """Per pair k: mean over the rows in rows[k] of the max over the columns in columns[k] of
+    matrix (0 where either set is empty)."""
+    best = (matrix[None, :, :] * columns[:, None, :]).max(axis=2)      # (pairs, rows)
+    sizes = rows.sum(axis=1)
+    return np.where(sizes > 0, (best * rows).sum(axis=1) / np.maximum(sizes, 1), 0.0) * columns.any(axis=1)
 
 
 @dataclass
@@ -94,22 +101,18 @@ class MaxEntScorer:
 
 def training_examples(contexts: list[PairContext], alignments: list[set[tuple[int, int]]]):
     """(X, y) over every non-root word pair of each whole tree pair; alignments are (f, e) pairs."""
-    rows, labels = [], []
+    blocks, labels = [], []
     for context, links in zip(contexts, alignments):
         e_tree, f_tree = context.e_tree, context.f_tree
-        if len(e_tree) < 2 or len(f_tree) < 2:
+        pairs = [(i, j) for i in range(len(e_tree)) if e_tree.heads[i] != -1
+                 for j in range(len(f_tree)) if f_tree.heads[j] != -1]
+        if not pairs:
             continue
-        e_all = np.ones(len(e_tree), dtype=bool)
-        f_all = np.ones(len(f_tree), dtype=bool)
-        for i in range(len(e_tree)):
-            if e_tree.heads[i] == -1:
-                continue
-            for j in range(len(f_tree)):
-                if f_tree.heads[j] == -1:
-                    continue
-                rows.append(context.features(i, j, e_all, f_all))
-                labels.append(1 if (j, i) in links else 0)
-    return np.array(rows, dtype=float).reshape(-1, len(FEATURES)), np.array(labels, dtype=int)
+        blocks.append(context.feature_matrix(pairs, np.ones(len(e_tree), bool), np.ones(len(f_tree), bool)))
+        labels.extend(1 if (j, i) in links else 0 for i, j in pairs)
+    if not blocks:
+        return np.zeros((0, len(FEATURES))), np.zeros(0, dtype=int)
+    return np.concatenate(blocks), np.array(labels, dtype=int)
 
 
 def train_maxent(X: np.ndarray, y: np.ndarray) -> MaxEntScorer:

@@ -44,7 +44,7 @@ class PairScorer(Protocol):
 
 def maxent_pair_scorer(model: MaxEntScorer) -> PairScorer:
     def score(context, pairs, e_piece, f_piece):
-        return model.probability([context.features(i, j, e_piece, f_piece) for i, j in pairs])
+        return model.probability(context.feature_matrix(pairs, e_piece, f_piece))
     return score
 
 
