@@ -131,7 +131,13 @@ class Grammar:
             self.max_source_words = max(self.max_source_words, size)
             self.by_source[pair.source].append(pair)
         self.transitions = Transitions(transitions)
-        self.source_words = {w for key in self.by_source for w in parse_key(key)[0]}
+        # root word -> the other words of the source ETs rooted at it: the forest grows an ET
+        # at a node only through children with one of these words
+        self.companions: dict[str, set[str]] = defaultdict(set)
+        for key in self.by_source:
+            words, heads = parse_key(key)
+            root = heads.index(-1)
+            self.companions[words[root]].update(w for i, w in enumerate(words) if i != root)
         self.swapped = swapped_orders(orders or {})
 
     def order_swaps(self, relation: str, side: str) -> bool:

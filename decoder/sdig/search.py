@@ -62,9 +62,18 @@ class Hypothesis:
     derivation: dict           # {"source": key, "target": key, "kind": ..., "children": [...]}
 
 
+def _order(sides: list[str], chosen: tuple) -> tuple[list, list]:
+    """(children before, children after) their parent ET's English words: source order on each
+    side; children moved by the order model sit next to the parent."""
+    left = [h for side, h in zip(sides, chosen) if side == "L"] + [h for side, h in zip(sides, chosen) if side == "l"]
+    right = [h for side, h in zip(sides, chosen) if side == "r"] + [h for side, h in zip(sides, chosen) if side == "R"]
+    return left, right
+
+
 @dataclass
 class _Translation:
-    """One option for the ET at a node: local features, English words, heads, root index."""
+    """One option for the ET at a node: local features (transition 0: it depends on the
+    parent), English words, heads, root index, and the weighted local score."""
     local: tuple
     words: list
     heads: list
@@ -72,6 +81,7 @@ class _Translation:
     source: str
     target: str
     kind: str
+    score: float = 0.0
 
 
 class Search:
@@ -90,6 +100,7 @@ class Search:
         self.beam_size = max(1, int(beam_size))
         self.reorder = bool(reorder)
         self._targets: dict[str, tuple[list, list, int]] = {}
+        self._options: dict[tuple, _Translation] = {}
 
     def weights(self) -> dict:
         return dict(zip(FEATURES, self.weight_vector))
@@ -112,7 +123,9 @@ class Search:
         options = []
         for v in range(len(tree)):
             found = []
-            for nodes in rooted_subsets(v, kids, self.grammar.max_source_words):
+            companions = self.grammar.companions.get(tree.words[v], ())
+            reachable = [[c for c in children if tree.words[c] in companions] for children in kids]
+            for nodes in rooted_subsets(v, reachable, self.grammar.max_source_words):
                 pairs = self.grammar.by_source.get(et_key(tree, nodes))
                 if pairs:
                     found.append((nodes, pairs))
@@ -131,20 +144,38 @@ class Search:
         stats = {"forest_nodes": sum(len(o) for o in options),
                  "et_options": sum(len(p) for o in options for _, p in o), "states": 0, "lm_calls": 0}
 
-        def translations(v: int, nodes: tuple, pairs: list, parent_root: str) -> list[_Translation]:
-            out = []
-            for pair in pairs:
-                if pair is None:
-                    word = tree.words[v]
-                    local = (0.0, 0.0, self.grammar.transitions.logprob(parent_root, word), 0.0, 1.0, 1.0, 1.0, 0.0)
-                    out.append(_Translation(local, [word], [-1], 0, f"{word}/0", f"{word}/0", "oov"))
-                    continue
-                words, heads, root = self._target(pair.target)
-                local = (math.log(pair.p_source_given_target), math.log(pair.p_target_given_source),
-                         self.grammar.transitions.logprob(parent_root, words[root]),
-                         1.0 if pair.kind == MODEL1 else 0.0, 1.0, float(len(words)), 0.0, 0.0)
-                out.append(_Translation(local, words, heads, root, pair.source, pair.target, pair.kind))
-            return out
+        transition = self.grammar.transitions.logprob
+        w_transition = self.weight_vector[FEATURES.index("transition")]
+        w_lm = self.weight_vector[LM_INDEX]
+
+        inner_memo: dict[int, list] = {}
+
+        def inner(v: int) -> list:
+            """Candidates at v without their transition (which depends only on the parent's
+            English root): light tuples (score, option, sides, children, LM increment, state),
+            only assembled into hypotheses once they make a beam."""
+            cached = inner_memo.get(v)
+            if cached is not None:
+                return cached
+            candidates = []
+            for nodes, pairs in options[v]:
+                inside = set(nodes)
+                attached = sorted(c for n in nodes for c in kids[n] if c not in inside)
+                sides = [self._side(tree, c, v) for c in attached]
+                for pair in pairs:
+                    option = self._option(pair, tree.words[v])
+                    root_word = option.words[option.root]
+                    for score, chosen in self._combine(option.score, [best(c, root_word) for c in attached], beam):
+                        increment, state = 0.0, None
+                        if self.lm is not None:
+                            left, right = _order(sides, chosen)
+                            increment, state = self.lm.score_target(
+                                [h.lm_state for h in left] + option.words + [h.lm_state for h in right])
+                            stats["lm_calls"] += 1
+                            score += w_lm * increment
+                        candidates.append((score, option, sides, chosen, increment, state))
+            inner_memo[v] = candidates
+            return candidates
 
         def best(v: int, parent_root: str) -> list[Hypothesis]:
             key = (v, parent_root)
@@ -152,16 +183,13 @@ class Search:
             if cached is not None:
                 return cached
             stats["states"] += 1
-            candidates: list[Hypothesis] = []
-            for nodes, pairs in options[v]:
-                inside = set(nodes)
-                attached = sorted(c for n in nodes for c in kids[n] if c not in inside)
-                sides = [self._side(tree, c, v) for c in attached]
-                for option in translations(v, nodes, pairs, parent_root):
-                    child_lists = [best(c, option.words[option.root]) for c in attached]
-                    candidates.extend(self._combine(option, sides, child_lists, beam, stats))
-            candidates.sort(key=lambda h: -h.score)
-            memo[key] = candidates[:beam]
+            scored = []
+            for candidate in inner(v):
+                option = candidate[1]
+                local_transition = transition(parent_root, option.words[option.root])
+                scored.append((candidate[0] + w_transition * local_transition, local_transition, candidate))
+            scored.sort(key=lambda item: -item[0])
+            memo[key] = [self._assemble(score, candidate[1], t, *candidate[2:]) for score, t, candidate in scored[:beam]]
             return memo[key]
 
         hypotheses = best(tree.root, ROOT)
@@ -169,6 +197,23 @@ class Search:
             hypotheses = [self._with_boundaries(h, stats) for h in hypotheses]
             hypotheses.sort(key=lambda h: -h.score)
         return hypotheses[:k or 1], stats
+
+    def _option(self, pair, word: str) -> _Translation:
+        """The features (but the transition) and English side of an ET pair; None = pass-through."""
+        key = (pair.source, pair.target) if pair is not None else (None, word)
+        option = self._options.get(key)
+        if option is None:
+            if pair is None:
+                local = (0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0)
+                option = _Translation(local, [word], [-1], 0, f"{word}/0", f"{word}/0", "oov")
+            else:
+                words, heads, root = self._target(pair.target)
+                local = (math.log(pair.p_source_given_target), math.log(pair.p_target_given_source), 0.0,
+                         1.0 if pair.kind == MODEL1 else 0.0, 1.0, float(len(words)), 0.0, 0.0)
+                option = _Translation(local, words, heads, root, pair.source, pair.target, pair.kind)
+            option.score = self.dot(option.local)
+            self._options[key] = option
+        return option
 
     def _side(self, tree: DepTree, child: int, top: int) -> str:
         """Where a child ET goes: "L" (before its parent ET's English words), "R", or, with the
@@ -178,27 +223,30 @@ class Search:
             return "r" if side == "L" else "l"
         return side
 
-    def _combine(self, option: _Translation, sides: list[str], child_lists: list[list[Hypothesis]],
-                 beam: int, stats: dict) -> list[Hypothesis]:
-        # partial combinations of the children, best `beam` by the additive score (exact without an LM)
-        partials: list[tuple[float, tuple]] = [(self.dot(option.local), ())]
+    @staticmethod
+    def _combine(base: float, child_lists: list[list[Hypothesis]], beam: int) -> list[tuple[float, tuple]]:
+        """The best `beam` combinations of one hypothesis per child by their additive score
+        (exact without an LM: scores add)."""
+        partials: list[tuple[float, tuple]] = [(base, ())]
         for hyps in child_lists:
+            if len(hyps) == 1 and len(partials) == 1:
+                partials = [(partials[0][0] + hyps[0].score, partials[0][1] + (hyps[0],))]
+                continue
             merged = [(score + h.score, chosen + (h,)) for score, chosen in partials for h in hyps]
             merged.sort(key=lambda item: -item[0])
             partials = merged[:beam]
-        out = []
-        for _, chosen in partials:
-            out.append(self._assemble(option, sides, chosen, stats))
-        return out
+        return partials
 
-    def _assemble(self, option: _Translation, sides: list[str], chosen: tuple, stats: dict) -> Hypothesis:
+    def _assemble(self, score: float, option: _Translation, local_transition: float, sides: list[str],
+                  chosen: tuple, increment: float, state) -> Hypothesis:
         features = list(option.local)
+        features[FEATURES.index("transition")] += local_transition
+        features[LM_INDEX] += increment
         for h in chosen:
             for i, value in enumerate(h.features):
                 features[i] += value
         words: list[str] = []
         heads: list[int] = []
-        lm_items: list = []
         child_roots: list[int] = []
 
         def add_child(h: Hypothesis):
@@ -206,30 +254,21 @@ class Search:
             words.extend(h.words)
             heads.extend(-1 if x == -1 else x + offset for x in h.heads)
             child_roots.append(offset + h.heads.index(-1))
-            lm_items.append(h.lm_state if self.lm is not None else None)
 
-        # source order on each side; children moved by the order model sit next to the parent
-        left = [h for side, h in zip(sides, chosen) if side == "L"] + [h for side, h in zip(sides, chosen) if side == "l"]
-        right = [h for side, h in zip(sides, chosen) if side == "r"] + [h for side, h in zip(sides, chosen) if side == "R"]
+        left, right = _order(sides, chosen)
         for h in left:
             add_child(h)
         offset = len(words)
         words.extend(option.words)
         heads.extend(-1 if x == -1 else x + offset for x in option.heads)
-        lm_items.extend(option.words)
         root = offset + option.root
         for h in right:
             add_child(h)
         for r in child_roots:
             heads[r] = root
-        state = None
-        if self.lm is not None:
-            increment, state = self.lm.score_target(lm_items)
-            features[LM_INDEX] += increment
-            stats["lm_calls"] += 1
         derivation = {"source": option.source, "target": option.target, "kind": option.kind,
                       "children": [h.derivation for h in chosen]}
-        return Hypothesis(self.dot(features), tuple(features), tuple(words), tuple(heads), state, derivation)
+        return Hypothesis(score, tuple(features), tuple(words), tuple(heads), state, derivation)
 
     def _with_boundaries(self, h: Hypothesis, stats: dict) -> Hypothesis:
         increment, state = self.lm.score_sentence_boundaries(h.lm_state)
