@@ -28,13 +28,13 @@ from typing import Sequence
 from ..decoder import Translation
 from ..errors import DependencyTreeError
 from .deptree import DepTree, check_tree, flat_tree
-from .grammar import Grammar
+from .grammar import MAX_ET_WORDS, Grammar
 from .search import FEATURES, Search
 
 
 class SdigDecoder:
     def __init__(self, grammar, lm=None, weights: dict | None = None, *, beam_size: int = 1,
-                 max_source_words: int = 7, reorder: bool = False, parser=None):
+                 max_source_words: int = MAX_ET_WORDS, reorder: bool = False, parser=None):
         started = time.perf_counter()
         self.grammar = grammar if isinstance(grammar, Grammar) else Grammar.load(grammar, max_source_words)
         if isinstance(lm, (str, os.PathLike)):

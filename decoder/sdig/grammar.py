@@ -34,6 +34,17 @@ MIN_ORDER_COUNT = 5
 INDUCED, MODEL1 = "induced", "model1"
 
 
+MAX_ET_WORDS = 7
+
+
+def plausible_sizes(source_words: int, target_words: int, max_words: int = MAX_ET_WORDS) -> bool:
+    """Whether an ET pair is kept: at most max_words words a side, and neither side more than twice
+    the other plus 2 (a root piece can keep many unaligned words on one side: such pairs are
+    verse-specific and would translate "." as a whole clause)."""
+    return (source_words <= max_words and target_words <= max_words
+            and target_words <= 2 * source_words + 2 and source_words <= 2 * target_words + 2)
+
+
 @dataclass(frozen=True)
 class ETPair:
     source: str
@@ -120,13 +131,13 @@ class Transitions:
 class Grammar:
     """ET pairs indexed by source key, and the transitions."""
 
-    def __init__(self, pairs: list[ETPair], transitions: Counter, max_source_words: int = 7,
+    def __init__(self, pairs: list[ETPair], transitions: Counter, max_source_words: int = MAX_ET_WORDS,
                  orders: dict | None = None):
         self.by_source: dict[str, list[ETPair]] = defaultdict(list)
         self.max_source_words = 1
         for pair in pairs:
             size = pair.source.count(" ") + 1
-            if size > max_source_words:
+            if not plausible_sizes(size, pair.target.count(" ") + 1, max_source_words):
                 continue
             self.max_source_words = max(self.max_source_words, size)
             self.by_source[pair.source].append(pair)
@@ -144,7 +155,7 @@ class Grammar:
         return (relation, side) in self.swapped
 
     @classmethod
-    def load(cls, directory, max_source_words: int = 7) -> "Grammar":
+    def load(cls, directory, max_source_words: int = MAX_ET_WORDS) -> "Grammar":
         directory = os.fspath(directory)
         pairs = []
         path = os.path.join(directory, ETS_FILE)

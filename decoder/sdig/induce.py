@@ -31,6 +31,7 @@ import numpy as np
 
 from .deptree import DepTree
 from .elementary import et_key
+from .grammar import MAX_ET_WORDS, plausible_sizes
 from .heuristics import MaxEntScorer, PairContext
 
 CATEGORY_SEQUENCE: tuple[tuple[str, ...], ...] = (("NP",), ("VP",), ("PP", "ADJP", "ADVP"), ("O",))
@@ -151,9 +152,10 @@ class InductionCounts:
                 seen.add(identity)
                 self.new_pieces_per_level[level] += 1
                 f_nodes = np.flatnonzero(piece.f).tolist()
-                if len(f_nodes) > max_source_words:
+                e_nodes = np.flatnonzero(piece.e).tolist()
+                if not plausible_sizes(len(f_nodes), len(e_nodes), max_source_words):
                     continue
-                self.pairs[et_key(f_tree, f_nodes), et_key(e_tree, np.flatnonzero(piece.e).tolist())] += 1
+                self.pairs[et_key(f_tree, f_nodes), et_key(e_tree, e_nodes)] += 1
         if found.levels:
             final = found.final
             owner = np.empty(len(e_tree), dtype=int)
@@ -178,7 +180,7 @@ class InductionCounts:
 
 
 def induce(e_trees: list[DepTree], f_trees: list[DepTree], contexts: Callable[[int], PairContext],
-           scorer_for: Callable[[int], PairScorer], threshold: float = 0.5, max_source_words: int = 7,
+           scorer_for: Callable[[int], PairScorer], threshold: float = 0.5, max_source_words: int = MAX_ET_WORDS,
            progress=None) -> InductionCounts:
     """Partition every tree pair; `contexts(k)` and `scorer_for(k)` give the k-th pair's."""
     counts = InductionCounts()

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..data.align import read_pharaoh
 from ..errors import InputError
 from .deptree import read_conllu
-from .grammar import et_pairs, swapped_orders, write_grammar
+from .grammar import MAX_ET_WORDS, et_pairs, swapped_orders, write_grammar
 from .heuristics import FEATURES, PairContext, train_maxent, training_examples
 from .induce import CATEGORY_SEQUENCE, induce, maxent_pair_scorer
 from .model1 import train_model1
@@ -38,7 +38,7 @@ def read_alignments(path, limit: int | None = None) -> list[set[tuple[int, int]]
 
 
 def train_grammar(data_dir, out_dir, limit: int | None = None, maxent_sentences: int = 2000,
-                  model1_iterations: int = 5, threshold: float = 0.5, max_source_words: int = 7) -> dict:
+                  model1_iterations: int = 5, threshold: float = 0.5, max_source_words: int = MAX_ET_WORDS) -> dict:
     data_dir = Path(data_dir)
     started = time.perf_counter()
     timings = {}
