@@ -138,3 +138,16 @@ def test_vectorized_heuristics_equal_their_definitions():
                     coverage(e_in, f_in), coverage(e_out, f_out), abs(i / 6 - j / 5),
                     abs(math.log(len(e_in) / len(f_in))), 1 / 4]
         assert row.tolist() == pytest.approx(expected)
+
+
+def test_implausible_piece_pairs_are_not_collected():
+    from decoder.sdig.grammar import plausible_sizes
+
+    assert plausible_sizes(1, 4) and not plausible_sizes(1, 5) and not plausible_sizes(8, 8)
+    # a root piece left with "." on one side and a whole clause on the other is dropped
+    f = DepTree("ve .".split(), [-1, 0], categories=["VP", "O"])
+    e = DepTree("and he saw all that was there .".split(), [2, 2, -1, 2, 2, 4, 5, 2],
+                categories=["O", "NP", "VP", "NP", "O", "VP", "ADVP", "O"])
+    counts = induced(e, f, {(0, 2), (1, 7)})
+    assert ("ve/0 ./1", "and/3 he/3 saw/0 all/3 that/3 was/5 there/6 ./3") not in counts.pairs
+    assert ("./0", "./0") in counts.pairs

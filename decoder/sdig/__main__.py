@@ -1,6 +1,7 @@
 """`python -m decoder.sdig train|translate ...`: the SDIG system until `cky` wires it.
 
     python -m decoder.sdig train DATA_DIR GRAMMAR_DIR [--limit N]
+    python -m decoder.sdig tune GRAMMAR_DIR --trees dev.es.conllu --ref dev.en --out weights.toml [--lm ...]
     python -m decoder.sdig translate GRAMMAR_DIR --trees test.es.conllu [--lm lm.bin] [--beam 10]
         [--weights weights.toml] [--limit N] [--out hyp.en] [--trees-out hyp.conllu] [--ref test.en]
 
@@ -25,12 +26,25 @@ def main(argv=None) -> int:
     train.add_argument("--limit", type=int, default=None)
     train.add_argument("--maxent-sentences", type=int, default=2000)
     train.add_argument("--threshold", type=float, default=0.5)
+    tune = commands.add_parser("tune", help="MERT (decoder.tune.run_mert) on pre-parsed dev trees")
+    tune.add_argument("grammar_dir")
+    tune.add_argument("--trees", required=True)
+    tune.add_argument("--ref", required=True)
+    tune.add_argument("--lm", default=None)
+    tune.add_argument("--weights", default=None, help="initial weights (TOML)")
+    tune.add_argument("--beam", type=int, default=5)
+    tune.add_argument("--reorder", action="store_true")
+    tune.add_argument("--kbest", type=int, default=20)
+    tune.add_argument("--limit", type=int, default=None)
+    tune.add_argument("--iterations", type=int, default=5)
+    tune.add_argument("--out", required=True, help="tuned weights (TOML)")
     translate = commands.add_parser("translate")
     translate.add_argument("grammar_dir")
     translate.add_argument("--trees", required=True)
     translate.add_argument("--lm", default=None)
     translate.add_argument("--weights", default=None)
     translate.add_argument("--beam", type=int, default=1)
+    translate.add_argument("--reorder", action="store_true", help="use the grammar's child order model")
     translate.add_argument("--limit", type=int, default=None)
     translate.add_argument("--out", default=None)
     translate.add_argument("--trees-out", default=None)
@@ -48,7 +62,10 @@ def main(argv=None) -> int:
     from .decoder import sdig_decoder_from_paths
     from .deptree import read_conllu
 
-    decoder = sdig_decoder_from_paths(args.grammar_dir, args.lm, args.weights, beam_size=args.beam)
+    decoder = sdig_decoder_from_paths(args.grammar_dir, args.lm, args.weights, beam_size=args.beam,
+                                      reorder=args.reorder)
+    if args.command == "tune":
+        return _tune(decoder, args)
     trees = list(read_conllu(args.trees))[:args.limit]
     started = time.perf_counter()
     results = [decoder.translate(tree) for tree in trees]
@@ -70,6 +87,29 @@ def main(argv=None) -> int:
         report["bleu"] = round(corpus_bleu(hypotheses, [references], tokenize="none").score, 2)
         report["chrf"] = round(corpus_chrf(hypotheses, [references]).score, 2)
     print(json.dumps(report), file=sys.stderr)
+    return 0
+
+
+def _tune(decoder, args) -> int:
+    from ..evaluate import read_lines
+    from ..tune import run_mert
+    from .deptree import read_conllu
+    from .search import FEATURES, Search
+
+    trees = list(read_conllu(args.trees))[:args.limit]
+    references = read_lines(args.ref)[:len(trees)]
+    names = [n for n in FEATURES if n != "lm" or decoder.lm is not None]
+
+    def decode_kbest(weights: dict):
+        decoder.search = Search(decoder.grammar, weights, decoder.lm, args.beam, args.reorder)
+        return [[(t.text, t.features) for t in decoder.kbest(tree, args.kbest)] for tree in trees]
+
+    initial = {n: decoder.search.weights()[n] for n in names}
+    result = run_mert(decode_kbest, references, initial, max_iterations=args.iterations, tokenize="none",
+                      fixed=("oov",))
+    with open(args.out, "w", encoding="utf-8") as out:
+        out.write("[weights]\n" + "".join(f"{n} = {v:.6g}\n" for n, v in result.weights.items()))
+    print(json.dumps({"dev_bleu": result.bleu, "weights": result.weights}), file=sys.stderr)
     return 0
 
 
