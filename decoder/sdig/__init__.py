@@ -10,5 +10,10 @@
     induce       hierarchical tree partitioning -> parallel ET pairs with counts (grammar induction)
     grammar      the ET-pair grammar file and its probabilities
     search       the top-down dynamic program over ET decompositions, with an optional n-gram LM beam
+    train        train_grammar(build dir, grammar dir): Model 1, max-ent, partitioning, ET pairs
     decoder      SdigDecoder: the same interface as decoder.decoder.Decoder
+    __main__     python -m decoder.sdig train|tune|translate (until `cky` wires the system)
+
+Data: `cky data bible-es-en --dependencies` (decoder/data/dependencies.py) writes the
+parallel dependency trees the induction reads and the decoder's pre-parsed input trees.
 """
