@@ -102,3 +102,8 @@ class OutputError(LocatedError):
 
 class Interrupted(CkyError):
     """Ctrl-C stopped a command (exit 130); the message says what was kept."""
+
+
+class DependencyTreeError(LocatedError, ValueError):
+    """A dependency tree (CoNLL-U) that is malformed: not one head per token, several roots, a cycle,
+    or tokens that differ from the corpus tokens. str() names the file and line when known."""

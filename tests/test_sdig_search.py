@@ -1,0 +1,144 @@
+"""The SDIG dynamic program against brute-force enumeration of every ET decomposition and
+every choice of ET translations, on tiny random grammars."""
+import itertools
+import math
+import random
+from collections import Counter
+
+import pytest
+
+from decoder.sdig.deptree import DepTree
+from decoder.sdig.elementary import et_key
+from decoder.sdig.grammar import INDUCED, MODEL1, ETPair, Grammar
+from decoder.sdig.search import FEATURES, ROOT, Search
+from search_fixtures import TARGET_WORDS, write_arpa
+
+SOURCE = ("a", "b", "c", "d")
+
+
+def random_tree(rng, n):
+    heads = [-1] + [rng.randrange(i) for i in range(1, n)]
+    order = list(range(n))
+    rng.shuffle(order)   # positions: a random permutation, so heads point left and right
+    position = {node: p for p, node in enumerate(order)}
+    words, tree_heads = [None] * n, [None] * n
+    for node in range(n):
+        words[position[node]] = rng.choice(SOURCE)
+        tree_heads[position[node]] = -1 if heads[node] == -1 else position[heads[node]]
+    return DepTree(words, tree_heads)
+
+
+def connected_sets(tree, top, max_size):
+    """Brute force: every subset of top's subtree that holds top and is closed under heads."""
+    sub = tree.subtree(top)
+    others = [n for n in sub if n != top]
+    for size in range(0, max_size):
+        for rest in itertools.combinations(others, size):
+            nodes = {top, *rest}
+            if all(tree.heads[n] in nodes for n in rest):
+                yield tuple(sorted(nodes))
+
+
+def random_grammar(rng, tree, max_size=3):
+    pairs = {}
+    for top in range(len(tree)):
+        for nodes in connected_sets(tree, top, max_size):
+            if rng.random() < 0.5:
+                source = et_key(tree, nodes)
+                for _ in range(rng.randint(1, 2)):
+                    m = rng.randint(1, 3)
+                    words = [rng.choice(TARGET_WORDS) for _ in range(m)]
+                    root = rng.randrange(m)
+                    heads = [0 if i == root else root + 1 for i in range(m)]
+                    target = " ".join(f"{w}/{h}" for w, h in zip(words, heads))
+                    kind = MODEL1 if len(nodes) == 1 and rng.random() < 0.5 else INDUCED
+                    pairs[source, target] = ETPair(source, target, 1, rng.uniform(0.05, 1), rng.uniform(0.05, 1), kind)
+    transitions = Counter({(rng.choice((ROOT,) + TARGET_WORDS), rng.choice(TARGET_WORDS)): rng.randint(1, 5)
+                           for _ in range(10)})
+    return Grammar(list(pairs.values()), transitions, max_source_words=max_size)
+
+
+def derivations(tree, grammar, top):
+    """Every (ET nodes, pair, children derivations) rooted at `top`."""
+    for nodes in connected_sets(tree, top, grammar.max_source_words):
+        pairs = grammar.by_source.get(et_key(tree, nodes))
+        if not pairs:
+            if len(nodes) > 1 or grammar.by_source.get(f"{tree.words[top]}/0"):
+                continue   # only an unknown single word is passed through
+            pairs = [None]
+        attached = sorted(c for c in range(len(tree)) if tree.heads[c] in nodes and c not in nodes)
+        for pair in pairs:
+            for children in itertools.product(*[list(derivations(tree, grammar, c)) for c in attached]):
+                yield nodes, pair, list(zip(attached, children)), top
+
+
+def target_of(tree, pair, top):
+    if pair is None:
+        return [tree.words[top]], 0
+    items = [item.rsplit("/", 1) for item in pair.target.split(" ")]
+    return [w for w, _ in items], [int(h) for _, h in items].index(0)
+
+
+def evaluate(tree, grammar, derivation, parent_root):
+    """(features by name, output words), computed from the definitions in decoder.sdig.search."""
+    nodes, pair, children, top = derivation
+    words, root = target_of(tree, pair, top)
+    features = Counter()
+    if pair is None:
+        features["oov"] += 1
+        features["word_count"] += 1
+    else:
+        features["tm_fe"] += math.log(pair.p_source_given_target)
+        features["tm_ef"] += math.log(pair.p_target_given_source)
+        features["model1_et"] += pair.kind == MODEL1
+        features["word_count"] += len(words)
+    features["et_count"] += 1
+    features["transition"] += grammar.transitions.logprob(parent_root, words[root])
+    left, right = [], []
+    for position, child in children:
+        child_features, child_words = evaluate(tree, grammar, child, words[root])
+        features.update(child_features)
+        (left if position < top else right).extend(child_words)
+    return features, left + words + right
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_dynamic_program_equals_brute_force(seed):
+    rng = random.Random(seed)
+    tree = random_tree(rng, rng.randint(1, 6))
+    grammar = random_grammar(rng, tree)
+    weights = {name: rng.uniform(-1, 1) for name in FEATURES if name != "lm"}
+    scored = []
+    for d in derivations(tree, grammar, tree.root):
+        features, words = evaluate(tree, grammar, d, ROOT)
+        scored.append((sum(weights[n] * features[n] for n in weights), words))
+    scored.sort(key=lambda item: -item[0])
+    search = Search(grammar, weights, beam_size=1)
+    (best,), _ = search.search(tree)
+    assert best.score == pytest.approx(scored[0][0])
+    if len(scored) == 1 or scored[1][0] < scored[0][0] - 1e-9:
+        assert list(best.words) == scored[0][1]
+    k = min(5, len(scored))
+    kbest, _ = Search(grammar, weights, beam_size=k).search(tree, k=k)
+    assert [h.score for h in kbest] == pytest.approx([s for s, _ in scored[:k]])
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_lm_search_with_a_wide_beam_equals_brute_force(seed, tmp_path):
+    from decoder.lm import LanguageModel
+
+    lm = LanguageModel(write_arpa(tmp_path))
+    rng = random.Random(100 + seed)
+    tree = random_tree(rng, rng.randint(2, 5))
+    grammar = random_grammar(rng, tree)
+    weights = {name: rng.uniform(-1, 1) for name in FEATURES if name != "lm"}
+    weights["lm"] = 1.0
+    scored = []
+    for d in derivations(tree, grammar, tree.root):
+        features, words = evaluate(tree, grammar, d, ROOT)
+        features["lm"] = lm.score_sentence(words)
+        scored.append((sum(weights[n] * features[n] for n in weights), words))
+    scored.sort(key=lambda item: -item[0])
+    (best,), _ = Search(grammar, weights, lm=lm, beam_size=10 ** 6).search(tree)
+    assert best.score == pytest.approx(scored[0][0], abs=1e-4)
+    assert best.features[FEATURES.index("lm")] == pytest.approx(lm.score_sentence(list(best.words)), abs=1e-4)
