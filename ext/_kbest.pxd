@@ -1,5 +1,5 @@
 """The compiled lazy k-best over an exported chart (see _kbest.pyx)."""
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
 
 cdef extern from "kbest_containers.hh":
@@ -8,18 +8,23 @@ cdef extern from "kbest_containers.hh":
         int32_t edge
         int32_t rank0
         int32_t rank1
+        int32_t blocks
     void kbest_heap_push(vector[KBestDerivation] &heap, const KBestDerivation &d) nogil
     KBestDerivation kbest_heap_pop(vector[KBestDerivation] &heap) nogil
     void kbest_heapify(vector[KBestDerivation] &heap) nogil
-    cdef cppclass KBestSeenSet:
-        KBestSeenSet() nogil
+    cdef cppclass KBestTripleSet:
+        KBestTripleSet() nogil
         void clear() nogil
-        bint contains(int32_t edge, int32_t rank0, int32_t rank1) nogil
-        bint insert(int32_t edge, int32_t rank0, int32_t rank1) nogil
-    cdef cppclass KBestYieldSet:
-        KBestYieldSet() nogil
-        void clear() nogil
-        bint insert(const int32_t *words, size_t n) nogil
+        bint contains(uint64_t a, uint64_t b, uint64_t c) nogil
+        bint insert(uint64_t a, uint64_t b, uint64_t c) nogil
+    cdef struct KBestBlockHash:
+        uint64_t h1
+        uint64_t h2
+        int64_t length
+    cdef cppclass KBestPowers:
+        KBestPowers() nogil
+    void kbest_append_word(KBestBlockHash &h, int32_t word) nogil
+    void kbest_append_block(KBestBlockHash &h, const KBestBlockHash &block, KBestPowers &powers) nogil
 
 
 # A step of the iterative _fill: "give `item` at least k derivations". The frame for
@@ -34,15 +39,6 @@ cdef struct FillFrame:
     int32_t edge
     int32_t rank0
     int32_t rank1
-
-
-# A step of the iterative output walk: block `position` of derivation (item, rank),
-# or (in_target) the rule target of (item, rank) from index `position` on.
-cdef struct YieldFrame:
-    int32_t item
-    int32_t rank
-    int64_t position
-    bint in_target
 
 
 cdef class KBest:
@@ -68,14 +64,14 @@ cdef class KBest:
     cdef vector[uint8_t] initialized
     cdef vector[vector[KBestDerivation]] derivations  # per item, best first
     cdef vector[vector[KBestDerivation]] candidates   # per item: a heap
-    cdef KBestSeenSet seen                      # (edge, ranks) ever pushed
+    cdef KBestTripleSet seen                    # (edge, ranks) ever pushed
     cdef vector[KBestDerivation] root_derivations     # edge = root index, rank0 = its rank
     cdef vector[KBestDerivation] root_candidates
     cdef vector[FillFrame] fill_stack
-    cdef vector[YieldFrame] yield_stack
     cdef vector[int32_t] walk_stack
-    cdef vector[int32_t] output_words
-    cdef KBestYieldSet outputs_seen
+    cdef vector[KBestBlockHash] block_hashes    # per derivation (its `blocks`): its blocks' hashes
+    cdef KBestPowers powers
+    cdef KBestTripleSet outputs_seen            # (hashes, length) of the outputs found
 
     # ---- per sentence: the results
     cdef vector[double] found_scores
@@ -88,9 +84,10 @@ cdef class KBest:
     cdef void _init(self, int32_t item) noexcept nogil
     cdef bint _known_score(self, int32_t item, int32_t rank, double *score) noexcept nogil
     cdef void _fill(self, int32_t item, int32_t k) noexcept nogil
-    cdef const KBestDerivation *_derivation(self, int32_t item, int32_t rank) noexcept nogil
+    cdef KBestDerivation *_derivation(self, int32_t item, int32_t rank) noexcept nogil
     cdef bint _kth_root(self, int64_t k) noexcept nogil
-    cdef void _push_block(self, const KBestDerivation *d, int32_t block) noexcept nogil
-    cdef void _output(self, int32_t item, int32_t rank) noexcept nogil
+    cdef KBestBlockHash _tail_block(self, const KBestDerivation *d, int32_t block) noexcept nogil
+    cdef int32_t _hash_blocks(self, const KBestDerivation *d) noexcept nogil
+    cdef KBestBlockHash _output(self, int32_t item, int32_t rank) noexcept nogil
     cdef void _edges(self, int32_t item, int32_t rank) noexcept nogil
     cdef void _search(self, int64_t k, bint unique, int64_t limit) noexcept nogil

@@ -21,15 +21,17 @@ derivations in the same order, ties included. Unlike the reference it does not
 recurse per tree level: the recursion of LazyKthBest through the tails is an
 explicit stack of FillFrames, and the walks over a derivation use stacks too.
 
-Unique k-best: the output of each derivation is assembled here as word ids
-(the store's target-vocabulary ids; a pass-through word gets the id its caller
-gives it, `pass_through_words`), and a derivation whose output was seen before is
-skipped; the outputs are compared whole, not by hash alone. At most `limit`
-derivations are examined.
+Unique k-best: a derivation whose output was seen before is skipped. Outputs are
+word-id sequences (the store's target-vocabulary ids; a pass-through word gets
+the id its caller gives it, `pass_through_words`), compared by length and two
+61-bit polynomial hashes (kbest_containers.hh). The hashes of a derivation's
+target blocks are computed once, from its tails' (h(a b) = h(a) B^|b| + h(b)),
+so a new derivation costs only its parts not seen in an earlier one. At most
+`limit` derivations are examined.
 """
 import numpy as np
 
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
 
 from decoder._ext._chart cimport EDGE_GLUE_CONCAT, EDGE_GLUE_START, EDGE_OOV
@@ -117,6 +119,7 @@ cdef class KBest:
         self.root_derivations.clear()
         self.root_candidates.clear()
         self.outputs_seen.clear()
+        self.block_hashes.clear()
         self.found_scores.clear()
         self.found_roots.clear()
         self.found_offsets.clear()
@@ -174,6 +177,7 @@ cdef class KBest:
             d.edge = edge
             d.rank0 = 0
             d.rank1 = 0
+            d.blocks = -1
             heap.push_back(d)
             edge = self.edge_next[edge]
         kbest_heapify(heap[0])
@@ -264,11 +268,12 @@ cdef class KBest:
                 d.edge = f.edge
                 d.rank0 = rank0
                 d.rank1 = rank1
+                d.blocks = -1
                 kbest_heap_push(self.candidates[item], d)
             f.tail += 1
             f.phase = FILL_NEXT
 
-    cdef const KBestDerivation *_derivation(self, int32_t item, int32_t rank) noexcept nogil:
+    cdef KBestDerivation *_derivation(self, int32_t item, int32_t rank) noexcept nogil:
         """The item's derivation `rank` (which exists: a parent derivation uses it)."""
         self._fill(item, rank + 1)
         return &self.derivations[item][rank]
@@ -284,6 +289,7 @@ cdef class KBest:
                 d.edge = t
                 d.rank0 = 0
                 d.rank1 = 0
+                d.blocks = -1
                 self.root_candidates.push_back(d)
             kbest_heapify(self.root_candidates)
         while self.root_derivations.size() <= <size_t>k:
@@ -301,65 +307,92 @@ cdef class KBest:
 
     # ------------------------------------------------------------------ walks over one derivation
 
-    cdef void _push_block(self, const KBestDerivation *d, int32_t block) noexcept nogil:
-        """Push the walk of block `block` of the blocks d's tails carry (numbered over the tails in order)."""
-        cdef YieldFrame frame
+    cdef KBestBlockHash _tail_block(self, const KBestDerivation *d, int32_t block) noexcept nogil:
+        """The hash of block `block` of the blocks d's tails carry (numbered over the tails in order;
+        each tail's hashes are known)."""
         cdef int32_t tails[2]
         cdef int n = self._tails(d.edge, tails)
-        if n == 0:
-            return  # cannot happen in a chart of the search: nothing to write
-        frame.in_target = False
+        cdef KBestBlockHash empty
+        if n == 0:  # cannot happen in a chart of the search: an empty block
+            empty.h1 = 0
+            empty.h2 = 0
+            empty.length = 0
+            return empty
         if n == 1 or block < self.n_blocks[tails[0]]:
-            frame.item = tails[0]
-            frame.rank = d.rank0
-            frame.position = block
-        else:
-            frame.item = tails[1]
-            frame.rank = d.rank1
-            frame.position = block - self.n_blocks[tails[0]]
-        self.yield_stack.push_back(frame)
+            return self.block_hashes[self.derivations[tails[0]][d.rank0].blocks + block]
+        return self.block_hashes[self.derivations[tails[1]][d.rank1].blocks + block - self.n_blocks[tails[0]]]
 
-    cdef void _output(self, int32_t item, int32_t rank) noexcept nogil:
-        """output_words := the output of derivation (item, rank), as readback assembles it: a rule
-        writes its target with block references filled by its tails' blocks (numbered over the
-        tails in order), a carrying rule and glue start pass their tails' blocks on, glue
-        concatenation joins blocks 0 and 1, a pass-through writes its word. A frame is block
-        `position` of a derivation, or (in_target) its rule's target from `position` on."""
-        cdef YieldFrame frame
-        cdef const KBestDerivation *d
-        cdef int32_t rule, word
-        self.output_words.clear()
-        self.yield_stack.clear()
-        frame.item = item
-        frame.rank = rank
-        frame.position = 0
-        frame.in_target = False
-        self.yield_stack.push_back(frame)
-        while self.yield_stack.size() > 0:
-            frame = self.yield_stack.back()
-            self.yield_stack.pop_back()
-            d = self._derivation(frame.item, frame.rank)
-            rule = self.edge_rule[d.edge]
-            if frame.in_target:
-                if frame.position < self.rule_target_offsets[rule + 1]:
-                    word = self.rule_target[frame.position]
-                    frame.position += 1
-                    self.yield_stack.push_back(frame)  # the rest of the target, after this word or block
-                    if word >= 0:
-                        self.output_words.push_back(word)
-                    else:
-                        self._push_block(d, -1 - word)
-            elif rule == EDGE_OOV:
-                self.output_words.push_back(self.pass_through_words[self.edge_tail0[d.edge]])
-            elif rule == EDGE_GLUE_CONCAT:
-                self._push_block(d, 1)  # pushed first: walked second
-                self._push_block(d, 0)
-            elif rule == EDGE_GLUE_START or self.rule_carries[rule]:
-                self._push_block(d, <int32_t>frame.position)
-            else:
-                frame.in_target = True
-                frame.position = self.rule_target_offsets[rule]
-                self.yield_stack.push_back(frame)
+    cdef int32_t _hash_blocks(self, const KBestDerivation *d) noexcept nogil:
+        """Hash d's output blocks from its tails' (known) as readback assembles them: a rule writes
+        its target with block references filled by its tails' blocks, a carrying rule and glue
+        start pass their tails' blocks on, glue concatenation joins blocks 0 and 1, a pass-through
+        writes its word. Returns where in block_hashes they are."""
+        cdef int32_t offset = self.block_hashes.size()
+        cdef int32_t rule = self.edge_rule[d.edge]
+        cdef int32_t tails[2]
+        cdef int32_t b, n_carried = 0, word
+        cdef int64_t t
+        cdef int n, u
+        cdef KBestBlockHash h
+        h.h1 = 0
+        h.h2 = 0
+        h.length = 0
+        if rule == EDGE_OOV:
+            kbest_append_word(h, self.pass_through_words[self.edge_tail0[d.edge]])
+        elif rule == EDGE_GLUE_CONCAT:
+            kbest_append_block(h, self._tail_block(d, 0), self.powers)
+            kbest_append_block(h, self._tail_block(d, 1), self.powers)
+        elif rule == EDGE_GLUE_START or self.rule_carries[rule]:
+            n = self._tails(d.edge, tails)
+            for u in range(n):
+                n_carried += self.n_blocks[tails[u]]
+            for b in range(n_carried):
+                self.block_hashes.push_back(self._tail_block(d, b))
+            return offset
+        else:
+            for t in range(self.rule_target_offsets[rule], self.rule_target_offsets[rule + 1]):
+                word = self.rule_target[t]
+                if word >= 0:
+                    kbest_append_word(h, word)
+                else:
+                    kbest_append_block(h, self._tail_block(d, -1 - word), self.powers)
+        self.block_hashes.push_back(h)
+        return offset
+
+    cdef KBestBlockHash _output(self, int32_t item, int32_t rank) noexcept nogil:
+        """The hash of the output of derivation (item, rank): its block 0, hashed bottom-up over the
+        derivations not hashed before (derivations share most of their parts)."""
+        cdef KBestDerivation *d
+        cdef int32_t tails[2]
+        cdef int32_t ranks[2]
+        cdef int n, u
+        cdef int32_t top = item
+        cdef int32_t top_rank = rank
+        self.walk_stack.clear()
+        self.walk_stack.push_back(item)
+        self.walk_stack.push_back(rank)
+        self.walk_stack.push_back(0)
+        while self.walk_stack.size() > 0:  # entries (item, rank, tails pushed)
+            item = self.walk_stack[self.walk_stack.size() - 3]
+            rank = self.walk_stack[self.walk_stack.size() - 2]
+            d = self._derivation(item, rank)
+            if d.blocks >= 0:
+                self.walk_stack.resize(self.walk_stack.size() - 3)
+                continue
+            if self.walk_stack.back() == 0:
+                self.walk_stack[self.walk_stack.size() - 1] = 1
+                n = self._tails(d.edge, tails)
+                ranks[0] = d.rank0
+                ranks[1] = d.rank1
+                for u in range(n):
+                    if self._derivation(tails[u], ranks[u]).blocks < 0:
+                        self.walk_stack.push_back(tails[u])
+                        self.walk_stack.push_back(ranks[u])
+                        self.walk_stack.push_back(0)
+                continue
+            self.walk_stack.resize(self.walk_stack.size() - 3)
+            d.blocks = self._hash_blocks(d)
+        return self.block_hashes[self._derivation(top, top_rank).blocks]
 
     cdef void _edges(self, int32_t item, int32_t rank) noexcept nogil:
         """Append the derivation's edges in pre-order to found_edges."""
@@ -388,13 +421,14 @@ cdef class KBest:
     cdef void _search(self, int64_t k, bint unique, int64_t limit) noexcept nogil:
         cdef int64_t rank, found = 0
         cdef KBestDerivation d
+        cdef KBestBlockHash output
         for rank in range(limit):
             if not self._kth_root(rank):
                 return
             d = self.root_derivations[rank]
             if unique:
-                self._output(self.roots[d.edge], d.rank0)
-                if not self.outputs_seen.insert(self.output_words.data(), self.output_words.size()):
+                output = self._output(self.roots[d.edge], d.rank0)
+                if not self.outputs_seen.insert(output.h1, output.h2, <uint64_t>output.length):
                     continue
             self.found_scores.push_back(d.score)
             self.found_roots.push_back(d.edge)

@@ -1,18 +1,19 @@
 // Small C++ containers of the compiled lazy k-best (decoder._ext._kbest): the
-// ranked derivation record and its heap order, an exact set of (edge, ranks)
-// triples, and an exact set of output word sequences. Declared to Cython in _kbest.pxd.
+// ranked derivation record and its heap order, an exact set of triples (edge and
+// ranks; output hashes), and the polynomial hash of output word sequences.
+// Declared to Cython in _kbest.pxd.
 #ifndef CKY_KBEST_CONTAINERS_HH
 #define CKY_KBEST_CONTAINERS_HH
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 /* A derivation of an item: its incoming edge and, per tail, the rank of the tail's
-   derivation it uses (0 for an absent tail). Also a candidate in an item's heap. */
-struct KBestDerivation { double score; int32_t edge; int32_t rank0; int32_t rank1; };
+   derivation it uses (0 for an absent tail). Also a candidate in an item's heap.
+   `blocks`: where the hashes of its output blocks are (-1: not computed yet). */
+struct KBestDerivation { double score; int32_t edge; int32_t rank0; int32_t rank1; int32_t blocks; };
 
 /* The order of the Python reference's heaps of (-score, edge, ranks): best score first,
    ties by smaller edge, then smaller ranks. `kbest_after(a, b)`: a is popped after b. */
@@ -23,20 +24,24 @@ static inline bool kbest_after(const KBestDerivation &a, const KBestDerivation &
     return a.rank1 > b.rank1;
 }
 
+struct KBestAfter {  // a type, not a function pointer: the heap code inlines it
+    bool operator()(const KBestDerivation &a, const KBestDerivation &b) const { return kbest_after(a, b); }
+};
+
 static inline void kbest_heap_push(std::vector<KBestDerivation> &heap, const KBestDerivation &d) {
     heap.push_back(d);
-    std::push_heap(heap.begin(), heap.end(), kbest_after);
+    std::push_heap(heap.begin(), heap.end(), KBestAfter());
 }
 
 static inline KBestDerivation kbest_heap_pop(std::vector<KBestDerivation> &heap) {
-    std::pop_heap(heap.begin(), heap.end(), kbest_after);
+    std::pop_heap(heap.begin(), heap.end(), KBestAfter());
     KBestDerivation top = heap.back();
     heap.pop_back();
     return top;
 }
 
 static inline void kbest_heapify(std::vector<KBestDerivation> &heap) {
-    std::make_heap(heap.begin(), heap.end(), kbest_after);
+    std::make_heap(heap.begin(), heap.end(), KBestAfter());
 }
 
 static inline uint64_t kbest_mix(uint64_t h, uint64_t x) {
@@ -51,14 +56,14 @@ static inline size_t kbest_slot(uint64_t k) {
     return (size_t)k;
 }
 
-/* An exact set of (edge, rank0, rank1) triples (open addressing; O(1) clear by generation stamp). */
-struct KBestSeenSet {
-    struct Key { int32_t edge, rank0, rank1; };
+/* An exact set of triples of 64-bit values (open addressing; O(1) clear by generation stamp). */
+struct KBestTripleSet {
+    struct Key { uint64_t a, b, c; };
     std::vector<Key> keys_;
     std::vector<uint32_t> stamps_;
     uint32_t stamp_ = 1;
     size_t mask_ = 0, size_ = 0;
-    KBestSeenSet() { reserve_slots(1024); }
+    KBestTripleSet() { reserve_slots(1024); }
     void reserve_slots(size_t capacity) {
         keys_.assign(capacity, Key{0, 0, 0}); stamps_.assign(capacity, 0);
         mask_ = capacity - 1; size_ = 0; stamp_ = 1;
@@ -67,26 +72,25 @@ struct KBestSeenSet {
         size_ = 0;
         if (++stamp_ == 0) { std::fill(stamps_.begin(), stamps_.end(), 0u); stamp_ = 1; }
     }
-    size_t slot_of(int32_t edge, int32_t rank0, int32_t rank1) const {
-        return kbest_slot(kbest_mix(kbest_mix((uint64_t)(uint32_t)edge, (uint64_t)(uint32_t)rank0),
-                                    (uint64_t)(uint32_t)rank1)) & mask_;
+    size_t slot_of(uint64_t a, uint64_t b, uint64_t c) const {
+        return kbest_slot(kbest_mix(kbest_mix(a, b), c)) & mask_;
     }
-    bool contains(int32_t edge, int32_t rank0, int32_t rank1) const {
-        for (size_t i = slot_of(edge, rank0, rank1); stamps_[i] == stamp_; i = (i + 1) & mask_) {
+    bool contains(uint64_t a, uint64_t b, uint64_t c) const {
+        for (size_t i = slot_of(a, b, c); stamps_[i] == stamp_; i = (i + 1) & mask_) {
             const Key &k = keys_[i];
-            if (k.edge == edge && k.rank0 == rank0 && k.rank1 == rank1) return true;
+            if (k.a == a && k.b == b && k.c == c) return true;
         }
         return false;
     }
     /* Add the triple; true if it was new. */
-    bool insert(int32_t edge, int32_t rank0, int32_t rank1) {
+    bool insert(uint64_t a, uint64_t b, uint64_t c) {
         if ((size_ + 1) * 2 > mask_ + 1) grow();
-        size_t i = slot_of(edge, rank0, rank1);
+        size_t i = slot_of(a, b, c);
         for (; stamps_[i] == stamp_; i = (i + 1) & mask_) {
             const Key &k = keys_[i];
-            if (k.edge == edge && k.rank0 == rank0 && k.rank1 == rank1) return false;
+            if (k.a == a && k.b == b && k.c == c) return false;
         }
-        stamps_[i] = stamp_; keys_[i] = Key{edge, rank0, rank1}; ++size_;
+        stamps_[i] = stamp_; keys_[i] = Key{a, b, c}; ++size_;
         return true;
     }
     void grow() {
@@ -95,57 +99,54 @@ struct KBestSeenSet {
         const uint32_t live = stamp_;
         reserve_slots(old_keys.size() * 2);
         for (size_t j = 0; j < old_keys.size(); ++j)
-            if (old_stamps[j] == live) insert(old_keys[j].edge, old_keys[j].rank0, old_keys[j].rank1);
+            if (old_stamps[j] == live) insert(old_keys[j].a, old_keys[j].b, old_keys[j].c);
     }
 };
 
-/* An exact set of word-id sequences (the outputs seen so far): the sequences are kept
-   whole, so two outputs are the same only if every word is. */
-struct KBestYieldSet {
-    std::vector<int32_t> words_;      // the sequences, one after another
-    std::vector<size_t> offsets_{0};  // sequence s is words_[offsets_[s], offsets_[s + 1])
-    std::vector<uint64_t> hashes_;
-    std::vector<int32_t> slots_;      // open addressing: sequence index + 1, 0 = empty
-    size_t mask_ = 1023;
-    KBestYieldSet() : slots_(1024, 0) {}
-    void clear() {
-        words_.clear(); offsets_.assign(1, 0); hashes_.clear();
-        std::fill(slots_.begin(), slots_.end(), 0);
-    }
-    static uint64_t hash_of(const int32_t *words, size_t n) {
-        uint64_t h = kbest_mix(0x51ED270B27A1F3CDULL, (uint64_t)n);
-        for (size_t t = 0; t < n; ++t) h = kbest_mix(h, (uint64_t)(uint32_t)words[t]);
-        return h;
-    }
-    bool same(int32_t s, const int32_t *words, size_t n) const {
-        const size_t lo = offsets_[s], hi = offsets_[s + 1];
-        return hi - lo == n && (n == 0 || std::memcmp(&words_[lo], words, n * sizeof(int32_t)) == 0);
-    }
-    /* Add the sequence; true if it was new. */
-    bool insert(const int32_t *words, size_t n) {
-        const uint64_t h = hash_of(words, n);
-        size_t i = kbest_slot(h) & mask_;
-        for (; slots_[i] != 0; i = (i + 1) & mask_) {
-            const int32_t s = slots_[i] - 1;
-            if (hashes_[s] == h && same(s, words, n)) return false;
-        }
-        const int32_t s = (int32_t)hashes_.size();
-        words_.insert(words_.end(), words, words + n);
-        offsets_.push_back(words_.size());
-        hashes_.push_back(h);
-        slots_[i] = s + 1;
-        if (hashes_.size() * 2 > mask_ + 1) grow();
-        return true;
-    }
-    void grow() {
-        mask_ = mask_ * 2 + 1;
-        slots_.assign(mask_ + 1, 0);
-        for (size_t s = 0; s < hashes_.size(); ++s) {
-            size_t i = kbest_slot(hashes_[s]) & mask_;
-            while (slots_[i] != 0) i = (i + 1) & mask_;
-            slots_[i] = (int32_t)s + 1;
+/* A word sequence by its length and two polynomial hashes modulo the Mersenne prime 2^61 - 1
+   (bases below): blocks concatenate without their words, h(a b) = h(a) * B^|b| + h(b), so a
+   derivation's output hash comes from its tails' in O(its rule's target). Two different
+   outputs of one sentence collide with probability about length / 2^122. */
+struct KBestBlockHash { uint64_t h1, h2; int64_t length; };
+
+static const uint64_t KBEST_PRIME = (1ULL << 61) - 1;
+static const uint64_t KBEST_BASE1 = 0x1F3D5B79A2C4E6ULL % ((1ULL << 61) - 1);
+static const uint64_t KBEST_BASE2 = 0x0D6E8FEB86659FD9ULL % ((1ULL << 61) - 1);
+
+static inline uint64_t kbest_mulmod(uint64_t a, uint64_t b) {
+    const __uint128_t p = (__uint128_t)a * b;
+    uint64_t r = (uint64_t)(p & KBEST_PRIME) + (uint64_t)(p >> 61);
+    return r >= KBEST_PRIME ? r - KBEST_PRIME : r;
+}
+
+static inline uint64_t kbest_addmod(uint64_t a, uint64_t b) {
+    const uint64_t r = a + b;
+    return r >= KBEST_PRIME ? r - KBEST_PRIME : r;
+}
+
+/* Powers of the two bases, grown on demand. */
+struct KBestPowers {
+    std::vector<uint64_t> p1{1}, p2{1};
+    void need(int64_t n) {
+        while ((int64_t)p1.size() <= n) {
+            p1.push_back(kbest_mulmod(p1.back(), KBEST_BASE1));
+            p2.push_back(kbest_mulmod(p2.back(), KBEST_BASE2));
         }
     }
 };
+
+static inline void kbest_append_word(KBestBlockHash &h, int32_t word) {
+    const uint64_t w = (uint64_t)(uint32_t)word + 1;  // never 0: "a" and "0 a" differ
+    h.h1 = kbest_addmod(kbest_mulmod(h.h1, KBEST_BASE1), w);
+    h.h2 = kbest_addmod(kbest_mulmod(h.h2, KBEST_BASE2), w);
+    h.length += 1;
+}
+
+static inline void kbest_append_block(KBestBlockHash &h, const KBestBlockHash &block, KBestPowers &powers) {
+    powers.need(block.length);
+    h.h1 = kbest_addmod(kbest_mulmod(h.h1, powers.p1[block.length]), block.h1);
+    h.h2 = kbest_addmod(kbest_mulmod(h.h2, powers.p2[block.length]), block.h2);
+    h.length += block.length;
+}
 
 #endif  // CKY_KBEST_CONTAINERS_HH
