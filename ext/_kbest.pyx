@@ -13,7 +13,7 @@ popping the best (Algorithm 3's LazyKthBest and LazyNext). The root is virtual:
 its edges are the GOAL items over the sentence, each with its sentence-boundary
 LM score (`root_extra`).
 
-It is the twin of the Python reference decoder.search.kbest.LazyKBest, step for
+It is the twin of the Python reference decoder.search.kbest.ReferenceLazyKBest, step for
 step: the same heap order (best score, then smaller edge, then smaller ranks),
 the same arithmetic for scores and the same moment an item is first expanded (a
 tail not yet expanded scores with its chart score), so both give the same

@@ -8,7 +8,7 @@ import pytest
 from decoder.binarize import binarize
 from decoder.lm import ArpaReference, LanguageModel
 from decoder.search.driver import ChartSearchDriver as ChartDecoder
-from decoder.search.kbest import LazyKBest, kbest_derivations
+from decoder.search.kbest import ReferenceLazyKBest, kbest_derivations
 from decoder.search.model import SearchSpace, Weights
 from decoder.search.readback import edge_tails, preorder_edges
 from decoder.search.reference import ReferenceDecoder
@@ -148,7 +148,7 @@ def _kbest_pairs(decoder, result, words, k, unique):
     root_extra = decoder.weights["lm"] * result.root_boundary
     compiled = decoder.kbest_finder.derivations(result.chart, result.roots, root_extra, words, k, unique)
     chart = {name: values.tolist() for name, values in result.chart.items()}
-    finder = LazyKBest(chart, result.roots.tolist(), root_extra.tolist(), edge_tails,
+    finder = ReferenceLazyKBest(chart, result.roots.tolist(), root_extra.tolist(), edge_tails,
                        functools.partial(decoder.reader.edge_blocks, chart, words))
     reference = [(score, root, preorder_edges(tree)) for score, root, tree in kbest_derivations(finder, k, unique)]
     return ([(score, root, list(map(int, edges))) for score, root, edges in compiled], reference)
@@ -158,7 +158,7 @@ def _kbest_pairs(decoder, result, words, k, unique):
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("unique", (False, True))
 def test_compiled_kbest_equals_reference(models, stores, seed, strategy, unique):
-    """The compiled k-best (decoder._ext._kbest) and the Python LazyKBest: the same derivations in the
+    """The compiled k-best (decoder._ext._kbest) and the Python ReferenceLazyKBest: the same derivations in the
     same order (ties included: same heap order and arithmetic), so equal scores, edges and texts."""
     _, lm = models
     _, store = stores(seed, strategy, n_rules=20, max_arity=4)

@@ -9,5 +9,5 @@
   - driver: one sentence through the compiled search (ChartSearchDriver, SearchResult)
   - readback: a derivation's output, tree and features (DerivationReader, ReadBack)
   - kbest: lazy k-best (Huang and Chiang 2005, Algorithm 3): CompiledKBest (decoder._ext._kbest),
-    and LazyKBest, the pure-Python reference
+    and ReferenceLazyKBest, the pure-Python reference
 """

@@ -22,7 +22,7 @@ from decoder._ext import compiled_module
 from ..grammar import unescape_word
 from ..settings import SearchSettings
 from .grammar_arrays import GrammarArrays
-from .kbest import CompiledKBest, LazyKBest, kbest_derivations
+from .kbest import CompiledKBest, ReferenceLazyKBest, kbest_derivations
 from .model import GLUE, LM, OOV, WORD_COUNT, SearchSpace, Weights
 from .readback import DerivationReader, ReadBack, best_derivation, edge_tails, preorder_edges
 
@@ -136,11 +136,11 @@ class ChartSearchDriver:
 
     def kbest_reference(self, result: SearchResult, words, k: int, unique: bool = True,
                         max_derivations: int | None = None) -> list[ReadBack]:
-        """`kbest` by the pure-Python reference (decoder.search.kbest.LazyKBest), for the tests."""
+        """`kbest` by the pure-Python reference (decoder.search.kbest.ReferenceLazyKBest), for the tests."""
         if len(result.roots) == 0 or k <= 0:
             return []
         chart = {name: values.tolist() for name, values in result.chart.items()}
-        finder = LazyKBest(chart, result.roots.tolist(), (self.weights[LM] * result.root_boundary).tolist(),
+        finder = ReferenceLazyKBest(chart, result.roots.tolist(), (self.weights[LM] * result.root_boundary).tolist(),
                            edge_tails, functools.partial(self.reader.edge_blocks, chart, words))
         return [self.reader.read(result.chart, result.n_words, words, score,
                                  float(result.root_boundary[root_index]), preorder_edges(tree))

@@ -4,8 +4,9 @@
   unique-output filter done there too (outputs compared as word-id sequences).
   It returns each derivation as its edges in pre-order, the form
   decoder.search.readback reads.
-- `LazyKBest` and `kbest_derivations`: the pure-Python reference the tests compare
-  the compiled one with (same order, ties included). Its LazyKthBest recursion
+- `ReferenceLazyKBest` (also `LazyKBest`, its old name) and `kbest_derivations`:
+  the pure-Python reference the tests compare the compiled one with (same order,
+  ties included; ChartSearchDriver.kbest_reference). Its LazyKthBest recursion
   (`_fill` -> `_push_next` -> `_score_of`) is the paper's, one Python frame per
   tree level: for tiny grammars, not for 1,000-word sentences.
 
@@ -70,7 +71,7 @@ class CompiledKBest:
 # ---------------------------------------------------------------------- the Python reference
 
 
-def kbest_derivations(finder: "LazyKBest", k: int, unique: bool, max_derivations: int | None = None):
+def kbest_derivations(finder: "ReferenceLazyKBest", k: int, unique: bool, max_derivations: int | None = None):
     """Yield (score, root index, derivation tree) of the k best derivations (unique: of the k best
     distinct outputs, among at most `max_derivations` derivations, 50 * k by default), best first."""
     seen: set = set()
@@ -91,7 +92,7 @@ def kbest_derivations(finder: "LazyKBest", k: int, unique: bool, max_derivations
             return
 
 
-class LazyKBest:
+class ReferenceLazyKBest:
     """Huang and Chiang (2005), Algorithm 3, over the exported chart (as lists): the reference.
 
     A derivation of item v is (score, edge, ranks): the edge into v and, per tail,
@@ -204,3 +205,6 @@ class LazyKBest:
             neg, index, rank = heapq.heappop(self.root_candidates)
             self.root_derivations.append((-neg, index, rank))
         return self.root_derivations[k]
+
+
+LazyKBest = ReferenceLazyKBest  # the old name

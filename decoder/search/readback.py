@@ -8,7 +8,7 @@ its tails in order), over the chart that the compiled search exported
 target tree (the source rules' tree fragments with their nonterminal leaves filled
 in), every feature recomputed from the rules used, and the derivation as nested
 dicts. `edge_blocks` is the cheap part of that walk (target words only), which the
-Python reference k-best (decoder.search.kbest.LazyKBest) needs for every candidate.
+Python reference k-best (decoder.search.kbest.ReferenceLazyKBest) needs for every candidate.
 
 Every walk here uses an explicit stack, not recursion: a derivation is as deep as
 the sentence is long (a glue chain over 1,000 unknown words is 1,000 levels).
