@@ -10,7 +10,7 @@ from decoder.lm import ArpaReference, LanguageModel
 from decoder.search.driver import ChartSearchDriver as ChartDecoder
 from decoder.search.kbest import ReferenceLazyKBest, kbest_derivations
 from decoder.search.model import SearchSpace, Weights
-from decoder.search.readback import edge_tails, preorder_edges
+from decoder.search.readback import EDGE_GLUE_START, edge_tails, preorder_edges
 from decoder.search.reference import ReferenceDecoder
 from decoder.store import GrammarStore, write_store
 
@@ -187,3 +187,25 @@ def test_compiled_unique_kbest_compares_words_not_their_origin(models, stores, s
     result = decoder.search(words)
     compiled, reference = _kbest_pairs(decoder, result, words, 30, unique=True)
     assert compiled == reference
+
+
+def test_compiled_kbest_rejects_a_chart_that_is_not_the_search_s(models, stores):
+    """The compiled k-best relies on every tail being an older item (so the hypergraph is acyclic and
+    its walks end): a chart breaking that, or roots without their scores, is a ValueError."""
+    _, lm = models
+    _, store = stores(3, "left", n_rules=20, max_arity=4)
+    decoder = ChartDecoder(store, lm, Weights(FEATURES, WEIGHTS), pop_limit=0)
+    words = random_sentence(3, 4)
+    result = decoder.search(words)
+    extra = decoder.weights["lm"] * result.root_boundary
+    finder = decoder.kbest_finder
+    assert finder.derivations(result.chart, result.roots, extra, words, 5, True)
+    with pytest.raises(ValueError, match="roots but"):
+        finder.derivations(result.chart, result.roots, extra[:-1], words, 5, True)
+    cyclic = dict(result.chart, edge_tail0=result.chart["edge_tail0"].copy())
+    edge = int(result.chart["item_first_edge"][0])  # an edge into item 0 now takes the last item
+    cyclic["edge_rule"] = result.chart["edge_rule"].copy()
+    cyclic["edge_rule"][edge] = EDGE_GLUE_START
+    cyclic["edge_tail0"][edge] = len(result.chart["item_score"]) - 1
+    with pytest.raises(ValueError, match="not an earlier item"):
+        finder.derivations(cyclic, result.roots, extra, words, 5, True)
