@@ -33,6 +33,7 @@ MODULES = {
     "_lm": ("query", ["lm_rule_score.hh"], {}),
     "_chart": ("headers", ["chart_containers.hh"], {"initializedcheck": False}),
     "_incremental": ("headers", ["chart_containers.hh", "incremental_sort.hh"], {"initializedcheck": False}),
+    "_kbest": ("headers", ["kbest_containers.hh"], {"initializedcheck": False}),  # headers: cimports _chart's
     "_rule_table": (None, [], {}),
     "_extract": (None, [], {}),
     "_sequence_index": (None, ["prefetch.hh"], {}),

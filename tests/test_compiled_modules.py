@@ -33,6 +33,7 @@ IMPORTERS = [
     ("decoder.search.driver", "_chart"),
     ("decoder.search.grammar_arrays", "_chart"),
     ("decoder.search.readback", "_chart"),
+    ("decoder.search.kbest", "_kbest"),
 ]
 
 

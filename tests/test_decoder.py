@@ -206,3 +206,22 @@ def test_cli_without_config(model, monkeypatch, capsys):
     out = run_cli(["--store", str(model / "store"), "--lm", str(model / "lm.arpa"), "--exhaustive", "--quiet"],
                   monkeypatch, capsys, "el perro es pequeña\nla casa\n")
     assert out.split("\n")[:-1] == ["the dog is small", "the house"]
+
+
+def test_a_sentence_of_1000_words_translates_and_kbests(decoder):
+    """Read-back and k-best walk a derivation with explicit stacks, not recursion: the glue chain
+    over 996 unknown words is 1,000 levels deep (recursion failed from 248 unknown words)."""
+    words = ["la", "casa", "es", "pequeña"] + [f"w{i}" for i in range(996)]
+    best = decoder.translate(words)
+    assert best.text.split()[4:] == words[4:]  # every unknown word passed through, in order
+    assert best.features["oov"] == 996
+    for unique in (True, False):
+        kbest = decoder.kbest(words, 3, unique=unique)
+        assert len(kbest) == 3
+        assert kbest[0].text == best.text
+        assert kbest[0].score == pytest.approx(best.score)
+        assert [t.score for t in kbest] == sorted((t.score for t in kbest), reverse=True)
+        for t in kbest:
+            assert t.features["oov"] == 996
+            assert decoder.weights.dot(t.features) == pytest.approx(t.score)
+    assert len({t.text for t in decoder.kbest(words, 3)}) == 3

@@ -1,5 +1,6 @@
 """The compiled chart search (decoder._ext._chart via decoder.search.chart) against independent answers:
 the pure-Python exhaustive decoder, exhaustive mode itself, and KenLM's full-sentence score."""
+import functools
 import math
 
 import pytest
@@ -7,7 +8,9 @@ import pytest
 from decoder.binarize import binarize
 from decoder.lm import ArpaReference, LanguageModel
 from decoder.search.driver import ChartSearchDriver as ChartDecoder
+from decoder.search.kbest import ReferenceLazyKBest, kbest_derivations
 from decoder.search.model import SearchSpace, Weights
+from decoder.search.readback import EDGE_GLUE_START, edge_tails, preorder_edges
 from decoder.search.reference import ReferenceDecoder
 from decoder.store import GrammarStore, write_store
 
@@ -138,3 +141,71 @@ def test_pop_limit_and_beam_reduce_search(models, stores):
     stats = ChartDecoder(store, lm, weights, pop_limit=0, beam_size=2).search(words).stats
     assert all(mean <= 2 for mean, _ in stats["items_per_cell"].values())
     assert stats["lm_queries_novel"] <= stats["lm_queries"]
+
+
+def _kbest_pairs(decoder, result, words, k, unique):
+    """(compiled, reference): the k best as (score, root index, edges in pre-order) by each k-best."""
+    root_extra = decoder.weights["lm"] * result.root_boundary
+    compiled = decoder.kbest_finder.derivations(result.chart, result.roots, root_extra, words, k, unique)
+    chart = {name: values.tolist() for name, values in result.chart.items()}
+    finder = ReferenceLazyKBest(chart, result.roots.tolist(), root_extra.tolist(), edge_tails,
+                       functools.partial(decoder.reader.edge_blocks, chart, words))
+    reference = [(score, root, preorder_edges(tree)) for score, root, tree in kbest_derivations(finder, k, unique)]
+    return ([(score, root, list(map(int, edges))) for score, root, edges in compiled], reference)
+
+
+@pytest.mark.parametrize("seed", range(25))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("unique", (False, True))
+def test_compiled_kbest_equals_reference(models, stores, seed, strategy, unique):
+    """The compiled k-best (decoder._ext._kbest) and the Python ReferenceLazyKBest: the same derivations in the
+    same order (ties included: same heap order and arithmetic), so equal scores, edges and texts."""
+    _, lm = models
+    _, store = stores(seed, strategy, n_rules=20, max_arity=4)
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(seed, 3 + seed % 4)
+    settings = dict(exhaustive=True) if seed % 2 else dict(pop_limit=3)
+    decoder = ChartDecoder(store, lm, weights, space_for(seed), **settings)
+    result = decoder.search(words)
+    compiled, reference = _kbest_pairs(decoder, result, words, 15, unique)
+    assert compiled == reference
+    texts = [h.text for h in decoder.kbest(result, words, 15, unique=unique)]
+    assert texts == [h.text for h in decoder.kbest_reference(result, words, 15, unique=unique)]
+    if unique:
+        assert len(set(texts)) == len(texts)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_compiled_unique_kbest_compares_words_not_their_origin(models, stores, seed):
+    """A target word passed through as an unknown source word ("x", "y") and the same word written
+    by a rule are the same output word, as the reference's text comparison has it; an unknown
+    word no rule writes ("q") is no vocabulary word."""
+    _, lm = models
+    _, store = stores(seed, "left", n_rules=20, max_arity=4)
+    decoder = ChartDecoder(store, lm, Weights(FEATURES, WEIGHTS), exhaustive=True)
+    words = random_sentence(seed, 3) + ["x", "a", "y"]
+    result = decoder.search(words)
+    compiled, reference = _kbest_pairs(decoder, result, words, 30, unique=True)
+    assert compiled == reference
+
+
+def test_compiled_kbest_rejects_a_chart_that_is_not_the_search_s(models, stores):
+    """The compiled k-best relies on every tail being an older item (so the hypergraph is acyclic and
+    its walks end): a chart breaking that, or roots without their scores, is a ValueError."""
+    _, lm = models
+    _, store = stores(3, "left", n_rules=20, max_arity=4)
+    decoder = ChartDecoder(store, lm, Weights(FEATURES, WEIGHTS), pop_limit=0)
+    words = random_sentence(3, 4)
+    result = decoder.search(words)
+    extra = decoder.weights["lm"] * result.root_boundary
+    finder = decoder.kbest_finder
+    assert finder.derivations(result.chart, result.roots, extra, words, 5, True)
+    with pytest.raises(ValueError, match="roots but"):
+        finder.derivations(result.chart, result.roots, extra[:-1], words, 5, True)
+    cyclic = dict(result.chart, edge_tail0=result.chart["edge_tail0"].copy())
+    edge = int(result.chart["item_first_edge"][0])  # an edge into item 0 now takes the last item
+    cyclic["edge_rule"] = result.chart["edge_rule"].copy()
+    cyclic["edge_rule"][edge] = EDGE_GLUE_START
+    cyclic["edge_tail0"][edge] = len(result.chart["item_score"]) - 1
+    with pytest.raises(ValueError, match="not an earlier item"):
+        finder.derivations(cyclic, result.roots, extra, words, 5, True)

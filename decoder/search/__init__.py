@@ -8,5 +8,6 @@
   - grammar_arrays: the grammar as the compiled search reads it (GrammarArrays, SymbolNames)
   - driver: one sentence through the compiled search (ChartSearchDriver, SearchResult)
   - readback: a derivation's output, tree and features (DerivationReader, ReadBack)
-  - kbest: lazy k-best (Huang and Chiang 2005, Algorithm 3: LazyKBest)
+  - kbest: lazy k-best (Huang and Chiang 2005, Algorithm 3): CompiledKBest (decoder._ext._kbest),
+    and ReferenceLazyKBest, the pure-Python reference
 """

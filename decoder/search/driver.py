@@ -3,7 +3,7 @@
     chart = ChartSearchDriver(store, lm, weights, space, SearchSettings(pop_limit=50))
     result = chart.run(words)                 # a SearchResult: the exported chart and statistics
     chart.best(result, words)                 # a ReadBack (decoder.search.readback), or None
-    chart.kbest(result, words, 100)           # the 100 best, lazily (decoder.search.kbest)
+    chart.kbest(result, words, 100)           # the 100 best, lazily (decoder.search.kbest, compiled)
 
 The grammar arrays are prepared once (decoder.search.grammar_arrays); the
 settings come from a `SearchSettings` (decoder.settings, the one home of their
@@ -22,9 +22,9 @@ from decoder._ext import compiled_module
 from ..grammar import unescape_word
 from ..settings import SearchSettings
 from .grammar_arrays import GrammarArrays
-from .kbest import LazyKBest, kbest_derivations
+from .kbest import CompiledKBest, ReferenceLazyKBest, kbest_derivations
 from .model import GLUE, LM, OOV, WORD_COUNT, SearchSpace, Weights
-from .readback import DerivationReader, ReadBack, best_derivation, edge_tails
+from .readback import DerivationReader, ReadBack, best_derivation, edge_tails, preorder_edges
 
 _chart = compiled_module("_chart")
 
@@ -60,6 +60,7 @@ class ChartSearchDriver:
                                  oov_labels=space.oov_labels, glue=space.glue)
         self.grammar = GrammarArrays(store, lm, weights, self.space)
         self.reader = DerivationReader(store, weights, self.space, self.grammar)
+        self.kbest_finder = CompiledKBest(store)
         self.engine = _chart.ChartSearch(self.grammar.arrays, lm, self.grammar.n_symbols, self.grammar.goal_symbol,
                                   self.settings, **self._engine_weights())
 
@@ -124,14 +125,25 @@ class ChartSearchDriver:
     def kbest(self, result: SearchResult, words, k: int, unique: bool = True,
               max_derivations: int | None = None) -> list[ReadBack]:
         """The k best derivations (unique: the k best distinct translations, among at most
-        `max_derivations` derivations, 50 * k by default), best first."""
+        `max_derivations` derivations, 50 * k by default), best first; compiled (decoder._ext._kbest)."""
+        if len(result.roots) == 0 or k <= 0:
+            return []
+        found = self.kbest_finder.derivations(result.chart, result.roots, self.weights[LM] * result.root_boundary,
+                                              words, k, unique, max_derivations)
+        return [self.reader.read(result.chart, result.n_words, words, score, float(result.root_boundary[root_index]),
+                                 edges)
+                for score, root_index, edges in found]
+
+    def kbest_reference(self, result: SearchResult, words, k: int, unique: bool = True,
+                        max_derivations: int | None = None) -> list[ReadBack]:
+        """`kbest` by the pure-Python reference (decoder.search.kbest.ReferenceLazyKBest), for the tests."""
         if len(result.roots) == 0 or k <= 0:
             return []
         chart = {name: values.tolist() for name, values in result.chart.items()}
-        finder = LazyKBest(chart, result.roots.tolist(), (self.weights[LM] * result.root_boundary).tolist(),
+        finder = ReferenceLazyKBest(chart, result.roots.tolist(), (self.weights[LM] * result.root_boundary).tolist(),
                            edge_tails, functools.partial(self.reader.edge_blocks, chart, words))
         return [self.reader.read(result.chart, result.n_words, words, score,
-                                 float(result.root_boundary[root_index]), tree)
+                                 float(result.root_boundary[root_index]), preorder_edges(tree))
                 for score, root_index, tree in kbest_derivations(finder, k, unique, max_derivations)]
 
 

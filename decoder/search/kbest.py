@@ -1,22 +1,82 @@
 """Lazy k-best extraction: Huang and Chiang (2005), Algorithm 3, over the exported chart.
 
-`kbest_derivations(chart, roots, root_extra, ...)` yields the derivations of the
-sentence best first, as (score, root index, derivation tree); with `unique`, only
-the best derivation of each distinct output (compared through `edge_blocks`,
+- `CompiledKBest`: the decoder's k-best, in C (decoder._ext._kbest), with the
+  unique-output filter done there too (outputs compared as word-id sequences).
+  It returns each derivation as its edges in pre-order, the form
+  decoder.search.readback reads.
+- `ReferenceLazyKBest` (also `LazyKBest`, its old name) and `kbest_derivations`:
+  the pure-Python reference the tests compare the compiled one with (same order,
+  ties included; ChartSearchDriver.kbest_reference). Its LazyKthBest recursion
+  (`_fill` -> `_push_next` -> `_score_of`) is the paper's, one Python frame per
+  tree level: for tiny grammars, not for 1,000-word sentences.
+
+`kbest_derivations(finder, k, unique, ...)` yields the derivations of the sentence
+best first, as (score, root index, derivation tree); with `unique`, only the best
+derivation of each distinct output (compared through `edge_blocks`,
 decoder.search.readback).
 """
 from __future__ import annotations
 
 import heapq
 
+import numpy as np
 
-def kbest_derivations(finder: "LazyKBest", k: int, unique: bool, max_derivations: int | None = None):
+from decoder._ext import compiled_module
+
+_kbest = compiled_module("_kbest")
+
+# Unique k-best examines at most this many derivations per output asked for (max_derivations).
+DERIVATIONS_PER_UNIQUE_OUTPUT = 50
+
+
+def derivation_limit(k: int, unique: bool, max_derivations: int | None = None) -> int:
+    """How many derivations a k-best list examines: max_derivations if given, else k (50 * k if unique)."""
+    if max_derivations is not None:
+        return max_derivations
+    return DERIVATIONS_PER_UNIQUE_OUTPUT * k if unique else k
+
+
+class CompiledKBest:
+    """The compiled lazy k-best (decoder._ext._kbest) over one grammar store's rules."""
+
+    def __init__(self, store):
+        self.store = store
+        self.engine = _kbest.KBest(store.rule_carries, store.rule_target_offsets, store.rule_target)
+        self._target_index: dict | None = None
+
+    def pass_through_words(self, words) -> np.ndarray:
+        """int32 per source word: its output word id when passed through. Outputs are compared as
+        word-id sequences in the store's target vocabulary, so a word the vocabulary has gets its
+        id there (the same output as a rule writing it); any other word an id above the
+        vocabulary's, one per distinct word."""
+        if self._target_index is None:
+            self._target_index = {word: i for i, word in enumerate(self.store.target_vocab)}
+        index, n_vocab = self._target_index, len(self._target_index)
+        others: dict = {}
+        return np.fromiter((index[w] if w in index else n_vocab + others.setdefault(w, len(others)) for w in words),
+                           dtype=np.int32, count=len(words))
+
+    def derivations(self, chart: dict, roots, root_extra, words, k: int, unique: bool,
+                    max_derivations: int | None = None) -> list:
+        """[(score, root index, edges in pre-order)] of the k best derivations (unique: of the k best
+        distinct outputs, among at most `derivation_limit(...)` derivations), best first."""
+        scores, root_index, offsets, edges = self.engine.extract(
+            chart, roots, root_extra, self.pass_through_words(words), int(k), bool(unique),
+            int(derivation_limit(k, unique, max_derivations)))
+        offsets = offsets.tolist()
+        return [(score, root, edges[offsets[d]:offsets[d + 1]])
+                for d, (score, root) in enumerate(zip(scores.tolist(), root_index.tolist()))]
+
+
+# ---------------------------------------------------------------------- the Python reference
+
+
+def kbest_derivations(finder: "ReferenceLazyKBest", k: int, unique: bool, max_derivations: int | None = None):
     """Yield (score, root index, derivation tree) of the k best derivations (unique: of the k best
     distinct outputs, among at most `max_derivations` derivations, 50 * k by default), best first."""
     seen: set = set()
     found = 0
-    limit = max_derivations if max_derivations is not None else (50 * k if unique else k)
-    for rank in range(limit):
+    for rank in range(derivation_limit(k, unique, max_derivations)):
         kth = finder.kth_root(rank)
         if kth is None:
             return
@@ -32,8 +92,8 @@ def kbest_derivations(finder: "LazyKBest", k: int, unique: bool, max_derivations
             return
 
 
-class LazyKBest:
-    """Huang and Chiang (2005), Algorithm 3, over the exported chart (as lists).
+class ReferenceLazyKBest:
+    """Huang and Chiang (2005), Algorithm 3, over the exported chart (as lists): the reference.
 
     A derivation of item v is (score, edge, ranks): the edge into v and, per tail,
     the rank of the tail's derivation used. The root is a virtual node whose edges
@@ -101,23 +161,36 @@ class LazyKBest:
             heapq.heappush(self.candidates[item], (-(self.chart["edge_score"][edge] + sum(scores)), edge, new_ranks))
 
     def tree(self, item: int, rank: int):
-        """The derivation as (edge, [subtrees])."""
-        self._fill(item, rank + 1)
-        _, edge, ranks = self.derivations[item][rank]
-        tails = self.tails_of(self.chart, edge)
-        return (edge, [self.tree(t, r) for t, r in zip(tails, ranks)])
+        """The derivation as (edge, [subtrees]) (each node a list [edge, subtrees])."""
+        root: list = [None, []]
+        stack = [(item, rank, root)]
+        while stack:
+            item, rank, node = stack.pop()
+            self._fill(item, rank + 1)
+            _, edge, ranks = self.derivations[item][rank]
+            node[0] = edge
+            children = [[None, []] for _ in ranks]
+            node[1].extend(children)
+            stack.extend(reversed(list(zip(self.tails_of(self.chart, edge), ranks, children))))
+        return root
 
     def blocks(self, item: int, rank: int) -> tuple:
         """The target blocks of a derivation (memoized: derivations share their parts)."""
-        key = (item, rank)
-        cached = self.memo_blocks.get(key)
-        if cached is None:
-            self._fill(item, rank + 1)
-            _, edge, ranks = self.derivations[item][rank]
+        memo = self.memo_blocks
+        stack = [(item, rank, False)]
+        while stack:
+            node_item, node_rank, children_done = stack.pop()
+            if (node_item, node_rank) in memo:
+                continue
+            self._fill(node_item, node_rank + 1)
+            _, edge, ranks = self.derivations[node_item][node_rank]
             tails = self.tails_of(self.chart, edge)
-            cached = self.edge_blocks(edge, [self.blocks(t, r) for t, r in zip(tails, ranks)])
-            self.memo_blocks[key] = cached
-        return cached
+            if children_done:
+                memo[node_item, node_rank] = self.edge_blocks(edge, [memo[t, r] for t, r in zip(tails, ranks)])
+            else:
+                stack.append((node_item, node_rank, True))
+                stack.extend((t, r, False) for t, r in zip(tails, ranks))
+        return memo[item, rank]
 
     def kth_root(self, k: int):
         """(score, root index, rank of the root item's derivation) of the k-th best derivation, or None."""
@@ -132,3 +205,6 @@ class LazyKBest:
             neg, index, rank = heapq.heappop(self.root_candidates)
             self.root_derivations.append((-neg, index, rank))
         return self.root_derivations[k]
+
+
+LazyKBest = ReferenceLazyKBest  # the old name
