@@ -35,14 +35,16 @@ def build_store(rules_path: str | os.PathLike, store_dir: str | os.PathLike, str
                 seed: int = 0, filter_path: str | os.PathLike | None = None,
                 sentences: Sequence[Sequence[str]] | None = None, feature_names: Sequence[str] | None = None,
                 non_binarizable: str = "monolingual", progress: bool = False,
-                source_table: str | os.PathLike | None = None) -> StoreBuild:
+                source_table: str | os.PathLike | None = None, reference: bool = False) -> StoreBuild:
     """Compile the rule table at `rules_path` into a store at `store_dir` (replacing a store there).
 
     Rules are kept only if they can match a sentence of `filter_path` (a tokenized text) or of
     `sentences` (word lists), if given. The score columns are named by `feature_names`, else by
     the table's names file (decoder.grammar.read_feature_names); with neither, FeatureNamesError:
     positional names would silently stop tuned weights from applying. `source_table` (default:
-    `rules_path`) is recorded in meta.json. Errors: GrammarFormatError, InputError (file, line),
+    `rules_path`) is recorded in meta.json. The binary rules go from the binarization kernel to
+    the store as integer arrays (`binarize(..., arrays=True)`); `reference` takes the path
+    through BinaryRule objects instead (same store, byte for byte; slower). Errors: GrammarFormatError, InputError (file, line),
     FeatureNamesError, StoreError, OSError."""
     rules_path = os.fspath(rules_path)
     timings: dict[str, float] = {}
@@ -60,7 +62,8 @@ def build_store(rules_path: str | os.PathLike, store_dir: str | os.PathLike, str
     from ..binarize import binarize
 
     started = time.perf_counter()
-    grammar = binarize(rules, strategy=strategy, seed=seed, non_binarizable=non_binarizable, progress=progress)
+    grammar = binarize(rules, strategy=strategy, seed=seed, non_binarizable=non_binarizable, progress=progress,
+                       arrays=not reference)
     timings["binarize"] = time.perf_counter() - started
 
     started = time.perf_counter()
