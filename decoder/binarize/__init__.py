@@ -70,9 +70,9 @@ def binarize(rules: Iterable[Rule], strategy: str = "left", seed: int = 0, max_i
 
 
 class garbage_collector_paused:
-    """Binarizing allocates millions of small tuples, none of which can form a cycle; each time
-    the cyclic collector runs it walks every live object (the whole rule table), which cost
-    more than the binarization itself. (A class, not a generator-based context manager: making
+    """Binarizing (and reading a table: decoder.store.build_store) allocates millions of small
+    objects, none of which can form a cycle; each time the cyclic collector runs it walks every
+    live object (the whole rule table), which cost more than the binarization itself. (A class, not a generator-based context manager: making
     the generator's frame could itself set off a collection before the pause began.)"""
 
     def __enter__(self):

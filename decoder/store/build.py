@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from ..binarize import binarize, garbage_collector_paused
 from ..errors import FeatureNamesError
 from ..grammar import feature_names_path, read_feature_names, read_rules
 from .compile import compile_grammar, save_store
@@ -44,9 +45,17 @@ def build_store(rules_path: str | os.PathLike, store_dir: str | os.PathLike, str
     positional names would silently stop tuned weights from applying. `source_table` (default:
     `rules_path`) is recorded in meta.json. The binary rules go from the binarization kernel to
     the store as integer arrays (`binarize(..., arrays=True)`); `reference` takes the path
-    through BinaryRule objects instead (same store, byte for byte; slower). Errors: GrammarFormatError, InputError (file, line),
-    FeatureNamesError, StoreError, OSError."""
-    rules_path = os.fspath(rules_path)
+    through BinaryRule objects instead (the same store, byte for byte; slower). Errors:
+    GrammarFormatError, InputError (file, line), FeatureNamesError, StoreError, OSError."""
+    # Reading, binarizing and compiling a table make millions of objects that cannot form a cycle:
+    # the cyclic collector would walk them all again and again (see garbage_collector_paused).
+    with garbage_collector_paused():
+        return _build_store(os.fspath(rules_path), store_dir, strategy, seed, filter_path, sentences, feature_names,
+                            non_binarizable, progress, source_table, reference)
+
+
+def _build_store(rules_path, store_dir, strategy, seed, filter_path, sentences, feature_names, non_binarizable,
+                 progress, source_table, reference) -> StoreBuild:
     timings: dict[str, float] = {}
     started = time.perf_counter()
     rules = list(read_rules(rules_path, uniform_scores=True))
@@ -58,8 +67,6 @@ def build_store(rules_path: str | os.PathLike, store_dir: str | os.PathLike, str
         started = time.perf_counter()
         rules = filter_rules(rules, read_sentences(filter_path) if filter_path is not None else sentences)
         timings["filter"] = time.perf_counter() - started
-
-    from ..binarize import binarize
 
     started = time.perf_counter()
     grammar = binarize(rules, strategy=strategy, seed=seed, non_binarizable=non_binarizable, progress=progress,

@@ -437,7 +437,8 @@ def _features(source_rules, feature_names):
     if len(lengths) > 1:
         raise ValueError(f"rules have different numbers of scores: {sorted(lengths)}")
     n_features = lengths.pop() if lengths else len(feature_names or ())
-    scores = np.array([r.scores for r in source_rules], dtype=np.float64).reshape(len(source_rules), n_features)
+    scores = np.fromiter(chain.from_iterable(r.scores for r in source_rules), dtype=np.float64,
+                         count=len(source_rules) * n_features).reshape(len(source_rules), n_features)
     with np.errstate(divide="ignore", invalid="ignore"):
         logs = np.where(scores > 0, np.log(np.where(scores > 0, scores, 1.0)), MOSES_LOG_OF_ZERO)
     if feature_names is None:
