@@ -104,7 +104,8 @@ def _columns_of_arrays(grammar: BinaryRuleArrays) -> RuleColumns:
     rank[seen] = np.arange(len(seen))
     seen_kinds = kinds[seen]
 
-    # Target words renumbered by first appearance in the rows, in rule order.
+    # Target words renumbered by first appearance in the rows, in rule order (the kernel numbers
+    # them in about this order already; renumbering makes it certain).
     target = grammar.rule_target
     is_word = target >= 0
     word_first = _first_appearance(target[is_word].astype(np.int64), len(grammar.target_words))
@@ -132,8 +133,7 @@ def _columns_of_arrays(grammar: BinaryRuleArrays) -> RuleColumns:
 def _first_appearance(sequence: np.ndarray, n_values: int) -> np.ndarray:
     """Per value 0..n_values-1, the first index in `sequence` that holds it (len(sequence) if none)."""
     first = np.full(n_values, len(sequence), dtype=np.int64)
-    # Assigned from the back: of a repeated index the last assignment, the first position, stays.
-    first[sequence[::-1]] = np.arange(len(sequence) - 1, -1, -1, dtype=np.int64)
+    np.minimum.at(first, sequence, np.arange(len(sequence), dtype=np.int64))
     return first
 
 
