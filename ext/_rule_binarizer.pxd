@@ -19,6 +19,12 @@ cdef enum:
     NO_CHILD = -0x40000001  # the missing second child of a one-token top rule
     ERROR = -0x40000002  # a Python exception is set
 
+# Symbol kinds (symbol_kind).
+cdef enum:
+    LABEL_SYMBOL = 0
+    RUN_SYMBOL = 1
+    VIRTUAL_SYMBOL = 2
+
 # Template flags.
 cdef enum:
     TOP = 1  # the rule's top node: LHS label, never shared
@@ -38,6 +44,24 @@ cdef class RuleBinarizer:
     cdef int strategy
     cdef bint drop_non_binarizable
     cdef object binary_rule_type  # decoder.binarize.BinaryRule
+
+    # Array output (see "Array output" in _rule_binarizer.pyx): no BinaryRule, binarizations or
+    # bucket keys; per binary rule a row of integer arrays instead.
+    cdef public bint emit_arrays
+    cdef public bint label_like_virtual  # a label starts with "<": only the object path reads it
+    cdef vector[int32_t] out_lhs  # a symbol id, or for a top rule -1 - its index in lhs_labels
+    cdef vector[int32_t] out_child0, out_child1  # symbol ids (canonical); child1 -1 for one child
+    cdef vector[int64_t] out_target_offsets
+    cdef vector[int32_t] out_target  # target word id >= 0, or -1 - k for carried block k
+    cdef vector[uint8_t] out_carries
+    cdef vector[int64_t] out_origin
+    cdef dict lhs_label_ids  # top rules' LHS label -> index in lhs_labels
+    cdef list lhs_labels
+    cdef vector[uint8_t] symbol_kind  # symbol id -> LABEL_SYMBOL, RUN_SYMBOL or VIRTUAL_SYMBOL
+    cdef vector[int32_t] symbol_canonical  # symbol id -> the first symbol with an equal child object
+    cdef vector[int32_t] name_symbol  # name key id -> the first symbol named by it
+    cdef SequenceIndex rule_keys  # a virtual rule's (lhs, children, target) as canonical ints -> id
+    cdef vector[int32_t] rule_buffer  # a rule key being looked up
 
     # Symbols: tokens (labels and terminal runs) and virtual nodes.
     cdef dict token_symbols  # label (str) or terminal run (tuple) -> symbol id
@@ -124,6 +148,9 @@ cdef class RuleBinarizer:
     cdef int share_by_equality(self) except -1
     cdef str virtual_name(self, int j, tuple bucket, bint monolingual)
     cdef int emit_rule(self, Py_ssize_t rule_index, lhs) except -1
+    cdef int emit_rule_arrays(self, Py_ssize_t rule_index, lhs) except -1
+    cdef int virtual_symbol_arrays(self, int j, int left, int right) except -1
+    cdef int push_target(self, int j) except -1
     # ICR span tables.
     cdef void collect_tree_spans(self, int ref, int32_t* codes, int* count, int* first, int* last) noexcept
     cdef int span_bucket_id(self, dict ids, int p, int q) except -1

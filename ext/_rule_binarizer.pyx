@@ -7,6 +7,7 @@ rule_shape.node_templates, strategies.*_tree and BinaryGrammarBuilder), and
 tests/test_binarize_kernel.py checks that both give identical grammars.
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.string cimport memcpy
 from libcpp.vector cimport vector
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM
@@ -44,6 +45,17 @@ from decoder._ext._sequence_index cimport SequenceIndex, sequence_hash
 # object (two virtual nodes with one name but different insides, or a label that
 # is spelled like a virtual name); until that happens every new key makes a new
 # BinaryRule, and the equality index is built only once it does.
+
+# Array output. With emit_arrays, no BinaryRule (nor its children and target tuples), no
+# binarization or bucket-key tuple is made: each binary rule is a row of integer arrays (lhs,
+# children, target items, carries, origin; `rule_arrays()`), in the order `rules` would have,
+# and the only Python objects are one name per distinct virtual symbol (none when its name key
+# was seen before) and the tokens' own. Ids are symbol ids made canonical: symbols with equal
+# child objects (two virtual symbols of one name) are the first of them, so that two rules are
+# equal BinaryRules exactly when their rows (lhs, children, target) are equal, and a virtual
+# rule is kept once, as the object path shares it. A label spelled like a virtual name ("<...")
+# would be one object with a virtual name; the rows cannot say so, and `label_like_virtual`
+# tells the caller to take the object path.
 
 # Strategy names (decoder.binarize.strategies.STRATEGIES) -> codes (_rule_binarizer.pxd).
 STRATEGY_CODES = {"monolingual": MONOLINGUAL, "left": LEFT, "right": RIGHT, "random": RANDOM, "icr": ICR}
@@ -113,6 +125,30 @@ cdef inline bint _spells_one_name_token(word):
             and not (<str>word).startswith("["))
 
 
+cdef object _int32_array(vector[int32_t]& values):
+    out = np.empty(values.size(), dtype=np.int32)
+    cdef int32_t[::1] view = out
+    if values.size():
+        memcpy(&view[0], values.data(), values.size() * sizeof(int32_t))
+    return out
+
+
+cdef object _int64_array(vector[int64_t]& values):
+    out = np.empty(values.size(), dtype=np.int64)
+    cdef int64_t[::1] view = out
+    if values.size():
+        memcpy(&view[0], values.data(), values.size() * sizeof(int64_t))
+    return out
+
+
+cdef object _uint8_array(vector[uint8_t]& values):
+    out = np.empty(values.size(), dtype=np.uint8)
+    cdef uint8_t[::1] view = out
+    if values.size():
+        memcpy(&view[0], values.data(), values.size() * sizeof(uint8_t))
+    return out
+
+
 cdef inline int node_ref(int node) noexcept nogil:
     return -(node + 1)
 
@@ -129,8 +165,14 @@ cdef class RuleBinarizer:
     `binarize` produce; `bucket_sizes()` gives each bucket's size.
     """
 
-    def __init__(self, str strategy, bint drop_non_binarizable, binary_rule_type):
+    def __init__(self, str strategy, bint drop_non_binarizable, binary_rule_type, bint emit_arrays=False):
         self.strategy = STRATEGY_CODES[strategy]
+        self.emit_arrays = emit_arrays
+        self.label_like_virtual = False
+        self.lhs_label_ids = {}
+        self.lhs_labels = []
+        self.rule_keys = SequenceIndex()
+        self.out_target_offsets.push_back(0)
         self.drop_non_binarizable = drop_non_binarizable
         if not (issubclass(binary_rule_type, tuple) and len(binary_rule_type._fields) == 4
                 and binary_rule_type.__dictoffset__ == 0):
@@ -593,7 +635,9 @@ cdef class RuleBinarizer:
     cdef int add_token_symbol(self, token, bint is_label) except -1:
         key = f"[{token}]" if is_label else " ".join(token)
         if is_label and isinstance(token, str) and token.startswith("<"):
-            self.share_by_equality()  # a label spelled like a virtual name
+            self.label_like_virtual = True
+            if not self.emit_arrays:
+                self.share_by_equality()  # a label spelled like a virtual name
         if is_label:
             if not isinstance(token, str) or " " in token:
                 self.count_names_by_string()
@@ -601,9 +645,14 @@ cdef class RuleBinarizer:
             for word in token:
                 if not _spells_one_name_token(word):
                     self.count_names_by_string()
+        cdef int symbol = <int>len(self.symbol_child)
         self.symbol_child.append(token)
         self.symbol_bucket.push_back(self.token_bucket(key))
-        self.symbol_rule.append(-1)
+        self.symbol_kind.push_back(LABEL_SYMBOL if is_label else RUN_SYMBOL)
+        if self.emit_arrays:
+            self.symbol_canonical.push_back(symbol)
+        else:
+            self.symbol_rule.append(-1)
         return 0
 
     cdef inline int child_symbol(self, int child) noexcept:
@@ -657,8 +706,8 @@ cdef class RuleBinarizer:
             return 0
         self.names_by_string = True
         self.virtual_names = {}
-        for s in range(len(self.symbol_rule)):
-            if <int>self.symbol_rule[s] >= 0:
+        for s in range(<Py_ssize_t>self.symbol_kind.size()):
+            if self.symbol_kind[s] == VIRTUAL_SYMBOL:
                 self.virtual_names.setdefault(self.symbol_child[s], s)
         return 0
 
@@ -706,6 +755,7 @@ cdef class RuleBinarizer:
                 self.rules.append(binary)
         self.symbol_child.append(name)
         self.symbol_bucket.push_back(bucket)
+        self.symbol_kind.push_back(VIRTUAL_SYMBOL)
         self.symbol_rule.append(index)
         return symbol
 
@@ -822,6 +872,7 @@ cdef class RuleBinarizer:
         self.bucket_keys.append(_acyclic(keys))
         self.instances += self.n_nodes
         if isinstance(lhs, str) and PyUnicode_GET_LENGTH(lhs) > 0 and PyUnicode_READ_CHAR(lhs, 0) == u"<":
+            self.label_like_virtual = True
             self.count_names_by_string()
             self.virtual_names.setdefault(lhs, -1)  # a real label that looks virtual counts, as in virtual_symbols()
         return 0
@@ -841,11 +892,145 @@ cdef class RuleBinarizer:
             self.read_rule(rule)
             root = self.choose_tree(i, rng, tree_spans, tree_offsets, active, &synchronous)
             if root == NO_TREE:
-                self.binarizations.append(())
-                self.bucket_keys.append(())
+                if not self.emit_arrays:
+                    self.binarizations.append(())
+                    self.bucket_keys.append(())
                 continue
             self.compute_templates(root, synchronous)
-            self.emit_rule(i, rule.lhs)
+            if self.emit_arrays:
+                self.emit_rule_arrays(i, rule.lhs)
+            else:
+                self.emit_rule(i, rule.lhs)
+
+    # -- the binary rules of one source rule, as array rows ("Array output") ---
+
+    cdef int emit_rule_arrays(self, Py_ssize_t rule_index, lhs) except -1:
+        """emit_rule without objects: a row for the top rule and for each virtual rule seen first."""
+        cdef int j, t, left, right, bucket, symbol, label
+        for t in range(self.n_tokens):
+            self.token_symbol[t] = self.intern_token(t)
+        for j in range(self.n_nodes):
+            left = self.child_symbol(self.node_left[j])
+            right = self.child_symbol(self.node_right[j]) if self.node_right[j] != NO_CHILD else -1
+            if self.node_flags[j] & TOP:
+                if right >= 0:
+                    bucket = self.concatenated_bucket(self.symbol_bucket[left], self.symbol_bucket[right])
+                else:
+                    bucket = self.symbol_bucket[left]
+                found = self.lhs_label_ids.get(lhs)
+                if found is None:
+                    label = <int>len(self.lhs_labels)
+                    self.lhs_label_ids[lhs] = label
+                    self.lhs_labels.append(lhs)
+                    if not isinstance(lhs, str) or (<str>lhs).startswith("<"):
+                        self.label_like_virtual = True
+                else:
+                    label = found
+                self.out_lhs.push_back(-1 - label)
+                self.out_child0.push_back(self.symbol_canonical[left])
+                # (not a conditional expression: Cython makes it a reference to its -1)
+                if right >= 0:
+                    right = self.symbol_canonical[right]
+                self.out_child1.push_back(right)
+                self.push_target(j)
+                self.out_carries.push_back(0)
+                self.out_origin.push_back(rule_index)
+            else:
+                symbol = self.virtual_symbol_arrays(j, left, right)
+                self.node_symbol[j] = symbol
+                bucket = self.symbol_bucket[symbol]
+            self.bucket_counts[bucket] += 1
+        self.instances += self.n_nodes
+        return 0
+
+    cdef int push_target(self, int j) except -1:
+        """Node j's target items as a row of out_target: a word as its id, carried block k as -1 - k."""
+        cdef int i, item
+        for i in range(self.node_items_start[j], self.node_items_end[j]):
+            item = self.items[i]
+            self.out_target.push_back(-1 - item if item >= 0 else self.target_word_id(-item - 1))
+        self.out_target_offsets.push_back(<int64_t>self.out_target.size())
+        return 0
+
+    cdef int virtual_symbol_arrays(self, int j, int left, int right) except -1:
+        """virtual_symbol without objects: the symbol of virtual node j, and on first sight of its
+        key its canonical id, its name (built only for a name key seen first) and, unless an equal
+        rule was emitted before, its rule's row."""
+        cdef bint monolingual = (self.node_flags[j] & MONOLINGUAL_NODE) != 0
+        cdef int left_bucket = self.symbol_bucket[left], right_bucket = self.symbol_bucket[right]
+        cdef int n_key = self.fill_virtual_key(j, left, right, monolingual)
+        cdef uint64_t key_hash = self.virtual_keys.prefetch(self.key_buffer.data(), n_key)
+        cdef int n_bucket = self.fill_concatenation(left_bucket, right_bucket)
+        cdef uint64_t bucket_hash = self.buckets.prefetch(self.bucket_buffer.data(), n_bucket)
+        cdef int n_name = self.fill_name_key(j, n_bucket, monolingual)
+        cdef uint64_t name_hash = self.name_keys.prefetch(self.name_buffer.data(), n_name)
+        cdef bint added
+        cdef int key = self.virtual_keys.find_or_add_hashed(self.key_buffer.data(), n_key, key_hash, &added)
+        if not added:
+            return self.key_symbol[key]
+        cdef int symbol = <int>self.symbol_kind.size(), canonical = symbol, i
+        self.key_symbol.push_back(symbol)
+        cdef int bucket = self.concatenation_in_buffer(left_bucket, right_bucket, n_bucket, bucket_hash)
+        cdef int name_id = self.name_keys.find_or_add_hashed(self.name_buffer.data(), n_name, name_hash, &added)
+        if added:  # a new name key: a name never built (or, with names_by_string, spelled by another key)
+            name = self.virtual_name(j, self.bucket_tuples[bucket], monolingual)
+            self.name_symbol.push_back(symbol)
+            if self.names_by_string:
+                canonical = self.virtual_names.setdefault(name, symbol)
+                if canonical < 0:  # a label spelled alike (label_like_virtual is set)
+                    canonical = symbol
+                elif canonical != symbol:  # an earlier symbol of this name
+                    name = self.symbol_child[canonical]
+        else:
+            canonical = self.symbol_canonical[self.name_symbol[name_id]]
+            name = self.symbol_child[canonical]
+        self.symbol_child.append(name)
+        self.symbol_bucket.push_back(bucket)
+        self.symbol_kind.push_back(VIRTUAL_SYMBOL)
+        self.symbol_canonical.push_back(canonical)
+
+        # The rule: its key is the node key with the children made canonical, the lhs in front.
+        self.rule_buffer.resize(n_key + 1)
+        self.rule_buffer[0] = canonical
+        self.rule_buffer[1] = self.symbol_canonical[left]
+        self.rule_buffer[2] = self.symbol_canonical[right]
+        for i in range(2, n_key):
+            self.rule_buffer[i + 1] = self.key_buffer[i]
+        self.rule_keys.find_or_add(self.rule_buffer.data(), n_key + 1, &added)
+        if added:
+            self.out_lhs.push_back(canonical)
+            self.out_child0.push_back(self.rule_buffer[1])
+            self.out_child1.push_back(self.rule_buffer[2])
+            if monolingual:
+                self.out_target_offsets.push_back(<int64_t>self.out_target.size())
+            else:
+                self.push_target(j)
+            self.out_carries.push_back(monolingual)
+            self.out_origin.push_back(-1)
+        return symbol
+
+    def rule_arrays(self):
+        """The array output (emit_arrays) as a dict of numpy arrays and lists:
+        rule_lhs, rule_child0, rule_child1 (int32; see out_lhs), rule_target_offsets (int64),
+        rule_target (int32), rule_carries (uint8), rule_origin (int64); symbol_kind (uint8),
+        symbol_canonical (int32), symbol_objects (symbol id -> label, run tuple or virtual name),
+        lhs_labels, target_words (word id -> word)."""
+        if not self.emit_arrays:
+            raise ValueError("rule_arrays() needs a RuleBinarizer made with emit_arrays=True")
+        return {
+            "rule_lhs": _int32_array(self.out_lhs),
+            "rule_child0": _int32_array(self.out_child0),
+            "rule_child1": _int32_array(self.out_child1),
+            "rule_target_offsets": _int64_array(self.out_target_offsets),
+            "rule_target": _int32_array(self.out_target),
+            "rule_carries": _uint8_array(self.out_carries),
+            "rule_origin": _int64_array(self.out_origin),
+            "symbol_kind": _uint8_array(self.symbol_kind),
+            "symbol_canonical": _int32_array(self.symbol_canonical),
+            "symbol_objects": self.symbol_child,
+            "lhs_labels": self.lhs_labels,
+            "target_words": list(self.target_word_ids),  # a dict keeps insertion (id) order
+        }
 
     # -- ICR span tables -----------------------------------------------------
 

@@ -15,7 +15,9 @@ from cpython.ref cimport Py_INCREF
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object o)
     bint PyObject_GC_IsTracked(object o)
+    int PyObject_GenericSetAttr(object o, object name, object value) except -1
 
+import dataclasses
 import sys
 
 cdef object _intern = sys.intern
@@ -122,8 +124,17 @@ cdef tuple _side(list tokens, Py_ssize_t n, dict slot_at):
     return side
 
 
+cdef dict _field_names = {}  # dataclass -> its field names, in order
+
+
 def read_rule(str line, rule_type):
     """rule_type(*rule_fields(line)), or None when parse_rule must read the line.
+
+    `rule_type` is a dataclass (decoder.grammar.Rule); the rule is made without calling its
+    __init__ and __post_init__, which cost as much as reading the line: rule_fields gives only
+    fields that pass Rule.__post_init__'s checks (slots 0..n-1 in source order, each linked to
+    one target nonterminal, one label per slot), and the frozen fields are set as __init__ sets
+    them (object.__setattr__).
 
     The rule and its tuples hold only strings and numbers, so they cannot be part of a reference
     cycle: they are taken off the cyclic collector's lists, which would otherwise walk every rule
@@ -131,7 +142,15 @@ def read_rule(str line, rule_type):
     fields = rule_fields(line)
     if fields is None:
         return None
-    rule = rule_type(*fields)
+    names = _field_names.get(rule_type)
+    if names is None:
+        names = _field_names[rule_type] = tuple(f.name for f in dataclasses.fields(rule_type))
+        if len(<tuple>names) != len(<tuple>fields):
+            raise TypeError(f"{rule_type} has {len(names)} fields, rule_fields gives {len(fields)}")
+    rule = rule_type.__new__(rule_type)
+    cdef Py_ssize_t i
+    for i in range(len(<tuple>fields)):
+        PyObject_GenericSetAttr(rule, (<tuple>names)[i], (<tuple>fields)[i])
     for field in <tuple>fields:
         if type(field) is tuple and PyObject_GC_IsTracked(field):
             PyObject_GC_UnTrack(field)

@@ -10,6 +10,8 @@ whose permutation is not binarizable are detected exactly (Zhang et al. 2006,
 Algorithm 1) and, by default, binarized monolingually and listed in
 `grammar.non_binarizable`; `non_binarizable="drop"` leaves them out.
 `unbinarize(grammar)` rebuilds the source rules from the binary ones.
+`binarize(rules, strategy, arrays=True)` gives the same rules as integer arrays
+(`BinaryRuleArrays`, what `cky compile` stores) without making a BinaryRule.
 
 The per-rule loop (tokens, bracketing, node templates, binary rules, bucket
 keys) runs compiled in decoder._ext._rule_binarizer.RuleBinarizer; the pure-Python
@@ -27,9 +29,9 @@ import numpy as np
 
 from .._ext import compiled_module
 from ..grammar import Rule
-from .binary_grammar import (BinaryGrammar, BinaryGrammarBuilder, BinaryRule, expand, expansion_table,
-                             is_monolingual_virtual, is_virtual, read_binary_rules, unbinarize,
-                             unbinarize_rule, write_binary_grammar)
+from .binary_grammar import (SYMBOL_KINDS, BinaryGrammar, BinaryGrammarBuilder, BinaryRule, BinaryRuleArrays,
+                             expand, expansion_table, is_monolingual_virtual, is_virtual, read_binary_rules,
+                             unbinarize, unbinarize_rule, write_binary_grammar)
 from .icr import SpanTables, bucket_size_histogram, cost_of, grammar_cost, icr_sweep
 from .rule_shape import (node_templates, shape_key, tokenize_rule, tree_from_spans, tree_spans)
 from .strategies import (NON_BINARIZABLE_POLICIES, STRATEGIES, SYNCHRONOUS, check_arguments, feasible_spans,
@@ -37,7 +39,7 @@ from .strategies import (NON_BINARIZABLE_POLICIES, STRATEGIES, SYNCHRONOUS, chec
 
 _rule_binarizer = compiled_module("_rule_binarizer")
 
-__all__ = ["binarize", "BinaryGrammar", "BinaryRule", "STRATEGIES", "unbinarize", "unbinarize_rule",
+__all__ = ["binarize", "BinaryGrammar", "BinaryRule", "BinaryRuleArrays", "SYMBOL_KINDS", "STRATEGIES", "unbinarize", "unbinarize_rule",
            "expand", "expansion_table", "is_virtual", "is_monolingual_virtual", "grammar_cost",
            "write_binary_grammar", "read_binary_rules"]
 
@@ -47,22 +49,30 @@ _PROGRESS_CHUNK = 50_000
 
 
 def binarize(rules: Iterable[Rule], strategy: str = "left", seed: int = 0, max_iterations: int = 20,
-             non_binarizable: str = "monolingual", progress: bool = False) -> BinaryGrammar:
+             non_binarizable: str = "monolingual", progress: bool = False,
+             arrays: bool = False) -> BinaryGrammar | BinaryRuleArrays:
     """Binarize with one of STRATEGIES (the per-rule loop runs in decoder._ext._rule_binarizer.RuleBinarizer;
-    decoder.binarize.reference.binarize_reference is its pure-Python twin, with identical output)."""
+    decoder.binarize.reference.binarize_reference is its pure-Python twin, with identical output).
+
+    With `arrays`, the rules come as a BinaryRuleArrays (no BinaryRule objects: what the store
+    compiles fastest); the same report, and the same store from decoder.store.compile_grammar.
+    A table with a label spelled like a virtual name ("<...") gets a BinaryGrammar even then:
+    only objects can say that such a label and a virtual name are one symbol."""
     check_arguments(strategy, non_binarizable)
     started = time.perf_counter()
     rules = list(rules)
-    with _garbage_collector_paused():
-        grammar = _binarize_with_kernel(rules, strategy, seed, max_iterations, non_binarizable, progress)
+    with garbage_collector_paused():
+        grammar = _binarize_with_kernel(rules, strategy, seed, max_iterations, non_binarizable, progress, arrays)
+        if grammar is None:
+            grammar = _binarize_with_kernel(rules, strategy, seed, max_iterations, non_binarizable, progress, False)
     grammar.report["seconds"] = round(time.perf_counter() - started, 3)
     return grammar
 
 
-class _garbage_collector_paused:
-    """Binarizing allocates millions of small tuples, none of which can form a cycle; each time
-    the cyclic collector runs it walks every live object (the whole rule table), which cost
-    more than the binarization itself. (A class, not a generator-based context manager: making
+class garbage_collector_paused:
+    """Binarizing (and reading a table: decoder.store.build_store) allocates millions of small
+    objects, none of which can form a cycle; each time the cyclic collector runs it walks every
+    live object (the whole rule table), which cost more than the binarization itself. (A class, not a generator-based context manager: making
     the generator's frame could itself set off a collection before the pause began.)"""
 
     def __enter__(self):
@@ -75,8 +85,9 @@ class _garbage_collector_paused:
 
 
 def _binarize_with_kernel(rules: list[Rule], strategy: str, seed: int, max_iterations: int,
-                          non_binarizable: str, progress: bool) -> BinaryGrammar:
-    kernel = _rule_binarizer.RuleBinarizer(strategy, non_binarizable == "drop", BinaryRule)
+                          non_binarizable: str, progress: bool, arrays: bool) -> BinaryGrammar | BinaryRuleArrays | None:
+    """The kernel's grammar (arrays: as BinaryRuleArrays, or None when a label looks virtual)."""
+    kernel = _rule_binarizer.RuleBinarizer(strategy, non_binarizable == "drop", BinaryRule, arrays)
 
     # ICR first re-brackets the synchronous rules to lower Q(G'), starting from `left`.
     iterations: list[int] = []
@@ -100,15 +111,20 @@ def _binarize_with_kernel(rules: list[Rule], strategy: str, seed: int, max_itera
     if bar is not None:
         bar.close()
 
-    grammar = BinaryGrammar(strategy, rules, kernel.rules, kernel.binarizations, kernel.bucket_keys,
-                            kernel.not_binarizable)
+    if arrays:
+        if kernel.label_like_virtual:
+            return None
+        grammar = BinaryRuleArrays(strategy, rules, **kernel.rule_arrays(), non_binarizable=kernel.not_binarizable)
+    else:
+        grammar = BinaryGrammar(strategy, rules, kernel.rules, kernel.binarizations, kernel.bucket_keys,
+                                kernel.not_binarizable)
     sizes = kernel.bucket_sizes()
     size_values, size_counts = np.unique(sizes, return_counts=True)
     grammar.report = {
         "strategy": strategy,
         "seed": seed if strategy == "random" else None,
         "source_rules": len(rules),
-        "binary_rules": len(grammar.rules),
+        "binary_rules": len(grammar),
         "binary_rule_instances": kernel.instances,
         "virtual_nonterminals": kernel.virtual_nonterminals(),
         "non_binarizable": len(grammar.non_binarizable),

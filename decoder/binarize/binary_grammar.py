@@ -25,6 +25,8 @@ import os
 from dataclasses import dataclass, field
 from typing import NamedTuple, Optional, Union
 
+import numpy as np
+
 from ..grammar import Rule, open_text
 from .rule_shape import NodeTemplate, TokenSequence
 
@@ -68,6 +70,44 @@ class BinaryGrammar:
 
     def top_rules(self) -> list[BinaryRule]:
         return [r for r in self.rules if r.origin >= 0]
+
+
+@dataclass
+class BinaryRuleArrays:
+    """A binarized grammar as integer arrays, as the compiled kernel emits it for the store
+    (`binarize(..., arrays=True)`): the rules `BinaryGrammar.rules` would hold, in the same order,
+    one row each, and no BinaryRule objects.
+
+    Symbols are the kernel's ids: `symbol_objects[s]` is the child object a BinaryRule would hold
+    (a label, a run tuple or a virtual name), `symbol_kind[s]` says which (`SYMBOL_KINDS`), and
+    every id in the rows is canonical (the first symbol with an equal object). `rule_lhs` is a
+    symbol id, or for a top rule -1 - k for label `lhs_labels[k]`; `rule_child1` is -1 for one
+    child; a target row holds word ids (`target_words`) and -1 - k for carried block k, and
+    `rule_carries` marks a monolingual virtual rule (target None)."""
+
+    strategy: str
+    source_rules: list[Rule]
+    rule_lhs: np.ndarray  # int32
+    rule_child0: np.ndarray  # int32
+    rule_child1: np.ndarray  # int32
+    rule_target_offsets: np.ndarray  # int64[n + 1]
+    rule_target: np.ndarray  # int32
+    rule_carries: np.ndarray  # uint8
+    rule_origin: np.ndarray  # int64
+    symbol_kind: np.ndarray  # uint8
+    symbol_canonical: np.ndarray  # int32
+    symbol_objects: list
+    lhs_labels: list[str]
+    target_words: list[str]
+    non_binarizable: list[int] = field(default_factory=list)
+    report: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.rule_lhs)
+
+
+# symbol_kind codes of BinaryRuleArrays (the kernel's LABEL_SYMBOL, RUN_SYMBOL, VIRTUAL_SYMBOL).
+SYMBOL_KINDS = {"label": 0, "run": 1, "virtual": 2}
 
 
 class BinaryGrammarBuilder:

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from ..binarize import binarize, garbage_collector_paused
 from ..errors import FeatureNamesError
 from ..grammar import feature_names_path, read_feature_names, read_rules
 from .compile import compile_grammar, save_store
@@ -35,16 +36,26 @@ def build_store(rules_path: str | os.PathLike, store_dir: str | os.PathLike, str
                 seed: int = 0, filter_path: str | os.PathLike | None = None,
                 sentences: Sequence[Sequence[str]] | None = None, feature_names: Sequence[str] | None = None,
                 non_binarizable: str = "monolingual", progress: bool = False,
-                source_table: str | os.PathLike | None = None) -> StoreBuild:
+                source_table: str | os.PathLike | None = None, reference: bool = False) -> StoreBuild:
     """Compile the rule table at `rules_path` into a store at `store_dir` (replacing a store there).
 
     Rules are kept only if they can match a sentence of `filter_path` (a tokenized text) or of
     `sentences` (word lists), if given. The score columns are named by `feature_names`, else by
     the table's names file (decoder.grammar.read_feature_names); with neither, FeatureNamesError:
     positional names would silently stop tuned weights from applying. `source_table` (default:
-    `rules_path`) is recorded in meta.json. Errors: GrammarFormatError, InputError (file, line),
-    FeatureNamesError, StoreError, OSError."""
-    rules_path = os.fspath(rules_path)
+    `rules_path`) is recorded in meta.json. The binary rules go from the binarization kernel to
+    the store as integer arrays (`binarize(..., arrays=True)`); `reference` takes the path
+    through BinaryRule objects instead (the same store, byte for byte; slower). Errors:
+    GrammarFormatError, InputError (file, line), FeatureNamesError, StoreError, OSError."""
+    # Reading, binarizing and compiling a table make millions of objects that cannot form a cycle:
+    # the cyclic collector would walk them all again and again (see garbage_collector_paused).
+    with garbage_collector_paused():
+        return _build_store(os.fspath(rules_path), store_dir, strategy, seed, filter_path, sentences, feature_names,
+                            non_binarizable, progress, source_table, reference)
+
+
+def _build_store(rules_path, store_dir, strategy, seed, filter_path, sentences, feature_names, non_binarizable,
+                 progress, source_table, reference) -> StoreBuild:
     timings: dict[str, float] = {}
     started = time.perf_counter()
     rules = list(read_rules(rules_path, uniform_scores=True))
@@ -57,10 +68,9 @@ def build_store(rules_path: str | os.PathLike, store_dir: str | os.PathLike, str
         rules = filter_rules(rules, read_sentences(filter_path) if filter_path is not None else sentences)
         timings["filter"] = time.perf_counter() - started
 
-    from ..binarize import binarize
-
     started = time.perf_counter()
-    grammar = binarize(rules, strategy=strategy, seed=seed, non_binarizable=non_binarizable, progress=progress)
+    grammar = binarize(rules, strategy=strategy, seed=seed, non_binarizable=non_binarizable, progress=progress,
+                       arrays=not reference)
     timings["binarize"] = time.perf_counter() - started
 
     started = time.perf_counter()

@@ -1,7 +1,10 @@
-"""Compile a `BinaryGrammar` into the arrays of docs/store-format.md and save them.
+"""Compile a binarized grammar into the arrays of docs/store-format.md and save them.
 
-The only per-rule Python work is interning names into ids (dict look-ups in
-comprehensions); sorting, indexing, and everything else is done on numpy arrays.
+From a `BinaryRuleArrays` (what `cky compile` makes: `binarize(..., arrays=True)`) no Python
+work is done per binary rule: symbols are renumbered and rows sorted with numpy. From a
+`BinaryGrammar` (the reference path) the only per-rule Python work is interning names into
+ids (dict look-ups in comprehensions). Both give the same columns (`RuleColumns`), from which
+one function makes the store, so the two paths make byte-identical stores.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from itertools import chain
 
 import numpy as np
 
-from ..binarize import BinaryGrammar
+from ..binarize import SYMBOL_KINDS, BinaryGrammar, BinaryRuleArrays
 from .format import (ARRAYS, FORMAT_VERSION, META_FILE, NONTERMINALS_FILE, SOURCE_VOCAB_FILE,
                      TARGET_VOCAB_FILE, TREES_FILE, StoreError)
 from .runs import hash_runs
@@ -39,11 +42,103 @@ class CompiledGrammar:
     rule_order: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
-def compile_grammar(grammar: BinaryGrammar, feature_names: list[str] | None = None,
+@dataclass
+class RuleColumns:
+    """The binary rules as columns of ids, in rule order, before the store renumbers and sorts them.
+
+    `symbols` are the distinct lhs and child objects (labels and virtual names as str, runs as
+    tuples) in order of first appearance: the lhs column first, then child0, then child1; the
+    first `n_lhs_names` are the lhs ones. Children and lhs are indices into `symbols` (child1
+    -1: one child). Target rows: word ids into `target_words` (in order of first appearance),
+    -1 - k for carried block k; `carries` 1 for a monolingual virtual rule (empty row)."""
+
+    symbols: list
+    n_lhs_names: int
+    is_run: np.ndarray  # bool, per symbol
+    is_virtual: np.ndarray  # bool, per symbol
+    lhs: np.ndarray  # int64
+    child0: np.ndarray  # int64
+    child1: np.ndarray  # int64
+    origin: np.ndarray  # int64
+    carries: np.ndarray  # uint8
+    target_lengths: np.ndarray  # int64
+    target_items: np.ndarray  # int32
+    target_words: list[str]
+
+
+def compile_grammar(grammar: BinaryGrammar | BinaryRuleArrays, feature_names: list[str] | None = None,
                     source_table: str | None = None, filter_path: str | None = None) -> CompiledGrammar:
     """The store arrays, vocabularies and meta.json of a binarized grammar (nothing is written).
     `feature_names` default to f0, f1, ...; `source_table` and `filter_path` go to meta.json."""
-    rules = grammar.rules
+    if isinstance(grammar, BinaryRuleArrays):
+        columns = _columns_of_arrays(grammar)
+    else:
+        columns = _columns_of_rules(grammar.rules)
+    return _compile_columns(columns, grammar, feature_names, source_table, filter_path)
+
+
+def _columns_of_arrays(grammar: BinaryRuleArrays) -> RuleColumns:
+    """RuleColumns of the kernel's arrays, with numpy only (per symbol: one list item)."""
+    n_rules = len(grammar)
+    # One id space for every object: the kernel's symbols, then the top rules' lhs labels (a
+    # label that is also a child is that child's symbol).
+    n_kernel = len(grammar.symbol_objects)
+    label_symbol = {grammar.symbol_objects[s]: s
+                    for s in np.flatnonzero(grammar.symbol_kind == SYMBOL_KINDS["label"]).tolist()}
+    lhs_label_id = np.array([label_symbol.get(label, n_kernel + k) for k, label in enumerate(grammar.lhs_labels)],
+                            dtype=np.int64)
+    objects = grammar.symbol_objects + grammar.lhs_labels
+    kinds = np.concatenate([grammar.symbol_kind, np.full(len(grammar.lhs_labels), SYMBOL_KINDS["label"], np.uint8)])
+    lhs = grammar.rule_lhs.astype(np.int64)
+    tops = lhs < 0
+    lhs[tops] = lhs_label_id[-1 - lhs[tops]]
+    child0 = grammar.rule_child0.astype(np.int64)
+    child1 = grammar.rule_child1.astype(np.int64)
+
+    # Renumber objects by first appearance in lhs, then child0, then child1 (as interning does).
+    sequence = np.concatenate([lhs, child0, child1[child1 >= 0]])
+    first = _first_appearance(sequence, len(objects))
+    seen = np.flatnonzero(first < len(sequence))
+    seen = seen[np.argsort(first[seen], kind="stable")]
+    rank = np.full(len(objects) + 1, -1, dtype=np.int64)  # the last place: child1 -1 stays -1
+    rank[seen] = np.arange(len(seen))
+    seen_kinds = kinds[seen]
+
+    # Target words renumbered by first appearance in the rows, in rule order (the kernel numbers
+    # them in about this order already; renumbering makes it certain).
+    target = grammar.rule_target
+    is_word = target >= 0
+    word_first = _first_appearance(target[is_word].astype(np.int64), len(grammar.target_words))
+    words_seen = np.flatnonzero(word_first < np.count_nonzero(is_word))
+    words_seen = words_seen[np.argsort(word_first[words_seen], kind="stable")]
+    word_rank = np.zeros(len(grammar.target_words), dtype=np.int32)
+    word_rank[words_seen] = np.arange(len(words_seen), dtype=np.int32)
+    target_items = target.copy()
+    target_items[is_word] = word_rank[target[is_word]]
+    target_words = grammar.target_words
+    return RuleColumns(
+        symbols=[objects[i] for i in seen.tolist()],
+        n_lhs_names=int(np.count_nonzero(first[seen] < n_rules)),
+        is_run=seen_kinds == SYMBOL_KINDS["run"],
+        is_virtual=seen_kinds == SYMBOL_KINDS["virtual"],
+        lhs=rank[lhs], child0=rank[child0], child1=rank[child1],
+        origin=grammar.rule_origin.astype(np.int64),
+        carries=grammar.rule_carries.astype(np.uint8),
+        target_lengths=np.diff(grammar.rule_target_offsets).astype(np.int64),
+        target_items=target_items.astype(np.int32),
+        target_words=[target_words[i] for i in words_seen.tolist()],
+    )
+
+
+def _first_appearance(sequence: np.ndarray, n_values: int) -> np.ndarray:
+    """Per value 0..n_values-1, the first index in `sequence` that holds it (len(sequence) if none)."""
+    first = np.full(n_values, len(sequence), dtype=np.int64)
+    np.minimum.at(first, sequence, np.arange(len(sequence), dtype=np.int64))
+    return first
+
+
+def _columns_of_rules(rules) -> RuleColumns:
+    """RuleColumns of BinaryRule objects (the reference path): dict look-ups per rule."""
     n_rules = len(rules)
     # columns of the rules (zip(*rules) would be 10x slower: it makes one iterator per rule)
     lhs_names = [r[0] for r in rules]
@@ -67,6 +162,28 @@ def compile_grammar(grammar: BinaryGrammar, feature_names: list[str] | None = No
     is_run = np.fromiter((x.__class__ is tuple for x in symbols), dtype=bool, count=len(symbols))
     is_virtual = np.fromiter((x.__class__ is str and x.startswith("<") for x in symbols), dtype=bool,
                              count=len(symbols))
+    origin = np.array(origins, dtype=np.int64).reshape(n_rules)
+
+    # Target sides: word ids >= 0, block reference k as -1-k; None (carry the blocks) as empty.
+    carries = np.fromiter((t is None for t in targets), dtype=np.uint8, count=n_rules)
+    target_lengths = np.fromiter((len(t) if t else 0 for t in targets), dtype=np.int64, count=n_rules)
+    flat_targets = list(chain.from_iterable(t for t in targets if t))
+    distinct_items = dict.fromkeys(flat_targets)
+    target_words = [x for x in distinct_items if x.__class__ is str]
+    item_id: dict = {w: i for i, w in enumerate(target_words)}
+    item_id.update((k, -1 - k) for k in distinct_items if k.__class__ is int)
+    target_items = np.fromiter(map(item_id.__getitem__, flat_targets), dtype=np.int32, count=len(flat_targets))
+    return RuleColumns(symbols, n_lhs_names, is_run, is_virtual, lhs_seen, child0_seen, child1_seen, origin,
+                       carries, target_lengths, target_items, target_words)
+
+
+def _compile_columns(columns: RuleColumns, grammar: BinaryGrammar | BinaryRuleArrays,
+                     feature_names: list[str] | None, source_table: str | None,
+                     filter_path: str | None) -> CompiledGrammar:
+    """The store of rule columns (compile_grammar's common part): renumber, sort, index."""
+    symbols, n_lhs_names, is_run, is_virtual = columns.symbols, columns.n_lhs_names, columns.is_run, columns.is_virtual
+    lhs_seen, child0_seen, child1_seen = columns.lhs, columns.child0, columns.child1
+    n_rules = len(lhs_seen)
     undefined = np.flatnonzero(is_virtual[n_lhs_names:])
     if len(undefined):
         raise ValueError(f"virtual symbols used but never defined: {[symbols[n_lhs_names + i] for i in undefined[:5]]}")
@@ -81,8 +198,8 @@ def compile_grammar(grammar: BinaryGrammar, feature_names: list[str] | None = No
     n_real = len(real_seen)
     n_nonterminals = len(nonterminals)
     n_runs = len(runs)
-    origin = np.array(origins, dtype=np.int64).reshape(n_rules)
-    del symbols, lhs_seen, child0_seen, child1_seen, origins
+    origin = columns.origin
+    del symbols, lhs_seen, child0_seen, child1_seen
 
     source_word_id: dict[str, int] = {}
     run_words = np.fromiter((source_word_id.setdefault(w, len(source_word_id)) for run in runs for w in run),
@@ -90,16 +207,8 @@ def compile_grammar(grammar: BinaryGrammar, feature_names: list[str] | None = No
     run_offsets = np.zeros(n_runs + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, runs), dtype=np.int64, count=n_runs), out=run_offsets[1:])
 
-    # Target sides: word ids >= 0, block reference k as -1-k; None (carry the blocks) as empty.
-    carries = np.fromiter((t is None for t in targets), dtype=np.uint8, count=n_rules)
-    target_lengths = np.fromiter((len(t) if t else 0 for t in targets), dtype=np.int64, count=n_rules)
-    flat_targets = list(chain.from_iterable(t for t in targets if t))
-    distinct_items = dict.fromkeys(flat_targets)
-    target_words = [x for x in distinct_items if x.__class__ is str]
-    item_id: dict = {w: i for i, w in enumerate(target_words)}
-    item_id.update((k, -1 - k) for k in distinct_items if k.__class__ is int)
-    target_items = np.fromiter(map(item_id.__getitem__, flat_targets), dtype=np.int32, count=len(flat_targets))
-    del targets, flat_targets, distinct_items, item_id
+    carries, target_lengths, target_items = columns.carries, columns.target_lengths, columns.target_items
+    target_words = columns.target_words
 
     # Sort the rules by index key: one-child rules by child0, then pairs by (child0, child1).
     order = np.lexsort((origin, lhs, child1, child0, child1 >= 0))
@@ -328,7 +437,8 @@ def _features(source_rules, feature_names):
     if len(lengths) > 1:
         raise ValueError(f"rules have different numbers of scores: {sorted(lengths)}")
     n_features = lengths.pop() if lengths else len(feature_names or ())
-    scores = np.array([r.scores for r in source_rules], dtype=np.float64).reshape(len(source_rules), n_features)
+    scores = np.fromiter(chain.from_iterable(r.scores for r in source_rules), dtype=np.float64,
+                         count=len(source_rules) * n_features).reshape(len(source_rules), n_features)
     with np.errstate(divide="ignore", invalid="ignore"):
         logs = np.where(scores > 0, np.log(np.where(scores > 0, scores, 1.0)), MOSES_LOG_OF_ZERO)
     if feature_names is None:
