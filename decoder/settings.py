@@ -53,6 +53,7 @@ class SearchSettings:
     max_unary_depth: int = 1      # unary rounds per cell
     unary_pop_limit: int = 10     # pops per unary round (-1: the pop limit)
     exhaustive: bool = False      # no pruning at all (small inputs only)
+    table_limit: int = 20         # rules kept per source side, best first (0: all); see decoder.search.table_limit
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -85,6 +86,7 @@ _RULES = {
     "max_unary_depth": ("int", 0),
     "unary_pop_limit": ("int", -1),
     "exhaustive": ("bool", None),
+    "table_limit": ("int", 0),
     "search": ("algorithm", None),
 }
 
