@@ -70,7 +70,8 @@ class Decoder:
                  max_unary_depth: int = _DEFAULTS.max_unary_depth, pop_limit: int = _DEFAULTS.pop_limit,
                  unary_pop_limit: int = _DEFAULTS.unary_pop_limit, beam_size: int = _DEFAULTS.beam_size,
                  beam_threshold: float = _DEFAULTS.beam_threshold, exhaustive: bool = _DEFAULTS.exhaustive,
-                 table_limit: int = _DEFAULTS.table_limit, allow_unknown_weights: bool = False, config_path: str | None = None):
+                 table_limit: int = _DEFAULTS.table_limit, rule_order: str = _DEFAULTS.rule_order,
+                 allow_unknown_weights: bool = False, config_path: str | None = None):
         from .lm import LanguageModel
         from .search.driver import ChartSearchDriver
         from .store import GrammarStore
@@ -80,7 +81,8 @@ class Decoder:
         self.search_settings = SearchSettings(search=search, max_span=max_span, max_unary_depth=max_unary_depth,
                                               pop_limit=pop_limit, unary_pop_limit=unary_pop_limit,
                                               beam_size=beam_size, beam_threshold=beam_threshold,
-                                              exhaustive=exhaustive, table_limit=table_limit)
+                                              exhaustive=exhaustive, table_limit=table_limit,
+                                              rule_order=rule_order)
         weights = check_weights(weights if weights is not None else {})
         if oov_penalty is not None:
             weights[OOV] = check_weights({"oov_penalty": oov_penalty})["oov_penalty"]
@@ -125,7 +127,7 @@ class Decoder:
     def reconfigure(self, **changes) -> SearchSettings:
         """Search with these settings changed from now on (pop_limit=..., beam_size=...: the
         SearchSettings fields, checked); the store and LM are kept, and so are the grammar arrays
-        unless table_limit changes (then they are prepared again)."""
+        unless table_limit or rule_order changes (then they are prepared again)."""
         self.search_settings = self.chart.configure(**changes)
         self.settings.update(self.search_settings.as_dict())
         return self.search_settings

@@ -62,7 +62,8 @@ class ChartSearchDriver:
 
     def _prepare_grammar(self) -> None:
         """The grammar arrays (with the settings' table limit) and the compiled search over them."""
-        self.grammar = GrammarArrays(self.store, self.lm, self.weights, self.space, self.settings.table_limit)
+        self.grammar = GrammarArrays(self.store, self.lm, self.weights, self.space, self.settings.table_limit,
+                                     self.settings.rule_order)
         self.reader = DerivationReader(self.store, self.weights, self.space, self.grammar)
         self.engine = _chart.ChartSearch(self.grammar.arrays, self.lm, self.grammar.n_symbols,
                                          self.grammar.goal_symbol, self.settings, **self._engine_weights())
@@ -74,13 +75,13 @@ class ChartSearchDriver:
     def configure(self, settings: SearchSettings | None = None, **setting_changes) -> SearchSettings:
         """Search with other settings from now on (a SearchSettings, and/or changes to the current
         ones); returns the settings now in use. The grammar arrays are kept (max_span and
-        max_unary_depth only bound the search) unless table_limit changes: then they are
-        prepared again."""
+        max_unary_depth only bound the search) unless table_limit or rule_order changes: then
+        they are prepared again."""
         previous = self.settings
         self.settings = (settings or self.settings).replace(**setting_changes)
         self.space.max_span = self.settings.max_span
         self.space.max_unary_depth = self.settings.max_unary_depth
-        if self.settings.table_limit != previous.table_limit:
+        if (self.settings.table_limit, self.settings.rule_order) != (previous.table_limit, previous.rule_order):
             self._prepare_grammar()
         else:
             self.engine.configure(self.settings, **self._engine_weights())
