@@ -1,15 +1,16 @@
 """Benchmark of the rule-table limit (issue 16): model score, speed and BLEU against the pop limit.
 
-    python -m bench.bench_table_limit [--sentences 100] [--table-limits 0 20]
+    python -m bench.bench_table_limit [--sentences 100] [--table-limits 0 20] [--rule-orders score estimate]
                                       [--pop-limits 10 30 100 300 1000] [--store DIR --lm FILE ...]
 
 Data: the Bible demo system (models/bible-es-en/build/demo/store-icr, lm.bin, demo/glue.gz, the
 first N verses of test.es and test.en), with the default weights. One decoder is opened; for
-each table limit its grammar arrays are prepared (decoder.reconfigure(table_limit=...); their CPU
+each rule order (the order cube pruning tries a key's rules in: rule score, or rule score plus
+the weighted LM estimate of the rule's words) and table limit its grammar arrays are prepared (decoder.reconfigure(table_limit=...); their CPU
 time, measured on a GrammarArrays made alone, is the open-time cost of the limit) and the verses are decoded at each pop limit. Per run:
 the average model score per verse, CPU seconds per verse (time.process_time around translate),
 corpus BLEU (sacrebleu, decoder.evaluate), edges proposed and novel LM queries per verse; and,
-against the unlimited table at the same pop limit, on how many verses the limited table's
+against the unlimited table ordered by rule score at the same pop limit, on how many verses the limited table's
 derivation scores at least as well (the model is the same: the limit only removes rules).
 
 Writes bench/results/table_limit.json and bench/results/table_limit.md.
@@ -37,6 +38,7 @@ def parse_arguments(argv=None):
     parser.add_argument("--references", default=os.path.join(BUILD, "test.en"))
     parser.add_argument("--sentences", type=int, default=100)
     parser.add_argument("--table-limits", type=int, nargs="+", default=[0, 20])
+    parser.add_argument("--rule-orders", nargs="+", default=["score", "estimate"])
     parser.add_argument("--pop-limits", type=int, nargs="+", default=[10, 30, 100, 300, 1000])
     parser.add_argument("--out", default=RESULTS)
     return parser.parse_args(argv)
@@ -51,18 +53,18 @@ def main(argv=None) -> dict:
     sources = read_lines(args.source)[:args.sentences]
     references = read_lines(args.references)[:args.sentences]
     started = time.process_time()
-    decoder = Decoder(args.store, args.lm, glue=args.glue, table_limit=0)
+    decoder = Decoder(args.store, args.lm, glue=args.glue, table_limit=0, rule_order="score")
     open_cpu = time.process_time() - started
     runs, preparation = [], {}
-    for table_limit in args.table_limits:
+    for rule_order, table_limit in [(order, limit) for order in args.rule_orders for limit in args.table_limits]:
+        name = f"{rule_order} {table_limit}"
         cpu = time.process_time()
-        grammar = GrammarArrays(decoder.store, decoder.lm, decoder.weights, decoder.space, table_limit)
-        preparation[table_limit] = {"grammar_arrays_cpu_seconds": round(time.process_time() - cpu, 3),
-                                    **grammar.table_limit.stats()}
+        grammar = GrammarArrays(decoder.store, decoder.lm, decoder.weights, decoder.space, table_limit, rule_order)
+        preparation[name] = {"grammar_arrays_cpu_seconds": round(time.process_time() - cpu, 3),
+                             "rule_order": rule_order, **grammar.table_limit.stats()}
         del grammar
-        decoder.reconfigure(table_limit=table_limit)
-        print(f"table_limit {table_limit}: grammar arrays in {preparation[table_limit]['grammar_arrays_cpu_seconds']} "
-              f"CPU s, {preparation[table_limit]}", flush=True)
+        decoder.reconfigure(table_limit=table_limit, rule_order=rule_order)
+        print(f"{name}: {preparation[name]}", flush=True)
         for pop_limit in args.pop_limits:
             decoder.reconfigure(pop_limit=pop_limit)
             scores, texts, edges, novel = [], [], 0, 0
@@ -74,12 +76,12 @@ def main(argv=None) -> dict:
                 edges += translation.stats.get("edges_proposed", 0)
                 novel += translation.stats.get("lm_queries_novel", 0)
             seconds = time.process_time() - cpu
-            run = {"table_limit": table_limit, "pop_limit": pop_limit,
+            run = {"rule_order": rule_order, "table_limit": table_limit, "pop_limit": pop_limit,
                    "model_score": sum(scores) / len(scores), "cpu_seconds_per_verse": seconds / len(sources),
                    "bleu": corpus_bleu(texts, references).score, "edges_proposed_per_verse": edges / len(sources),
                    "lm_queries_novel_per_verse": novel / len(sources), "scores": scores}
             runs.append(run)
-            print(f"  pop {pop_limit:5d}: score {run['model_score']:9.4f}  {run['cpu_seconds_per_verse']:.3f} s/verse  "
+            print(f"  {name} pop {pop_limit:5d}: score {run['model_score']:9.4f}  {run['cpu_seconds_per_verse']:.3f} s/verse  "
                   f"BLEU {run['bleu']:.2f}", flush=True)
     _compare(runs)
     result = {"machine": machine_info(), "created": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
@@ -98,7 +100,8 @@ def main(argv=None) -> dict:
 def _compare(runs: list[dict]) -> None:
     """Per run with a table limit: verses scoring at least the unlimited table's at the same pop
     limit, and at least its best over every pop limit (the best score found for the verse)."""
-    unlimited = {run["pop_limit"]: run["scores"] for run in runs if run["table_limit"] == 0}
+    unlimited = {run["pop_limit"]: run["scores"] for run in runs
+                 if run["table_limit"] == 0 and run["rule_order"] == "score"}
     if not unlimited:
         return
     best = [max(values) for values in zip(*unlimited.values())]
@@ -117,17 +120,17 @@ def markdown(result: dict) -> str:
                  f"{result['machine'].get('cpu', '')}. Seconds are CPU seconds of the decoding process "
                  f"(translate: search and read-back).\n")
     lines.append("Open-time cost (preparing the grammar arrays, CPU s) and rules kept:\n")
-    lines.append("| table_limit | grammar arrays (CPU s) | source rules kept | binary rules kept |")
-    lines.append("| --- | --- | --- | --- |")
-    for limit, info in result["preparation"].items():
-        lines.append(f"| {limit} | {info['grammar_arrays_cpu_seconds']:.2f} | {info['source_rules_kept']:,} of "
+    lines.append("| rule order | table_limit | grammar arrays (CPU s) | source rules kept | binary rules kept |")
+    lines.append("| --- | --- | --- | --- | --- |")
+    for info in result["preparation"].values():
+        lines.append(f"| {info['rule_order']} | {info['table_limit']} | {info['grammar_arrays_cpu_seconds']:.2f} | {info['source_rules_kept']:,} of "
                      f"{info['source_rules']:,} | {info['binary_rules_kept']:,} of {info['binary_rules']:,} |")
-    lines.append(f"\n(the whole decoder open, LM included, with table_limit 0: {result['decoder_open_cpu_seconds']:.2f} CPU s)\n")
-    lines.append("| table_limit | pop limit | avg model score | CPU s/verse | BLEU | edges/verse | novel LM queries/verse "
-                 "| verses >= unlimited (same pop) | verses >= unlimited best |")
-    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    lines.append(f"\n(the whole decoder open, LM included, with table_limit 0 and rule order score: {result['decoder_open_cpu_seconds']:.2f} CPU s)\n")
+    lines.append("| rule order | table_limit | pop limit | avg model score | CPU s/verse | BLEU | edges/verse | novel LM queries/verse "
+                 "| verses >= score order, unlimited (same pop) | verses >= its best |")
+    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for run in result["runs"]:
-        lines.append(f"| {run['table_limit']} | {run['pop_limit']} | {run['model_score']:.4f} | "
+        lines.append(f"| {run['rule_order']} | {run['table_limit']} | {run['pop_limit']} | {run['model_score']:.4f} | "
                      f"{run['cpu_seconds_per_verse']:.3f} | {run['bleu']:.2f} | {run['edges_proposed_per_verse']:.0f} | "
                      f"{run['lm_queries_novel_per_verse']:.0f} | {run.get('verses_at_least_unlimited', '-')} | "
                      f"{run.get('verses_at_least_unlimited_best', '-')} |")
