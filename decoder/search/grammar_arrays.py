@@ -1,6 +1,6 @@
 """The grammar as the compiled search reads it, prepared once per decoder.
 
-`GrammarArrays(store, lm, weights, space)` turns a grammar store into the arrays of
+`GrammarArrays(store, lm, weights, space, table_limit, rule_order)` turns a grammar store into the arrays of
 decoder._ext._chart.ChartSearch: rule scores (weights . features + word-count weight
 * target words), target sides in KenLM ids, each key's rules sorted best first
 (rule_order: by rule score plus weighted LM estimate, or by rule score),
@@ -17,6 +17,7 @@ import numpy as np
 from decoder._ext import compiled_module
 
 from ..grammar import unescape_word
+from ..settings import DEFAULT_SEARCH_SETTINGS
 from .model import GOAL, LM, WORD_COUNT, SearchSpace, Weights
 from .table_limit import limit_sorted_rules, table_limit_rules
 
@@ -28,8 +29,9 @@ sort_rules_by_score, target_hashes, rule_lm_estimates = \
 class GrammarArrays:
     """What the compiled search reads (`arrays`), and the symbol and rule facts read-back needs."""
 
-    def __init__(self, store, lm, weights: Weights, space: SearchSpace, table_limit: int = 0,
-                 rule_order: str = "score"):
+    def __init__(self, store, lm, weights: Weights, space: SearchSpace,
+                 table_limit: int = DEFAULT_SEARCH_SETTINGS.table_limit,
+                 rule_order: str = DEFAULT_SEARCH_SETTINGS.rule_order):
         n_nt, n_symbols = store.n_nonterminals, store.n_symbols
         self.n_symbols = n_symbols
 
