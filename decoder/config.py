@@ -25,6 +25,10 @@ Relative paths are relative to the config file. Defaults:
     beam_size = 0                # histogram beam: items kept per cell (0: no limit)
     beam_threshold = 0.0         # threshold beam: drop items this far below the cell's best (0: off)
     exhaustive = false           # no pruning at all (small inputs only)
+    table_limit = 20             # rules kept per source side, best by rule score under the
+                                 # weights, applied when the decoder opens the store (0: all)
+    rule_order = "estimate"      # cube pruning tries each key's rules best first by rule score +
+                                 # weighted LM estimate of their words ("score": rule score only)
     allow_unknown_weights = false  # true: weights of features the model lacks are ignored, not an error
 
     [weights]                    # defaults: decoder.search.model.DEFAULT_WEIGHTS,

@@ -55,6 +55,7 @@ class Decoder:
                  max_unary_depth: int = _DEFAULTS.max_unary_depth, pop_limit: int = _DEFAULTS.pop_limit,
                  unary_pop_limit: int = _DEFAULTS.unary_pop_limit, beam_size: int = _DEFAULTS.beam_size,
                  beam_threshold: float = _DEFAULTS.beam_threshold, exhaustive: bool = _DEFAULTS.exhaustive,
+                 table_limit: int = _DEFAULTS.table_limit, rule_order: str = _DEFAULTS.rule_order,
                  allow_unknown_weights: bool = False, config_path: str | None = None):
         from .lm import LanguageModel
         from .search.drivers import search_driver
@@ -65,7 +66,8 @@ class Decoder:
         self.search_settings = SearchSettings(search=search, max_span=max_span, max_unary_depth=max_unary_depth,
                                               pop_limit=pop_limit, unary_pop_limit=unary_pop_limit,
                                               beam_size=beam_size, beam_threshold=beam_threshold,
-                                              exhaustive=exhaustive)
+                                              exhaustive=exhaustive, table_limit=table_limit,
+                                              rule_order=rule_order)
         weights = check_weights(weights if weights is not None else {})
         if oov_penalty is not None:
             weights[OOV] = check_weights({"oov_penalty": oov_penalty})["oov_penalty"]
@@ -106,7 +108,9 @@ class Decoder:
 
     def reconfigure(self, **changes) -> SearchSettings:
         """Search with these settings changed from now on (pop_limit=..., beam_size=...: the
-        SearchSettings fields, checked); the store, LM and grammar arrays are kept."""
+        SearchSettings fields, checked); the store and LM are kept, and so are the grammar arrays
+        unless table_limit or rule_order changes (then they are prepared again), or the search
+        algorithm changes (then its driver is built)."""
         from .search.drivers import search_driver
 
         algorithm = changes.get("search", self.search_settings.search)

@@ -37,6 +37,9 @@ def register_search_algorithm(name: str, description: str) -> None:
     SEARCH_ALGORITHMS[name] = description
 
 
+# The orders in which cube pruning tries the rules of one key (decoder.search.grammar_arrays).
+RULE_ORDERS = ("estimate", "score")
+
 # Model settings outside the search proper (decoder.decoder.Decoder): their defaults, once.
 DEFAULT_GLUE = "builtin"
 DEFAULT_OOV_LABELS = ("X",)
@@ -54,6 +57,8 @@ class SearchSettings:
     max_unary_depth: int = 1      # unary rounds per cell
     unary_pop_limit: int = 10     # pops per unary round (-1: the pop limit)
     exhaustive: bool = False      # no pruning at all (small inputs only)
+    table_limit: int = 20         # rules kept per source side, best first (0: all); see decoder.search.table_limit
+    rule_order: str = "estimate"  # cube pruning tries a key's rules by score + weighted LM estimate, or by "score"
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -77,7 +82,7 @@ class SearchSettings:
 
 SETTING_NAMES = tuple(field.name for field in dataclasses.fields(SearchSettings))
 
-# name -> (kind, smallest allowed value)
+# name -> (kind, smallest allowed value; for a choice, the values allowed)
 _RULES = {
     "pop_limit": ("int", 0),
     "beam_size": ("int", 0),
@@ -86,6 +91,8 @@ _RULES = {
     "max_unary_depth": ("int", 0),
     "unary_pop_limit": ("int", -1),
     "exhaustive": ("bool", None),
+    "table_limit": ("int", 0),
+    "rule_order": ("choice", RULE_ORDERS),
     "search": ("algorithm", None),
 }
 
@@ -96,6 +103,10 @@ def _check(name: str, value):
         value = check_int(name, value)
     elif kind == "number":
         value = check_number(name, value)
+    elif kind == "choice":
+        if value not in minimum:
+            raise SettingsError(None, f"`{name}` must be one of {', '.join(map(repr, minimum))}, not {value!r}")
+        return value
     elif kind == "bool":
         if not isinstance(value, bool):
             raise SettingsError(None, f"`{name}` must be true or false, not {value!r}")

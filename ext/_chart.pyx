@@ -26,9 +26,9 @@ from libc.math cimport isnan, INFINITY
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-from decoder._ext._kenlm cimport ChartState, Model
+from decoder._ext._kenlm cimport ChartState, Model, WordIndex
 from decoder._ext._lm cimport (LanguageModel, chart_state_hash, empty_chart_state, score_sentence_boundaries,
-                               score_target)
+                               score_target, score_word_ids)
 
 cdef int32_t GLUE_CONCAT_TARGET[2]
 GLUE_CONCAT_TARGET[0] = -1
@@ -826,4 +826,34 @@ def sort_rules_by_score(rules, offsets, scores):
             cky_sort_entries(entries.data(), entries.size())
             for k in range(o[g], o[g + 1]):
                 view[k] = entries[k - o[g]].id
+    return out
+
+
+def rule_lm_estimates(LanguageModel lm, targets, offsets):
+    """float64[R]: each rule's LM estimate, the log10 score of its target words on their own (each
+    maximal run of words between block references scored left to right from no context, as
+    Moses estimates a target phrase's LM score). Cube pruning orders a key's rules by their score
+    plus the weighted estimate, so that the rules it tries first are the likely best once the
+    LM is applied. A rule with no words (or only references) has 0."""
+    cdef const int32_t[::1] t = np.ascontiguousarray(targets, dtype=np.int32)
+    cdef const int64_t[::1] o = np.ascontiguousarray(offsets, dtype=np.int64)
+    cdef Py_ssize_t n_rules = o.shape[0] - 1, r
+    cdef int64_t k, start
+    cdef const Model *model = lm.model
+    out = np.zeros(n_rules, dtype=np.float64)
+    cdef double[::1] view = out
+    cdef double total
+    with nogil:
+        for r in range(n_rules):
+            total = 0.0
+            k = o[r]
+            while k < o[r + 1]:
+                if t[k] < 0:
+                    k += 1
+                    continue
+                start = k
+                while k < o[r + 1] and t[k] >= 0:
+                    k += 1
+                total += score_word_ids(model, <const WordIndex *>&t[start], k - start, False, False)
+            view[r] = total
     return out

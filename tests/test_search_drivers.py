@@ -59,3 +59,18 @@ def test_cli_search_flag(model, tmp_path):  # noqa: F811
     done = subprocess.run([sys.executable, "-m", "decoder.cli", "translate", "--config", str(model / "config.toml"),
                            "--search", "nonsense", "--input", str(source)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--search" in done.stderr
+
+
+def test_cli_table_limit_and_rule_order_flags(model, tmp_path):  # noqa: F811
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(SENTENCES) + "\n")
+    base = [sys.executable, "-m", "decoder.cli", "translate", "--config", str(model / "config.toml"),
+            "--input", str(source), "--quiet", "--stats-out", str(tmp_path / "stats.jsonl")]
+    expected = [Decoder.from_config(model / "config.toml", table_limit=1, rule_order="score").translate(s).text
+                for s in SENTENCES]
+    done = subprocess.run(base + ["--table-limit", "1", "--rule-order", "score"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == expected
+    done = subprocess.run(base + ["--table-limit", "-1"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--table-limit" in done.stderr

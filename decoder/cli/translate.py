@@ -67,6 +67,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pop-limit", type=_count(0, " (0 means unlimited)"),
                         help="cube pruning pops per cell (default 100; 0: unlimited)")
     parser.add_argument("--beam-size", type=_count(0), help="items kept per cell (default: no limit)")
+    parser.add_argument("--table-limit", type=_count(0, " (0 means all)"),
+                        help="rules kept per source side, best first under the weights (default 20; 0: all)")
+    parser.add_argument("--rule-order", choices=("estimate", "score"),
+                        help="order cube pruning tries a key's rules in (default estimate: rule score plus "
+                             "the LM estimate of their words; score: rule score alone)")
     parser.add_argument("--max-span", type=_count(1), help="longest span of a non-glue rule (default 20)")
     parser.add_argument("--kbest", type=_count(0), default=0, help="write the K best translations to --kbest-out")
     parser.add_argument("--kbest-out", help="k-best file (Moses n-best format)")
@@ -89,6 +94,10 @@ def build_decoder(args):
         overrides["exhaustive"] = True
     if args.search is not None:
         overrides["search"] = args.search
+    if args.table_limit is not None:
+        overrides["table_limit"] = args.table_limit
+    if args.rule_order is not None:
+        overrides["rule_order"] = args.rule_order
     if args.pop_limit is not None:
         overrides["pop_limit"] = args.pop_limit
     if args.beam_size is not None:

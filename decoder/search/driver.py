@@ -58,10 +58,19 @@ class ChartSearchDriver:
         self.settings = settings.replace(**setting_changes)
         self.space = SearchSpace(max_span=self.settings.max_span, max_unary_depth=self.settings.max_unary_depth,
                                  oov_labels=space.oov_labels, glue=space.glue)
-        self.grammar = GrammarArrays(store, lm, weights, self.space)
-        self.reader = DerivationReader(store, weights, self.space, self.grammar)
         self.kbest_finder = CompiledKBest(store)
-        self.engine = _chart.ChartSearch(self.grammar.arrays, lm, self.grammar.n_symbols, self.grammar.goal_symbol,
+        self._prepare_grammar()
+
+    def _prepare_grammar(self) -> None:
+        """The grammar arrays (with the settings' table limit) and the compiled search over them."""
+        self.grammar = GrammarArrays(self.store, self.lm, self.weights, self.space, self.settings.table_limit,
+                                     self.settings.rule_order)
+        self.reader = DerivationReader(self.store, self.weights, self.space, self.grammar)
+        self.engine = self._new_engine()
+
+    def _new_engine(self):
+        """The compiled search over the grammar arrays (a subclass's driver runs another engine)."""
+        return _chart.ChartSearch(self.grammar.arrays, self.lm, self.grammar.n_symbols, self.grammar.goal_symbol,
                                   self.settings, **self._engine_weights())
 
     def _engine_weights(self) -> dict:
@@ -70,12 +79,17 @@ class ChartSearchDriver:
 
     def configure(self, settings: SearchSettings | None = None, **setting_changes) -> SearchSettings:
         """Search with other settings from now on (a SearchSettings, and/or changes to the current
-        ones); returns the settings now in use. The grammar arrays are kept: max_span and
-        max_unary_depth only bound the search."""
+        ones); returns the settings now in use. The grammar arrays are kept (max_span and
+        max_unary_depth only bound the search) unless table_limit or rule_order changes: then
+        they are prepared again."""
+        previous = self.settings
         self.settings = (settings or self.settings).replace(**setting_changes)
         self.space.max_span = self.settings.max_span
         self.space.max_unary_depth = self.settings.max_unary_depth
-        self.engine.configure(self.settings, **self._engine_weights())
+        if (self.settings.table_limit, self.settings.rule_order) != (previous.table_limit, previous.rule_order):
+            self._prepare_grammar()
+        else:
+            self.engine.configure(self.settings, **self._engine_weights())
         return self.settings
 
     # ------------------------------------------------------------------ search

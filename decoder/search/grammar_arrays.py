@@ -1,10 +1,14 @@
 """The grammar as the compiled search reads it, prepared once per decoder.
 
-`GrammarArrays(store, lm, weights, space)` turns a grammar store into the arrays of
+`GrammarArrays(store, lm, weights, space, table_limit, rule_order)` turns a grammar store into the arrays of
 decoder._ext._chart.ChartSearch: rule scores (weights . features + word-count weight
-* target words), target sides in KenLM ids, each key's rules sorted best first,
+* target words), target sides in KenLM ids, each key's rules sorted best first
+(rule_order: by rule score plus weighted LM estimate, or by rule score),
 dense per-symbol look-up offsets, and glue values. It also names the symbols: the
-store's, then the unknown-word labels the grammar lacks, then GOAL.
+store's, then the unknown-word labels the grammar lacks, then GOAL. With a
+`table_limit` (> 0) only the best rules of each source side are in the sorted rule
+arrays (decoder.search.table_limit): the limit is applied here, at open, under
+these weights.
 """
 from __future__ import annotations
 
@@ -13,16 +17,21 @@ import numpy as np
 from decoder._ext import compiled_module
 
 from ..grammar import unescape_word
-from .model import GOAL, WORD_COUNT, SearchSpace, Weights
+from ..settings import DEFAULT_SEARCH_SETTINGS
+from .model import GOAL, LM, WORD_COUNT, SearchSpace, Weights
+from .table_limit import limit_sorted_rules, table_limit_rules
 
 _chart = compiled_module("_chart")
-sort_rules_by_score, target_hashes = _chart.sort_rules_by_score, _chart.target_hashes
+sort_rules_by_score, target_hashes, rule_lm_estimates = \
+    _chart.sort_rules_by_score, _chart.target_hashes, _chart.rule_lm_estimates
 
 
 class GrammarArrays:
     """What the compiled search reads (`arrays`), and the symbol and rule facts read-back needs."""
 
-    def __init__(self, store, lm, weights: Weights, space: SearchSpace):
+    def __init__(self, store, lm, weights: Weights, space: SearchSpace,
+                 table_limit: int = DEFAULT_SEARCH_SETTINGS.table_limit,
+                 rule_order: str = DEFAULT_SEARCH_SETTINGS.rule_order):
         n_nt, n_symbols = store.n_nonterminals, store.n_symbols
         self.n_symbols = n_symbols
 
@@ -75,11 +84,25 @@ class GrammarArrays:
         pair_keys = np.asarray(store.pair_keys)
         pair_offsets = np.asarray(store.pair_offsets)
         pair_rules = np.asarray(store.pair_rules)
-        pair_rules_sorted = sort_rules_by_score(pair_rules, pair_offsets, rule_score)
+        # Cube pruning tries a key's rules in this order: by rule score, plus with "estimate" the
+        # weighted LM score of their words on their own (as Moses sorts target phrases), which
+        # puts first the rules likely best once the LM is applied.
+        self.rule_order_score = rule_score
+        if rule_order == "estimate":
+            self.rule_order_score = rule_score + weights[LM] * rule_lm_estimates(lm, rule_target_lm, offsets)
+        pair_rules_sorted = sort_rules_by_score(pair_rules, pair_offsets, self.rule_order_score)
         single_keys = np.asarray(store.single_keys)
         single_offsets = np.asarray(store.single_offsets)
         single_rules = np.asarray(store.single_rules)
-        single_rules_sorted = sort_rules_by_score(single_rules, single_offsets, rule_score)
+        single_rules_sorted = sort_rules_by_score(single_rules, single_offsets, self.rule_order_score)
+        # The table limit: the rules it drops leave the sorted arrays (the keys stay, maybe empty).
+        self.table_limit = table_limit_rules(store, source_scores, self.rule_word_count, weights[WORD_COUNT],
+                                             table_limit)
+        if table_limit > 0:
+            pair_rules_sorted, pair_offsets = limit_sorted_rules(pair_rules_sorted, pair_offsets,
+                                                                 self.table_limit.rules)
+            single_rules_sorted, single_offsets = limit_sorted_rules(single_rules_sorted, single_offsets,
+                                                                     self.table_limit.rules)
         all_symbols = np.arange(n_all, dtype=np.int64)
         index = np.searchsorted(single_keys, all_symbols)
         present = (index < len(single_keys)) & (single_keys[np.minimum(index, max(len(single_keys) - 1, 0))] == all_symbols) \

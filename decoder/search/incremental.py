@@ -22,11 +22,9 @@ class IncrementalSearchDriver(ChartSearchDriver):
 
     algorithm = "incremental"
 
-    def __init__(self, store, lm, weights, space=None, settings=None, **setting_changes):
-        super().__init__(store, lm, weights, space, settings, **setting_changes)
-        self.engine = _incremental.IncrementalSearch(self.grammar.arrays, lm, self.grammar.n_symbols,
-                                                     self.grammar.goal_symbol, self.settings,
-                                                     **self._engine_weights())
+    def _new_engine(self):
+        return _incremental.IncrementalSearch(self.grammar.arrays, self.lm, self.grammar.n_symbols,
+                                              self.grammar.goal_symbol, self.settings, **self._engine_weights())
 
     def run(self, words) -> SearchResult:
         result = super().run(words)
