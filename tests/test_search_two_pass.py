@@ -240,6 +240,7 @@ def test_section_3_2_unwinding_example(tmp_path, strategy):
     # With a trigram LM both depend only on "nice man" and the same VP3 PP1: they recombine, and
     # only the better one is scheduled, so "the nice man" is never expanded.
     assert children["the nice man"].key() == children["a nice man"].key()
+    assert children["a nice man"].key()[0] == ("nice", "man")  # the last n-1 = 2 words
     popped = [" ".join(item.words) for item in trace]
     assert "a nice man" in popped
     assert not any(p.startswith("the") for p in popped)
