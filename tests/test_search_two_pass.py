@@ -249,3 +249,82 @@ def test_section_3_2_unwinding_example(tmp_path, strategy):
     assert result.best.words == "a nice man sees in the park".split()
     assert result.best.score == pytest.approx(w2)
     assert result.stats["agenda_pops"] == len(trace)
+
+
+# ---- the compiled search (decoder._ext._two_pass via decoder.search.two_pass) against the reference
+
+from decoder.search.two_pass import TwoPassDecoder  # noqa: E402
+
+from search_fixtures import write_random_store  # noqa: E402
+
+UNBOUNDED = dict(exhaustive=True, beam=math.inf, agenda_limit=0, max_pops=-1)
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("stores")
+    cache = {}
+
+    def get(seed, strategy):
+        if (seed, strategy) not in cache:
+            cache[(seed, strategy)] = write_random_store(directory, seed, strategy, FEATURES, n_rules=16, max_arity=3)
+        return cache[(seed, strategy)]
+
+    return get
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_compiled_unbounded_equals_reference_and_brute_force(lm, arpa, stores, seed, strategy):
+    grammar, store = stores(seed, strategy)
+    _, space, words = _case(seed, strategy)
+    weights = Weights(FEATURES, WEIGHTS)
+    expected = TwoPassReference(grammar, lm, weights, space).decode(words, k=2)
+    brute_score, _, _ = best_by_brute_force(grammar, words, lm, weights, space)
+    decoder = TwoPassDecoder(store, LanguageModel(arpa), weights, space, **UNBOUNDED)
+    result = decoder.search(words)
+    best = decoder.best(result, words)
+    assert best.score == pytest.approx(brute_score, abs=1e-4)
+    assert best.score == pytest.approx(expected.best.score, abs=1e-4)
+    if len(expected.kbest) < 2 or expected.kbest[1].score < expected.kbest[0].score - 1e-3:
+        assert best.words == expected.best.words  # a unique best: the same string
+    # (b) for the compiled search: features from the derivation, lm = KenLM's score of the output
+    assert best.features[LM] == pytest.approx(LanguageModel(arpa).score_sentence(best.words), abs=1e-4)
+    assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
+    stats = result.stats
+    for name in ("edges_proposed", "edges_kept", "lm_queries", "lm_queries_novel", "items_per_cell", "seconds",
+                 "cpu_seconds", "agenda_pops", "unwindings"):
+        assert name in stats, name
+    assert stats["agenda_pops"] >= 1 and stats["unwindings"] >= stats["agenda_pops"]
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_compiled_kbest_equals_reference_kbest(lm, arpa, stores, seed, strategy):
+    grammar, store = stores(seed, strategy)
+    _, space, words = _case(seed, strategy)
+    weights = Weights(FEATURES, WEIGHTS)
+    expected = TwoPassReference(grammar, lm, weights, space).decode(words, k=5).kbest
+    decoder = TwoPassDecoder(store, LanguageModel(arpa), weights, space, kbest_per_class=5, **UNBOUNDED)
+    result = decoder.search(words)
+    found = decoder.kbest(result, words, 5, unique=False)
+    assert [h.score for h in found] == pytest.approx([d.score for d in expected], abs=1e-4)
+    for hypothesis in found:
+        assert weights.dot(hypothesis.features) == pytest.approx(hypothesis.score, abs=1e-4)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("strategy", ["icr", "monolingual"])
+def test_compiled_pruned_search_is_bounded(lm, arpa, stores, seed, strategy):
+    grammar, store = stores(seed, strategy)
+    _, space, words = _case(seed, strategy)
+    weights = Weights(FEATURES, WEIGHTS)
+    decoder = TwoPassDecoder(store, LanguageModel(arpa), weights, space, pop_limit=2, beam=1.0, agenda_limit=3,
+                             max_pops=3)
+    result = decoder.search(words)
+    best = decoder.best(result, words)
+    assert result.stats["agenda_pops"] <= 3
+    assert best.features[LM] == pytest.approx(LanguageModel(arpa).score_sentence(best.words), abs=1e-4)
+    assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
+    brute_score, _, _ = best_by_brute_force(grammar, words, lm, weights, space)
+    assert best.score <= brute_score + 1e-4
