@@ -36,6 +36,7 @@ cdef struct Partial:
 cdef class TwoPassSearch(ChartSearch):
     cdef public double beam
     cdef public long long agenda_limit, max_pops
+    cdef public int edge_limit            # hyperedges per item the second pass unwinds into (0: all)
     cdef public unsigned long long agenda_pops, unwindings
     cdef int32_t bos_id, eos_id
     cdef int k
@@ -49,6 +50,7 @@ cdef class TwoPassSearch(ChartSearch):
     cdef vector[int32_t] seen_instances   # scratch
     cdef vector[int32_t] words_scratch    # scratch: words shifted into the output
     cdef vector[Element] carried          # scratch: the tails' blocks of one hyperedge
+    cdef vector[CkyHeapEntry] item_edges  # scratch: (w^1 through the edge, edge) of one item
     cdef vector[CkyHeapEntry] agenda
     cdef CkyHashMap class_index           # recombination key -> class
     cdef vector[int32_t] class_members    # k slots per class (-1: empty)

@@ -31,6 +31,12 @@ cdef extern from *:
     """
     #include <algorithm>
     #include <vector>
+    /* Best first, and at most `keep` of them (0: all): one item's hyperedges. */
+    static inline void two_pass_best_edges(std::vector<CkyHeapEntry> &edges, size_t keep) {
+        std::sort(edges.begin(), edges.end(), [](const CkyHeapEntry &a, const CkyHeapEntry &b) {
+            return b < a || (!(a < b) && a.index < b.index); });  /* ties: older edge (lower id) first */
+        if (keep > 0 && edges.size() > keep) edges.resize(keep);
+    }
     /* Keep the `keep` best entries of a max-heap (the agenda size limit). */
     static inline void two_pass_trim_heap(std::vector<CkyHeapEntry> &heap, size_t keep) {
         if (heap.size() <= keep) return;
@@ -41,6 +47,7 @@ cdef extern from *:
     }
     """
     void two_pass_trim_heap(vector[CkyHeapEntry] &heap, size_t keep) nogil
+    void two_pass_best_edges(vector[CkyHeapEntry] &edges, size_t keep) nogil
 
 
 cdef uint64_t TARGET_SEED = 0x74776f70617373   # "twopass": target-side hashes of the second pass
@@ -55,6 +62,7 @@ cdef class TwoPassSearch(ChartSearch):
         self.beam = INFINITY
         self.agenda_limit = 0     # 0: no limit
         self.max_pops = -1        # -1: no limit
+        self.edge_limit = 0       # 0: every hyperedge the first pass kept
         self.k = 1
 
     def hsearch(self, int k, int bos_id, int eos_id, int max_results):
@@ -261,15 +269,33 @@ cdef class TwoPassSearch(ChartSearch):
         hyperedge only, appended without recombination; returns its id)."""
         cdef Partial parent = self.partials[p]
         cdef Element first = self.elements[parent.rest_lo]
-        cdef int32_t e = self.items[first.item].best_edge if greedy else self.items[first.item].first_edge
-        cdef int32_t n_tails, m, t
+        cdef int32_t e, n_tails, m, t, rank = 0
         cdef int64_t r, x
         cdef Partial child
         cdef float lm
         cdef ChartState state
         cdef uint64_t state_hash
         cdef Element element
-        while e >= 0:
+        cdef CkyHeapEntry entry
+        self.item_edges.clear()
+        if greedy:
+            entry.index = self.items[first.item].best_edge
+            self.item_edges.push_back(entry)
+        else:
+            e = self.items[first.item].first_edge
+            while e >= 0:
+                entry.index = e
+                entry.score = self.edges[e].score
+                if self.edges[e].rule != EDGE_OOV:  # (an OOV edge's tail0 is a source position)
+                    if self.edges[e].tail0 >= 0:
+                        entry.score += self.items[self.edges[e].tail0].score
+                    if self.edges[e].tail1 >= 0:
+                        entry.score += self.items[self.edges[e].tail1].score
+                self.item_edges.push_back(entry)
+                e = self.edges[e].next_edge
+            two_pass_best_edges(self.item_edges, self.edge_limit)
+        for rank in range(<int32_t>self.item_edges.size()):
+            e = self.item_edges[rank].index
             n_tails = 0
             if self.edges[e].rule != EDGE_OOV:
                 n_tails = (self.edges[e].tail0 >= 0) + (self.edges[e].tail1 >= 0)
@@ -320,7 +346,6 @@ cdef class TwoPassSearch(ChartSearch):
                 self.partials.push_back(child)
                 return self.partials.size() - 1
             self._push(&child)
-            e = self.edges[e].next_edge
         return -1
 
     cdef void _second_pass(self) noexcept nogil:

@@ -253,6 +253,7 @@ def test_section_3_2_unwinding_example(tmp_path, strategy):
 
 # ---- the compiled search (decoder._ext._two_pass via decoder.search.two_pass) against the reference
 
+from decoder.search.chart import ChartDecoder  # noqa: E402
 from decoder.search.two_pass import TwoPassDecoder  # noqa: E402
 
 from search_fixtures import write_random_store  # noqa: E402
@@ -328,3 +329,24 @@ def test_compiled_pruned_search_is_bounded(lm, arpa, stores, seed, strategy):
     assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
     brute_score, _, _ = best_by_brute_force(grammar, words, lm, weights, space)
     assert best.score <= brute_score + 1e-4
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("strategy", ["left", "monolingual"])
+def test_compiled_one_edge_per_item_rescores_the_first_pass_best(arpa, stores, seed, strategy):
+    """edge_limit=1: each item unwinds into its best hyperedge only, so the second pass finds
+    exactly the first pass's best derivation (ChartDecoder.best on the same chart), rescored."""
+    _, store = stores(seed, strategy)
+    _, space, words = _case(seed, strategy)
+    weights = Weights(FEATURES, WEIGHTS)
+    kenlm = LanguageModel(arpa)
+    decoder = TwoPassDecoder(store, kenlm, weights, space, exhaustive=True, beam=math.inf, agenda_limit=0,
+                             max_pops=-1, edge_limit=1)
+    result = decoder.search(words)
+    found = decoder.kbest(result, words, 5, unique=False)
+    first_pass_best = ChartDecoder.best(decoder, result, words)
+    assert len(found) == 1
+    assert found[0].words == first_pass_best.words
+    assert found[0].derivation == first_pass_best.derivation
+    assert found[0].score == pytest.approx(weights.dot(found[0].features), abs=1e-4)
+    assert found[0].features[LM] == pytest.approx(kenlm.score_sentence(found[0].words), abs=1e-4)

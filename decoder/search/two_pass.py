@@ -7,7 +7,8 @@ arrays and read-back; the compiled engine is decoder._ext._two_pass.TwoPassSearc
 First pass (section 3.1): the compiled CKY with items recombined on (X, i, j) (and
 unary round), each carrying the KenLM state and score of its best member; cube
 pruning's `pop_limit` bounds the hyperedges built per cell (all of them are kept)
-and `beam_size` / `beam_threshold` the items per cell. Second pass (section 3.2):
+and `beam_size` / `beam_threshold` the items per cell; `edge_limit` is how many of an
+item's hyperedges (best first by w^1 through the edge) the second pass may unwind into. Second pass (section 3.2):
 H.Search from the goal item, best first, with `beam` (Z: partial items more than Z
 below the best score seen are dropped), `agenda_limit` and `max_pops` (unwind
 operations); `kbest_per_class` partial items are kept per recombination class.
@@ -37,18 +38,19 @@ class TwoPassDecoder(ChartDecoder):
     def __init__(self, store, lm, weights: Weights, space: SearchSpace | None = None, *,
                  pop_limit: int = DEFAULT_FIRST_PASS_POP_LIMIT, beam_size: int = 0, beam_threshold: float = 0.0,
                  exhaustive: bool = False, beam: float = DEFAULT_BEAM, agenda_limit: int = DEFAULT_AGENDA_LIMIT,
-                 max_pops: int = DEFAULT_MAX_POPS, kbest_per_class: int = 1):
+                 max_pops: int = DEFAULT_MAX_POPS, edge_limit: int = 0, kbest_per_class: int = 1):
         super().__init__(store, lm, weights, space, pop_limit=pop_limit, beam_size=beam_size,
                          beam_threshold=beam_threshold, exhaustive=exhaustive)
         self.search_engine = TwoPassSearch(self._arrays, lm, store.n_symbols, self.goal_symbol)
         self.configure(pop_limit=pop_limit, beam_size=beam_size, beam_threshold=beam_threshold,
                        exhaustive=exhaustive)
         self.kbest_per_class = kbest_per_class
-        self.configure_second_pass(beam=beam, agenda_limit=agenda_limit, max_pops=max_pops)
+        self.configure_second_pass(beam=beam, agenda_limit=agenda_limit, max_pops=max_pops, edge_limit=edge_limit)
         self.bos_id, self.eos_id = (int(i) for i in lm.vocab_indices(["<s>", "</s>"]))
 
-    def configure_second_pass(self, *, beam=None, agenda_limit=None, max_pops=None, kbest_per_class=None):
-        """None keeps a setting; beam inf, agenda_limit 0 and max_pops -1 mean no limit."""
+    def configure_second_pass(self, *, beam=None, agenda_limit=None, max_pops=None, edge_limit=None,
+                              kbest_per_class=None):
+        """None keeps a setting; beam inf, agenda_limit 0, max_pops -1 and edge_limit 0 mean no limit."""
         engine = self.search_engine
         if beam is not None:
             engine.beam = float(beam)
@@ -56,6 +58,8 @@ class TwoPassDecoder(ChartDecoder):
             engine.agenda_limit = int(agenda_limit)
         if max_pops is not None:
             engine.max_pops = int(max_pops)
+        if edge_limit is not None:
+            engine.edge_limit = int(edge_limit)
         if kbest_per_class is not None:
             self.kbest_per_class = int(kbest_per_class)
 
