@@ -55,6 +55,7 @@ cdef class TwoPassSearch(ChartSearch):
     cdef CkyHashMap class_index           # recombination key -> class
     cdef vector[int32_t] class_members    # k slots per class (-1: empty)
     cdef vector[int32_t] complete
+    cdef vector[int32_t] popped           # partial items in the order the agenda popped them
 
     cdef void _second_pass(self) noexcept nogil
     cdef int32_t _unwind(self, int32_t p, bint greedy) noexcept nogil

@@ -85,6 +85,10 @@ cdef class TwoPassSearch(ChartSearch):
             out.append((self.partials[p].score, self.partials[p].lm_exact, tuple(steps)))
         return out
 
+    def popped_scores(self):
+        """Scores of the partial items the last hsearch popped, in order (for tests of the agenda)."""
+        return [self.partials[p].score for p in self.popped]
+
     # ---- LM through ChartSearch._score (its cache and counters)
 
     cdef float _extend(self, const ChartState *prefix, uint64_t prefix_hash, const int32_t *words, int32_t n,
@@ -359,6 +363,7 @@ cdef class TwoPassSearch(ChartSearch):
         self.class_index.clear()
         self.class_members.clear()
         self.complete.clear()
+        self.popped.clear()
         self.best_seen = -INFINITY
         self.agenda_pops = 0
         self.unwindings = 0
@@ -392,6 +397,7 @@ cdef class TwoPassSearch(ChartSearch):
             if self.partials[p].dead or self.partials[p].score < self.best_seen - self.beam:
                 continue
             self.agenda_pops += 1
+            self.popped.push_back(p)
             self._unwind(p, False)
         if self.complete.size() == 0 and start_id >= 0 and start_id < <int32_t>self.partials.size():
             # Pruned everything: the first pass's best derivation, rescored exactly.

@@ -191,22 +191,25 @@ ngram 3=2
 """
 
 
+EXAMPLE_RULES = [
+    Rule("PP", ("en",), ("in", "the", "park"), (), (0.5,)),
+    Rule("NP", ("hombre",), ("the", "nice", "man"), (), (0.5,)),
+    Rule("NP", ("hombre",), ("a", "nice", "man"), (), (0.5,)),
+    Rule("VP", ("ve",), ("sees",), (), (0.5,)),
+    # source PP1 NP2 VP3, target NP2 VP3 PP1
+    Rule("S", (0, 1, 2), (1, 2, 0), ("PP", "NP", "VP"), (0.5,)),
+]
+# (glue costs 10: the glued fragments "in the park the nice man sees" lose)
+EXAMPLE_WEIGHTS = {"p": 1.0, "lm": 1.0, "word_count": 0.0, "glue": -10.0}
+
+
 @pytest.mark.parametrize("strategy", ["monolingual", "icr"])
 def test_section_3_2_unwinding_example(tmp_path, strategy):
     path = tmp_path / "example.arpa"
     path.write_text(EXAMPLE_ARPA)
     lm = ArpaReference(str(path))
-    rules = [
-        Rule("PP", ("en",), ("in", "the", "park"), (), (0.5,)),
-        Rule("NP", ("hombre",), ("the", "nice", "man"), (), (0.5,)),
-        Rule("NP", ("hombre",), ("a", "nice", "man"), (), (0.5,)),
-        Rule("VP", ("ve",), ("sees",), (), (0.5,)),
-        # source PP1 NP2 VP3, target NP2 VP3 PP1
-        Rule("S", (0, 1, 2), (1, 2, 0), ("PP", "NP", "VP"), (0.5,)),
-    ]
-    # (glue costs 10: the glued fragments "in the park the nice man sees" lose)
-    weights = Weights(["p"], {"p": 1.0, "lm": 1.0, "word_count": 0.0, "glue": -10.0})
-    grammar = binarize(rules, strategy)
+    weights = Weights(["p"], EXAMPLE_WEIGHTS)
+    grammar = binarize(EXAMPLE_RULES, strategy)
     decoder = TwoPassReference(grammar, lm, weights)
     words = ["en", "hombre", "ve"]
 
@@ -350,3 +353,28 @@ def test_compiled_one_edge_per_item_rescores_the_first_pass_best(arpa, stores, s
     assert found[0].derivation == first_pass_best.derivation
     assert found[0].score == pytest.approx(weights.dot(found[0].features), abs=1e-4)
     assert found[0].features[LM] == pytest.approx(kenlm.score_sentence(found[0].words), abs=1e-4)
+
+
+@pytest.mark.parametrize("strategy", ["monolingual", "icr"])
+def test_compiled_section_3_2_example_pops_as_the_reference(tmp_path, strategy):
+    """The compiled agenda recovers "a nice man" with the reference's pops: its estimates
+    (KenLM RuleScore over e^1 states) rank the partial items as the reference's do here."""
+    from decoder.store import GrammarStore, write_store
+
+    path = tmp_path / "example.arpa"
+    path.write_text(EXAMPLE_ARPA)
+    grammar = binarize(EXAMPLE_RULES, strategy)
+    write_store(grammar, tmp_path / "store", feature_names=["p"])
+    weights = Weights(["p"], EXAMPLE_WEIGHTS)
+    words = ["en", "hombre", "ve"]
+    trace = []
+    expected = TwoPassReference(grammar, ArpaReference(str(path)), weights).decode(words, trace=trace)
+    decoder = TwoPassDecoder(GrammarStore.open(tmp_path / "store"), LanguageModel(str(path)), weights,
+                             SearchSpace(), **UNBOUNDED)
+    result = decoder.search(words)
+    best = decoder.best(result, words)
+    assert best.words == "a nice man sees in the park".split()
+    assert best.score == pytest.approx(expected.best.score, abs=1e-4)
+    assert result.stats["agenda_pops"] == len(trace)
+    assert result.stats["unwindings"] == expected.stats["unwindings"]
+    assert decoder.search_engine.popped_scores() == pytest.approx([item.score for item in trace], abs=1e-4)
