@@ -31,11 +31,14 @@ cdef struct Partial:
     int32_t instance
     int32_t base          # tails of `edge` are instances base, base + 1
     int8_t dead           # replaced in its recombination class
+    int32_t suffix_at     # alpha[suffix_at - 1] is a reference with a full left state (-1: none), so
+    float suffix_lm       # alpha[suffix_at:] </s> adds suffix_lm whatever comes before: reused by children
 
 
 cdef class TwoPassSearch(ChartSearch):
     cdef public double beam
     cdef public long long agenda_limit, max_pops
+    cdef public bint reuse_suffix         # reuse the LM of alpha's unchanged tail (off: rescore all of alpha)
     cdef public int edge_limit            # hyperedges per item the second pass unwinds into (0: all)
     cdef public unsigned long long agenda_pops, unwindings
     cdef int32_t bos_id, eos_id
@@ -61,6 +64,7 @@ cdef class TwoPassSearch(ChartSearch):
     cdef int32_t _unwind(self, int32_t p, bint greedy) noexcept nogil
     cdef void _expand_edge(self, int32_t e, int32_t base) noexcept nogil
     cdef void _push(self, Partial *partial) noexcept nogil
-    cdef double _estimate(self, const ChartState *prefix, uint64_t prefix_hash, const Element *rest, int32_t n) noexcept nogil
+    cdef double _estimate(self, Partial *partial, const Element *rest, int32_t anchor, float suffix_lm) noexcept nogil
+    cdef float _chain(self, const ChartState *first, uint64_t first_hash, const Element *rest, int32_t n, bint eos) noexcept nogil
     cdef float _extend(self, const ChartState *prefix, uint64_t prefix_hash, const int32_t *words, int32_t n, ChartState *out, uint64_t *out_hash) noexcept nogil
     cdef uint64_t _key(self, const Partial *partial) noexcept nogil

@@ -63,6 +63,7 @@ cdef class TwoPassSearch(ChartSearch):
         self.agenda_limit = 0     # 0: no limit
         self.max_pops = -1        # -1: no limit
         self.edge_limit = 0       # 0: every hyperedge the first pass kept
+        self.reuse_suffix = True
         self.k = 1
 
     def hsearch(self, int k, int bos_id, int eos_id, int max_results):
@@ -109,21 +110,18 @@ cdef class TwoPassSearch(ChartSearch):
             h = cky_mix(h, <uint64_t><uint32_t>self.target[t])
         return self._score(self.target.data(), self.target.size(), h, out, out_hash)
 
-    cdef double _estimate(self, const ChartState *prefix, uint64_t prefix_hash, const Element *rest,
-                          int32_t n) noexcept nogil:
-        """w^1 of each remaining instance + weighted RuleScore of e alpha </s> over the e^1 states."""
-        cdef double total = 0.0
-        cdef int32_t t, s, offset
-        cdef bint seen
+    cdef float _chain(self, const ChartState *first, uint64_t first_hash, const Element *rest, int32_t n,
+                      bint eos) noexcept nogil:
+        """RuleScore of [first] rest[0:n] (</s>): what the elements add after the state `first`."""
+        cdef int32_t t, offset
         cdef uint64_t h = TARGET_SEED
         cdef ChartState out
         cdef uint64_t out_hash
         self.child_pointers.clear()
         self.child_hashes.clear()
         self.target.clear()
-        self.seen_instances.clear()
-        self.child_pointers.push_back(prefix)
-        self.child_hashes.push_back(prefix_hash)
+        self.child_pointers.push_back(first)
+        self.child_hashes.push_back(first_hash)
         self.target.push_back(-1)
         for t in range(n):
             if rest[t].word >= 0:
@@ -133,6 +131,28 @@ cdef class TwoPassSearch(ChartSearch):
             self.child_pointers.push_back(&self.states[offset])
             self.child_hashes.push_back(self.state_hashes[offset])
             self.target.push_back(-<int32_t>self.child_pointers.size())
+        if eos:
+            self.target.push_back(self.eos_id)
+        for t in range(<int32_t>self.target.size()):
+            h = cky_mix(h, <uint64_t><uint32_t>self.target[t])
+        return self._score(self.target.data(), self.target.size(), h, &out, &out_hash)
+
+    cdef double _estimate(self, Partial *partial, const Element *rest, int32_t anchor, float suffix_lm) noexcept nogil:
+        """Estimate of alpha = rest[0:partial.rest_n] after e = partial.prefix: w^1 of each remaining
+        instance + weighted RuleScore of e alpha </s> over the e^1 states. That RuleScore splits after
+        a reference whose state has a full left side (the words after it are scored against its own
+        right state): anchor >= 0 names such a reference behind which alpha equals the parent's
+        suffix, whose LM (suffix_lm) is reused; otherwise the first such reference after alpha[0]
+        splits it, and its suffix is recorded for the children. Sets partial.suffix_at/suffix_lm."""
+        cdef int32_t n = partial.rest_n
+        cdef double total = 0.0
+        cdef int32_t t, s, k = -1, offset
+        cdef bint seen
+        cdef float lm
+        self.seen_instances.clear()
+        for t in range(n):
+            if rest[t].word >= 0:
+                continue
             seen = False
             for s in range(<int32_t>self.seen_instances.size()):
                 if self.seen_instances[s] == rest[t].instance:
@@ -141,10 +161,24 @@ cdef class TwoPassSearch(ChartSearch):
             if not seen:
                 self.seen_instances.push_back(rest[t].instance)
                 total += self.items[rest[t].item].score
-        self.target.push_back(self.eos_id)
-        for t in range(<int32_t>self.target.size()):
-            h = cky_mix(h, <uint64_t><uint32_t>self.target[t])
-        return total + self.weight_lm * self._score(self.target.data(), self.target.size(), h, &out, &out_hash)
+            if k < 0 and t >= 1 and self.reuse_suffix and \
+                    self.states[self.items[rest[t].item].state_offset + rest[t].block].left.full:
+                k = t
+        partial.suffix_at = -1
+        partial.suffix_lm = 0.0
+        if anchor >= 0 and self.reuse_suffix:
+            lm = self._chain(&partial.prefix, partial.prefix_hash, rest, anchor + 1, False) + suffix_lm
+            partial.suffix_at = anchor + 1
+            partial.suffix_lm = suffix_lm
+        elif k >= 1:
+            offset = self.items[rest[k].item].state_offset + rest[k].block
+            partial.suffix_lm = self._chain(&self.states[offset], self.state_hashes[offset], rest + k + 1,
+                                            n - k - 1, True)
+            partial.suffix_at = k + 1
+            lm = self._chain(&partial.prefix, partial.prefix_hash, rest, k + 1, False) + partial.suffix_lm
+        else:
+            lm = self._chain(&partial.prefix, partial.prefix_hash, rest, n, True)
+        return total + self.weight_lm * lm
 
     # ---- partial items
 
@@ -273,7 +307,8 @@ cdef class TwoPassSearch(ChartSearch):
         hyperedge only, appended without recombination; returns its id)."""
         cdef Partial parent = self.partials[p]
         cdef Element first = self.elements[parent.rest_lo]
-        cdef int32_t e, n_tails, m, t, rank = 0
+        cdef int32_t e, n_tails, m, t, rank = 0, anchor
+        cdef bint suffix_kept
         cdef int64_t r, x
         cdef Partial child
         cdef float lm
@@ -305,12 +340,18 @@ cdef class TwoPassSearch(ChartSearch):
                 n_tails = (self.edges[e].tail0 >= 0) + (self.edges[e].tail1 >= 0)
             self._expand_edge(e, parent.next_instance)
             self.new_rest.clear()
+            anchor = -1  # where the parent's suffix anchor lands, if its suffix is unchanged
+            suffix_kept = parent.suffix_at > 0
             for r in range(parent.rest_lo, parent.rest_lo + parent.rest_n):
                 element = self.elements[r]
                 if element.word < 0 and element.instance == first.instance:
+                    if r - parent.rest_lo >= parent.suffix_at - 1:
+                        suffix_kept = False
                     for x in range(self.expansion_lo[element.block], self.expansion_lo[element.block + 1]):
                         self.new_rest.push_back(self.expansion[x])
                 else:
+                    if r - parent.rest_lo == parent.suffix_at - 1:
+                        anchor = self.new_rest.size()
                     self.new_rest.push_back(element)
             self.words_scratch.clear()
             m = 0
@@ -336,9 +377,11 @@ cdef class TwoPassSearch(ChartSearch):
             for t in range(m, <int32_t>self.new_rest.size()):
                 self.elements.push_back(self.new_rest[t])
             child.score = child.exact
+            child.suffix_at = -1
+            child.suffix_lm = 0.0
             if child.rest_n > 0:
-                child.score += self._estimate(&child.prefix, child.prefix_hash, &self.elements[child.rest_lo],
-                                              child.rest_n)
+                child.score += self._estimate(&child, &self.elements[child.rest_lo],
+                                              anchor - m if suffix_kept and anchor >= 0 else -1, parent.suffix_lm)
             child.next_instance = parent.next_instance + n_tails
             child.parent = p
             child.edge = e
@@ -382,7 +425,7 @@ cdef class TwoPassSearch(ChartSearch):
             start.exact = 0.0
             start.rest_lo = self.elements.size() - 1
             start.rest_n = 1
-            start.score = self._estimate(&start.prefix, start.prefix_hash, &self.elements[start.rest_lo], 1)
+            start.score = self._estimate(&start, &self.elements[start.rest_lo], -1, 0.0)
             start.next_instance = 1
             start.parent = -1
             start.edge = -1

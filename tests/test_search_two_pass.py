@@ -378,3 +378,23 @@ def test_compiled_section_3_2_example_pops_as_the_reference(tmp_path, strategy):
     assert result.stats["agenda_pops"] == len(trace)
     assert result.stats["unwindings"] == expected.stats["unwindings"]
     assert decoder.search_engine.popped_scores() == pytest.approx([item.score for item in trace], abs=1e-4)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_compiled_suffix_reuse_changes_no_score(arpa, stores, seed, strategy):
+    """Reusing the LM of alpha's unchanged tail (behind a full-left reference) gives the same
+    estimates, so the same agenda, as rescoring all of alpha."""
+    _, store = stores(seed, strategy)
+    _, space, words = _case(seed, strategy)
+    words = words + random_sentence(seed + 50, 2)  # longer: more partial items with long tails
+    weights = Weights(FEATURES, WEIGHTS)
+    popped, queries = {}, {}
+    for reuse in (False, True):
+        decoder = TwoPassDecoder(store, LanguageModel(arpa), weights, space, **UNBOUNDED)
+        decoder.search_engine.reuse_suffix = reuse
+        result = decoder.search(words)
+        popped[reuse] = decoder.search_engine.popped_scores()
+        queries[reuse] = result.stats["lm_queries"]
+    assert popped[True] == pytest.approx(popped[False], abs=1e-4)
+    assert queries[True] <= queries[False]

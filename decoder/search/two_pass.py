@@ -16,7 +16,6 @@ The pure-Python reference of both passes is decoder.search.two_pass_reference.
 """
 from __future__ import annotations
 
-import math
 import time
 
 from decoder._ext._two_pass import TwoPassSearch

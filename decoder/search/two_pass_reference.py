@@ -34,10 +34,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..binarize import BinaryGrammar, BinaryRule
+from ..binarize import BinaryGrammar
 from ..grammar import unescape_word
 from .model import GLUE, GOAL, LM, OOV, WORD_COUNT, SearchSpace, Weights
-from .reference import BOS, EOS, STAR, Derivation, ReferenceDecoder, complete_ngrams, elide, sentence_boundaries
+from .reference import BOS, EOS, STAR, Derivation, ReferenceDecoder, complete_ngrams, elide
 
 UNLIMITED = math.inf
 
