@@ -32,6 +32,7 @@ INCLUDE_DIRS = [numpy.get_include(), "ext"]  # ext/: the project's C++ headers (
 MODULES = {
     "_lm": ("query", ["lm_rule_score.hh"], {}),
     "_chart": ("headers", ["chart_containers.hh"], {"initializedcheck": False}),
+    "_two_pass": ("headers", ["chart_containers.hh", "two_pass_containers.hh"], {"initializedcheck": False}),
     "_rule_table": (None, [], {}),
     "_extract": (None, [], {}),
     "_sequence_index": (None, ["prefetch.hh"], {}),

@@ -26,6 +26,8 @@ from .errors import SettingsError
 # The search algorithms the `search` setting may name: name -> one line on what it is.
 SEARCH_ALGORITHMS: dict[str, str] = {
     "cube": "CKY with cube pruning (Chiang 2007) and an integrated language model",
+    "two-pass": "two-pass LM-driven hypergraph search (Venugopal, Zollmann and Vogel 2007): a first pass "
+                "recombining on (X, i, j), then H.Search over its hypergraph (decoder.search.two_pass)",
 }
 
 
@@ -53,6 +55,13 @@ class SearchSettings:
     max_unary_depth: int = 1      # unary rounds per cell
     unary_pop_limit: int = 10     # pops per unary round (-1: the pop limit)
     exhaustive: bool = False      # no pruning at all (small inputs only)
+    # search = "two-pass" only: the first pass is the chart search above (pop_limit, beams) with
+    # items recombined on (X, i, j); these bound the second pass (H.Search, section 3.2).
+    two_pass_beam: float = 5.0    # drop partial items this far below the best score seen (inf: no beam)
+    agenda_limit: int = 1000      # partial items kept on the agenda (0: no limit)
+    max_pops: int = 10000         # unwind operations per sentence (-1: no limit)
+    edge_limit: int = 0           # hyperedges per item the second pass unwinds into, best first (0: all)
+    kbest_per_class: int = 1      # partial items kept per recombination class (equal LM state and rest)
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -86,6 +95,11 @@ _RULES = {
     "unary_pop_limit": ("int", -1),
     "exhaustive": ("bool", None),
     "search": ("algorithm", None),
+    "two_pass_beam": ("number", 0.0),
+    "agenda_limit": ("int", 0),
+    "max_pops": ("int", -1),
+    "edge_limit": ("int", 0),
+    "kbest_per_class": ("int", 1),
 }
 
 

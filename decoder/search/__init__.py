@@ -9,4 +9,6 @@
   - driver: one sentence through the compiled search (ChartSearchDriver, SearchResult)
   - readback: a derivation's output, tree and features (DerivationReader, ReadBack)
   - kbest: lazy k-best (Huang and Chiang 2005, Algorithm 3: LazyKBest)
+- two_pass: two-pass LM-driven search (Venugopal et al. 2007) over a grammar store (decoder._ext._two_pass)
+- two_pass_reference: both passes in pure Python over a BinaryGrammar (tests' answer)
 """

@@ -60,7 +60,11 @@ class ChartSearchDriver:
                                  oov_labels=space.oov_labels, glue=space.glue)
         self.grammar = GrammarArrays(store, lm, weights, self.space)
         self.reader = DerivationReader(store, weights, self.space, self.grammar)
-        self.engine = _chart.ChartSearch(self.grammar.arrays, lm, self.grammar.n_symbols, self.grammar.goal_symbol,
+        self.engine = self._new_engine()
+
+    def _new_engine(self):
+        """The compiled search this driver runs (a subclass's algorithm returns its own)."""
+        return _chart.ChartSearch(self.grammar.arrays, self.lm, self.grammar.n_symbols, self.grammar.goal_symbol,
                                   self.settings, **self._engine_weights())
 
     def _engine_weights(self) -> dict:
