@@ -70,9 +70,12 @@ class Decoder:
                  max_unary_depth: int = _DEFAULTS.max_unary_depth, pop_limit: int = _DEFAULTS.pop_limit,
                  unary_pop_limit: int = _DEFAULTS.unary_pop_limit, beam_size: int = _DEFAULTS.beam_size,
                  beam_threshold: float = _DEFAULTS.beam_threshold, exhaustive: bool = _DEFAULTS.exhaustive,
+                 two_pass_beam: float = _DEFAULTS.two_pass_beam, agenda_limit: int = _DEFAULTS.agenda_limit,
+                 max_pops: int = _DEFAULTS.max_pops, edge_limit: int = _DEFAULTS.edge_limit,
+                 kbest_per_class: int = _DEFAULTS.kbest_per_class,
                  allow_unknown_weights: bool = False, config_path: str | None = None):
         from .lm import LanguageModel
-        from .search.driver import ChartSearchDriver
+        from .search import search_driver_class
         from .store import GrammarStore
 
         started = time.perf_counter()
@@ -80,7 +83,9 @@ class Decoder:
         self.search_settings = SearchSettings(search=search, max_span=max_span, max_unary_depth=max_unary_depth,
                                               pop_limit=pop_limit, unary_pop_limit=unary_pop_limit,
                                               beam_size=beam_size, beam_threshold=beam_threshold,
-                                              exhaustive=exhaustive)
+                                              exhaustive=exhaustive, two_pass_beam=two_pass_beam,
+                                              agenda_limit=agenda_limit, max_pops=max_pops, edge_limit=edge_limit,
+                                              kbest_per_class=kbest_per_class)
         weights = check_weights(weights if weights is not None else {})
         if oov_penalty is not None:
             weights[OOV] = check_weights({"oov_penalty": oov_penalty})["oov_penalty"]
@@ -88,9 +93,7 @@ class Decoder:
             raise SettingsError(None, f"`lm_order` must be an integer, not {lm_order!r}")
         if not isinstance(allow_unknown_weights, bool):
             raise SettingsError(None, f"`allow_unknown_weights` must be true or false, not {allow_unknown_weights!r}")
-        if self.search_settings.search != ChartSearchDriver.algorithm:
-            raise SettingsError(None, f"`search = {self.search_settings.search!r}`: no search driver implements "
-                                      f"it yet (this decoder runs {ChartSearchDriver.algorithm!r})")
+        driver_class = search_driver_class(self.search_settings.search)
         glue = check_glue(glue)
         labels = read_oov_labels(oov_labels)
 
@@ -113,8 +116,7 @@ class Decoder:
         self.glue_labels_added = glue_rules.cover(self.space.oov_labels)
         self.config_path = config_path
         self.settings = dict(glue=glue, oov_labels=list(self.space.oov_labels), **self.search_settings.as_dict())
-        # The one search driver so far; other algorithms register in decoder.settings.SEARCH_ALGORITHMS.
-        self.chart = ChartSearchDriver(self.store, self.lm, self.weights, self.space, self.search_settings)
+        self.chart = driver_class(self.store, self.lm, self.weights, self.space, self.search_settings)
         self.load_seconds = time.perf_counter() - started
 
     @property
@@ -125,7 +127,12 @@ class Decoder:
     def reconfigure(self, **changes) -> SearchSettings:
         """Search with these settings changed from now on (pop_limit=..., beam_size=...: the
         SearchSettings fields, checked); the store, LM and grammar arrays are kept."""
-        self.search_settings = self.chart.configure(**changes)
+        settings = self.search_settings.replace(**changes)
+        if settings.search != self.chart.algorithm:  # another algorithm: its driver (the arrays are rebuilt)
+            from .search import search_driver_class
+
+            self.chart = search_driver_class(settings.search)(self.store, self.lm, self.weights, self.space, settings)
+        self.search_settings = self.chart.configure(settings)
         self.settings.update(self.search_settings.as_dict())
         return self.search_settings
 

@@ -33,6 +33,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="decoder config (TOML; see decoder/decoder.py for the keys)")
     parser.add_argument("--store", help="grammar store directory (without --config)")
     parser.add_argument("--lm", help="KenLM language model (without --config)")
+    from .settings import SEARCH_ALGORITHMS
+
+    parser.add_argument("--search", choices=list(SEARCH_ALGORITHMS),
+                        help="search algorithm (default: the config's, else cube): cube pruning, or two-pass "
+                             "search (Venugopal et al. 2007; second pass bounded by the config's two_pass_beam, "
+                             "agenda_limit, max_pops, edge_limit)")
     parser.add_argument("--exhaustive", action="store_true", help="no pruning (small inputs only)")
     parser.add_argument("--pop-limit", type=int, help="cube pruning pops per cell (default 100; 0: unlimited)")
     parser.add_argument("--beam-size", type=int, help="items kept per cell (default: no limit)")
@@ -54,6 +60,8 @@ def build_decoder(args):
     from .decoder import Decoder
 
     overrides = {}
+    if args.search is not None:
+        overrides["search"] = args.search
     if args.exhaustive:
         overrides["exhaustive"] = True
     if args.pop_limit is not None:

@@ -12,3 +12,16 @@
 - two_pass: two-pass LM-driven search (Venugopal et al. 2007) over a grammar store (decoder._ext._two_pass)
 - two_pass_reference: both passes in pure Python over a BinaryGrammar (tests' answer)
 """
+
+
+def search_driver_class(algorithm: str):
+    """The driver class of a `search` setting's value (decoder.settings.SEARCH_ALGORITHMS)."""
+    from ..errors import SettingsError
+    from .driver import ChartSearchDriver
+    from .two_pass import TwoPassSearchDriver
+
+    drivers = {driver.algorithm: driver for driver in (ChartSearchDriver, TwoPassSearchDriver)}
+    if algorithm not in drivers:
+        raise SettingsError(None, f"`search = {algorithm!r}`: no search driver implements it "
+                                  f"(implemented: {', '.join(map(repr, drivers))})")
+    return drivers[algorithm]
