@@ -24,9 +24,18 @@ import sys
 import time
 
 CUBE_POP_LIMITS = (1, 10, 30, 100, 300, 1000)
-FIRST_PASS_POP_LIMITS = (10, 30, 100, 300)
 # Second-pass bounds (two_pass_beam, agenda_limit, max_pops): tight, the settings' defaults, loose.
-SECOND_PASS = ((2.0, 100, 1000), (5.0, 1000, 10000), (10.0, 10000, 100000))
+TIGHT, DEFAULT, LOOSE = (2.0, 100, 1000), (5.0, 1000, 10000), (10.0, 10000, 100000)
+# Two-pass runs (first-pass pop limit, first-pass items per cell (beam_size; 0: no limit), second
+# pass), in the order they run: the first pass keeps one item per (X, i, j), so at a given pop limit
+# it spreads its pops over more symbols than cube pruning does, and parent cells build more
+# hyperedges; beam_size bounds that (the paper's first-pass beam).
+TWO_PASS_RUNS = (
+    (10, 0, TIGHT), (10, 0, DEFAULT), (30, 0, TIGHT), (30, 0, DEFAULT), (10, 0, LOOSE),
+    (100, 0, TIGHT), (100, 0, DEFAULT),
+    (30, 10, TIGHT), (100, 10, TIGHT), (100, 30, TIGHT), (300, 30, TIGHT), (300, 50, TIGHT), (300, 50, DEFAULT),
+    (300, 0, TIGHT), (1000, 50, TIGHT), (30, 0, LOOSE),
+)
 
 
 def run(decoder, sentences, references, label: str, parameters: dict) -> dict:
@@ -51,12 +60,21 @@ def run(decoder, sentences, references, label: str, parameters: dict) -> dict:
     return out
 
 
-def grid(cube_pop_limits, first_pass_pop_limits, second_pass) -> list[tuple[str, dict]]:
-    """(search, settings) of every run, cheapest first so that a cut-short sweep has both curves."""
-    runs = [("cube", {"pop_limit": p}) for p in cube_pop_limits]
-    runs += [("two-pass", {"pop_limit": p, "two_pass_beam": beam, "agenda_limit": agenda, "max_pops": pops})
-             for p in first_pass_pop_limits for beam, agenda, pops in second_pass]
-    return sorted(runs, key=lambda run: run[1]["pop_limit"] * (1 + run[1].get("max_pops", 0) / 20000))
+def grid(cube_pop_limits, two_pass_runs) -> list[tuple[str, dict]]:
+    """(search, settings) of every run: cube pruning's up to pop limit 300, then the two-pass runs
+    interleaved by cost, cube pruning's larger pop limits last (the slowest)."""
+    cube = [("cube", {"pop_limit": p}) for p in cube_pop_limits]
+    two_pass = [("two-pass", {"pop_limit": p, "beam_size": items, "two_pass_beam": beam, "agenda_limit": agenda,
+                              "max_pops": pops}) for p, items, (beam, agenda, pops) in two_pass_runs]
+    cheap = [run for run in cube if run[1]["pop_limit"] <= 100]
+    return (cheap + two_pass[:7] + [run for run in cube if 100 < run[1]["pop_limit"] <= 300] + two_pass[7:14]
+            + [run for run in cube if run[1]["pop_limit"] > 300] + two_pass[14:])
+
+
+def run_key(search: str, settings: dict) -> str:
+    """A run's identity in the --out file (settings left out are the defaults)."""
+    values = {"search": search, "beam_size": 0, **{k: settings[k] for k in SETTING_KEYS[1:] if k in settings}}
+    return json.dumps(values, sort_keys=True)
 
 
 def sweep(args) -> int:
@@ -77,12 +95,9 @@ def sweep(args) -> int:
     defaults = decoders["cube"].search_settings
     done = set()
     if os.path.exists(args.out) and args.resume:
-        with open(args.out) as f:
-            done = {json.dumps({k: v for k, v in json.loads(line).items() if k in SETTING_KEYS}, sort_keys=True)
-                    for line in f if line.strip()}
-    for search, settings in grid(args.cube_pop_limits, args.first_pass_pop_limits, SECOND_PASS):
-        key = json.dumps({"search": search, **settings}, sort_keys=True)
-        if key in done:
+        done = {run_key(run["search"], run) for run in read_runs(args.out)}
+    for search, settings in grid(args.cube_pop_limits, TWO_PASS_RUNS):
+        if run_key(search, settings) in done:
             continue
         decoder = decoders[search]
         decoder.reconfigure(**{**defaults.as_dict(), **settings, "search": search})
@@ -93,7 +108,7 @@ def sweep(args) -> int:
     return 0
 
 
-SETTING_KEYS = ("search", "pop_limit", "two_pass_beam", "agenda_limit", "max_pops")
+SETTING_KEYS = ("search", "pop_limit", "beam_size", "two_pass_beam", "agenda_limit", "max_pops")
 
 
 # ---------------------------------------------------------------------------- report
@@ -193,7 +208,6 @@ def main(argv=None) -> int:
     parser.add_argument("--ref", help="reference translations (for BLEU)")
     parser.add_argument("--sentences", type=int, default=200)
     parser.add_argument("--cube-pop-limits", type=int, nargs="*", default=list(CUBE_POP_LIMITS))
-    parser.add_argument("--first-pass-pop-limits", type=int, nargs="*", default=list(FIRST_PASS_POP_LIMITS))
     parser.add_argument("--out", help="JSON lines file: one run per line, appended")
     parser.add_argument("--resume", action="store_true", help="skip the runs --out already has")
     parser.add_argument("--report", metavar="RUNS", help="JSON lines of a sweep: write the JSON, PNG and table")
