@@ -134,7 +134,8 @@ def cube_cpu_at_cost(cube: list[dict], cost: float, key: str = "cpu_seconds") ->
 def label(run: dict) -> str:
     if run["search"] == "cube":
         return f"cube pop {run['pop_limit']}"
-    return (f"two-pass pop {run['pop_limit']}, beam {run['two_pass_beam']:g}, agenda {run['agenda_limit']}, "
+    items = f", {run['beam_size']} items/cell" if run.get("beam_size") else ""
+    return (f"two-pass pop {run['pop_limit']}{items}, beam {run['two_pass_beam']:g}, agenda {run['agenda_limit']}, "
             f"pops {run['max_pops']}")
 
 
@@ -143,7 +144,7 @@ def table(runs: list[dict]) -> str:
     lines = ["| search | settings | model cost | novel LM queries | LM queries | CPU s | BLEU | "
              "cube CPU s at equal cost | CPU ratio | cube novel queries at equal cost | query ratio |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for run in sorted(runs, key=lambda r: (r["search"], r["pop_limit"], r.get("max_pops", 0))):
+    for run in sorted(runs, key=lambda r: (r["search"], r["pop_limit"], r.get("beam_size", 0), r.get("max_pops", 0))):
         settings = label(run).split(" ", 1)[1] if run["search"] == "cube" else label(run)[len("two-pass "):]
         row = [run["search"], settings, f"{run['model_cost']:.1f}", f"{run['lm_queries_novel']:,}",
                f"{run['lm_queries']:,}", f"{run['cpu_seconds']:.1f}", f"{run.get('bleu', float('nan')):.2f}"]
@@ -169,7 +170,8 @@ def plot(runs: list[dict], path: str) -> None:
     series = {"cube": [r for r in runs if r["search"] == "cube"]}
     for run in runs:
         if run["search"] == "two-pass":
-            name = f"two-pass beam {run['two_pass_beam']:g} agenda {run['agenda_limit']}"
+            items = f", {run['beam_size']} items/cell" if run.get("beam_size") else ""
+            name = f"two-pass beam {run['two_pass_beam']:g} agenda {run['agenda_limit']}{items}"
             series.setdefault(name, []).append(run)
     for name, points in series.items():
         points = sorted(points, key=lambda r: r["pop_limit"])
