@@ -33,8 +33,8 @@ TIGHT, DEFAULT, LOOSE = (2.0, 100, 1000), (5.0, 1000, 10000), (10.0, 10000, 1000
 TWO_PASS_RUNS = (
     (10, 0, TIGHT), (10, 0, DEFAULT), (30, 0, TIGHT), (30, 0, DEFAULT), (10, 0, LOOSE),
     (100, 0, TIGHT), (100, 0, DEFAULT),
-    (30, 10, TIGHT), (100, 10, TIGHT), (100, 30, TIGHT), (300, 30, TIGHT), (300, 50, TIGHT), (300, 50, DEFAULT),
-    (300, 0, TIGHT), (1000, 50, TIGHT), (30, 0, LOOSE),
+    (30, 10, TIGHT), (100, 10, TIGHT), (100, 30, TIGHT), (300, 30, TIGHT), (300, 50, TIGHT),
+    (300, 50, DEFAULT), (1000, 50, TIGHT), (300, 0, TIGHT), (30, 0, LOOSE),
 )
 
 
@@ -67,8 +67,8 @@ def grid(cube_pop_limits, two_pass_runs) -> list[tuple[str, dict]]:
     two_pass = [("two-pass", {"pop_limit": p, "beam_size": items, "two_pass_beam": beam, "agenda_limit": agenda,
                               "max_pops": pops}) for p, items, (beam, agenda, pops) in two_pass_runs]
     cheap = [run for run in cube if run[1]["pop_limit"] <= 100]
-    return (cheap + two_pass[:7] + [run for run in cube if 100 < run[1]["pop_limit"] <= 300] + two_pass[7:14]
-            + [run for run in cube if run[1]["pop_limit"] > 300] + two_pass[14:])
+    return (cheap + two_pass[:7] + [run for run in cube if 100 < run[1]["pop_limit"] <= 300] + two_pass[7:12]
+            + [run for run in cube if run[1]["pop_limit"] > 300] + two_pass[12:])
 
 
 def run_key(search: str, settings: dict) -> str:
