@@ -7,8 +7,9 @@
     decoder.kbest("en el principio", 100, unique=True)    # list of Translations, best first
 
 Input is one sentence of whitespace-separated tokens (tokenize it as the grammar's
-training data was). The search is the compiled CKY chart (decoder.search.driver);
-the features, the glue and unknown-word handling are described in
+training data was). The search is the compiled CKY chart: cube pruning
+(decoder.search.driver, `search = "cube"`, the default) or two-pass search
+(decoder.search.two_pass, `search = "two-pass"`); the features, the glue and unknown-word handling are described in
 decoder.search.model.
 
 ## Config
