@@ -184,11 +184,16 @@ def plot(runs: list[dict], path: str) -> None:
             axes[1].annotate(str(r["pop_limit"]), (r["cpu_seconds"], r["model_cost"]), fontsize=7,
                              textcoords="offset points", xytext=(3, 3))
     n = runs[0]["sentences"]
+    costs = sorted(r["model_cost"] for r in runs)
+    if len(costs) > 2:  # cube pop 1 alone would squash the rest: leave it off the top
+        top = costs[-2] + 0.1 * (costs[-2] - costs[0])
+        for axis in axes[:2]:
+            axis.set_ylim(costs[0] - 0.05 * (top - costs[0]), top)
     axes[0].set(xscale="log", xlabel="novel LM queries (cache misses)", ylabel=f"model cost ({n} verses)",
                 title="model cost vs LM queries (Venugopal Fig. 3)")
     axes[1].set(xscale="log", xlabel="CPU seconds", ylabel="model cost", title="model cost vs CPU seconds (Fig. 4)")
     axes[2].set(xscale="log", xlabel="CPU seconds", ylabel="BLEU", title="BLEU vs CPU seconds (Fig. 5)")
-    axes[0].legend(fontsize=7)
+    axes[2].legend(fontsize=7, loc="lower right")
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
