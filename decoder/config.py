@@ -17,7 +17,7 @@ Relative paths are relative to the config file. Defaults:
                                  # the oov_labels always get glue rules (GlueRules.cover)
     oov_labels = ["X"]           # labels of pass-through items; or a file of "LABEL prob" lines
     oov_penalty = -10.0          # the `oov` weight (same as weights.oov)
-    search = "cube"              # the search algorithm (decoder.settings.SEARCH_ALGORITHMS)
+    search = "cube"              # the search algorithm: "cube" or "two-pass" (decoder.settings.SEARCH_ALGORITHMS)
     max_span = 20                # longest source span of a non-glue rule
     max_unary_depth = 1          # unary rounds per cell
     pop_limit = 100              # cube pruning pops per cell (0: unlimited)
@@ -29,6 +29,13 @@ Relative paths are relative to the config file. Defaults:
                                  # weights, applied when the decoder opens the store (0: all)
     rule_order = "estimate"      # cube pruning tries each key's rules best first by rule score +
                                  # weighted LM estimate of their words ("score": rule score only)
+    # search = "two-pass" (Venugopal et al. 2007): the first pass is the chart search above with
+    # items recombined on (X, i, j); these bound the second pass (H.Search):
+    two_pass_beam = 5.0          # drop partial items this far below the best score seen (inf: no beam)
+    agenda_limit = 1000          # partial items kept on the agenda (0: no limit)
+    max_pops = 10000             # unwind operations per sentence (-1: no limit)
+    edge_limit = 0               # hyperedges per item the second pass unwinds into, best first (0: all)
+    kbest_per_class = 1          # partial items kept per recombination class
     allow_unknown_weights = false  # true: weights of features the model lacks are ignored, not an error
 
     [weights]                    # defaults: decoder.search.model.DEFAULT_WEIGHTS,

@@ -7,8 +7,9 @@
     decoder.kbest("en el principio", 100, unique=True)    # list of Translations, best first
 
 Input is one sentence of whitespace-separated tokens (tokenize it as the grammar's
-training data was). The search is the compiled CKY chart (decoder.search.driver);
-the features, the glue and unknown-word handling are described in
+training data was). The search is the compiled CKY chart: cube pruning
+(decoder.search.driver, `search = "cube"`, the default) or two-pass search
+(decoder.search.two_pass, `search = "two-pass"`); the features, the glue and unknown-word handling are described in
 decoder.search.model.
 
 ## Config
@@ -56,6 +57,9 @@ class Decoder:
                  unary_pop_limit: int = _DEFAULTS.unary_pop_limit, beam_size: int = _DEFAULTS.beam_size,
                  beam_threshold: float = _DEFAULTS.beam_threshold, exhaustive: bool = _DEFAULTS.exhaustive,
                  table_limit: int = _DEFAULTS.table_limit, rule_order: str = _DEFAULTS.rule_order,
+                 two_pass_beam: float = _DEFAULTS.two_pass_beam, agenda_limit: int = _DEFAULTS.agenda_limit,
+                 max_pops: int = _DEFAULTS.max_pops, edge_limit: int = _DEFAULTS.edge_limit,
+                 kbest_per_class: int = _DEFAULTS.kbest_per_class,
                  allow_unknown_weights: bool = False, config_path: str | None = None):
         from .lm import LanguageModel
         from .search.drivers import search_driver
@@ -67,7 +71,9 @@ class Decoder:
                                               pop_limit=pop_limit, unary_pop_limit=unary_pop_limit,
                                               beam_size=beam_size, beam_threshold=beam_threshold,
                                               exhaustive=exhaustive, table_limit=table_limit,
-                                              rule_order=rule_order)
+                                              rule_order=rule_order, two_pass_beam=two_pass_beam,
+                                              agenda_limit=agenda_limit, max_pops=max_pops, edge_limit=edge_limit,
+                                              kbest_per_class=kbest_per_class)
         weights = check_weights(weights if weights is not None else {})
         if oov_penalty is not None:
             weights[OOV] = check_weights({"oov_penalty": oov_penalty})["oov_penalty"]
@@ -113,12 +119,10 @@ class Decoder:
         algorithm changes (then its driver is built)."""
         from .search.drivers import search_driver
 
-        algorithm = changes.get("search", self.search_settings.search)
-        if algorithm != self.chart.algorithm:  # another engine over the same store and LM
-            settings = self.search_settings.replace(**changes)
-            self.chart = search_driver(algorithm)(self.store, self.lm, self.weights, self.space, settings)
-            changes = {}
-        self.search_settings = self.chart.configure(**changes)
+        settings = self.search_settings.replace(**changes)
+        if settings.search != self.chart.algorithm:  # another engine over the same store and LM
+            self.chart = search_driver(settings.search)(self.store, self.lm, self.weights, self.space, settings)
+        self.search_settings = self.chart.configure(settings)
         self.settings.update(self.search_settings.as_dict())
         return self.search_settings
 

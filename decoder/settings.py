@@ -27,6 +27,8 @@ from .errors import SettingsError
 SEARCH_ALGORITHMS: dict[str, str] = {
     "cube": "CKY with cube pruning (Chiang 2007) and an integrated language model",
     "incremental": "CKY with incremental search by LM boundary-word grouping (Heafield, Koehn and Lavie 2013)",
+    "two-pass": "two-pass LM-driven hypergraph search (Venugopal, Zollmann and Vogel 2007): a first pass "
+                "recombining on (X, i, j), then H.Search over its hypergraph (decoder.search.two_pass)",
 }
 
 
@@ -59,6 +61,13 @@ class SearchSettings:
     exhaustive: bool = False      # no pruning at all (small inputs only)
     table_limit: int = 20         # rules kept per source side, best first (0: all); see decoder.search.table_limit
     rule_order: str = "estimate"  # cube pruning tries a key's rules by score + weighted LM estimate, or by "score"
+    # search = "two-pass" only: the first pass is the chart search above (pop_limit, beams) with
+    # items recombined on (X, i, j); these bound the second pass (H.Search, section 3.2).
+    two_pass_beam: float = 5.0    # drop partial items this far below the best score seen (inf: no beam)
+    agenda_limit: int = 1000      # partial items kept on the agenda (0: no limit)
+    max_pops: int = 10000         # unwind operations per sentence (-1: no limit)
+    edge_limit: int = 0           # hyperedges per item the second pass unwinds into, best first (0: all)
+    kbest_per_class: int = 1      # partial items kept per recombination class (equal LM state and rest)
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -94,6 +103,11 @@ _RULES = {
     "table_limit": ("int", 0),
     "rule_order": ("choice", RULE_ORDERS),
     "search": ("algorithm", None),
+    "two_pass_beam": ("number", 0.0),
+    "agenda_limit": ("int", 0),
+    "max_pops": ("int", -1),
+    "edge_limit": ("int", 0),
+    "kbest_per_class": ("int", 1),
 }
 
 

@@ -126,6 +126,7 @@ cdef class ChartSearch:
     cdef public int max_span, max_unary_depth, pop_limit, unary_pop_limit, beam_size
     cdef public double beam_threshold
     cdef public bint exhaustive
+    cdef public bint recombine_on_symbol        # two-pass first pass: items are (X, i, j, round), e^1 of the best
 
     # ---- per sentence
     cdef int n

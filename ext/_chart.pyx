@@ -64,6 +64,8 @@ cdef class ChartSearch:
         self.goal_symbol = goal_symbol
         self.lm = lm
         self.model = lm.model
+        # the two-pass search's first pass recombines on (X, i, j) alone (Venugopal et al. 2007, 3.1)
+        self.recombine_on_symbol = False
         self.configure(settings, weight_lm, weight_oov, weight_glue, weight_word_count)
 
     def configure(self, settings, double weight_lm, double weight_oov, double weight_glue,
@@ -283,7 +285,8 @@ cdef class ChartSearch:
     cdef void _add_hypothesis(self, int c, int round, Hypothesis *hyp) noexcept nogil:
         """Recombine a popped hypothesis into its item (new or existing) as one more edge."""
         cdef const ChartState *hyp_states = &self.pending_states[hyp.state_offset]
-        cdef uint64_t h = self._item_hash(hyp.lhs, &self.pending_hashes[hyp.state_offset], hyp.n_states)
+        cdef uint64_t h = self._item_hash(hyp.lhs, &self.pending_hashes[hyp.state_offset],
+                                          0 if self.recombine_on_symbol else hyp.n_states)
         cdef int32_t found = -1, candidate, item_id, e, s
         cdef Group *group = &self.groups[hyp.group]
         cdef int32_t tail0 = self.item_lists[group.left_lo + hyp.left_rank]
@@ -298,8 +301,9 @@ cdef class ChartSearch:
         if chain != NULL:
             candidate = chain[0]
             while candidate >= 0:
-                if self.items[candidate].round == round and self._same_states(
-                        &self.items[candidate], hyp.lhs, hyp_states, hyp.n_states):
+                if self.items[candidate].round == round and (
+                        self.items[candidate].symbol == hyp.lhs if self.recombine_on_symbol
+                        else self._same_states(&self.items[candidate], hyp.lhs, hyp_states, hyp.n_states)):
                     found = candidate
                     break
                 candidate = self.items[candidate].next_same_hash
@@ -325,6 +329,10 @@ cdef class ChartSearch:
         if hyp.score > self.items[found].score:
             self.items[found].score = hyp.score
             self.items[found].best_edge = e
+            if self.recombine_on_symbol:  # the item's LM context e^1 is its best member's
+                for s in range(hyp.n_states):
+                    self.states[self.items[found].state_offset + s] = hyp_states[s]
+                    self.state_hashes[self.items[found].state_offset + s] = self.pending_hashes[hyp.state_offset + s]
 
     cdef void _add_oov_items(self, int i, int c) noexcept nogil:
         cdef Hypothesis hyp

@@ -52,3 +52,15 @@ def random_rules(seed: int, n_rules: int = 14, max_arity: int = 3, n_features: i
 def random_sentence(seed: int, length: int) -> list[str]:
     rng = random.Random(1000 + seed)
     return [rng.choice(SOURCE_WORDS + ("q",)) for _ in range(length)]
+
+
+def write_random_store(directory, seed: int, strategy: str, feature_names, **rule_options):
+    """(BinaryGrammar, GrammarStore) of random_rules(seed) binarized with `strategy`, written under directory."""
+    from decoder.binarize import binarize
+    from decoder.store import GrammarStore, write_store
+
+    grammar = binarize(random_rules(seed, **rule_options), strategy)
+    options = "-".join(f"{k}{v}" for k, v in sorted(rule_options.items()))
+    path = directory / f"{seed}-{strategy}-{options}"
+    write_store(grammar, path, feature_names=feature_names)
+    return grammar, GrammarStore.open(path)

@@ -225,3 +225,13 @@ def test_a_sentence_of_1000_words_translates_and_kbests(decoder):
             assert t.features["oov"] == 996
             assert decoder.weights.dot(t.features) == pytest.approx(t.score)
     assert len({t.text for t in decoder.kbest(words, 3)}) == 3
+
+
+@pytest.mark.parametrize("search", ["incremental", "two-pass"])
+def test_a_sentence_of_1000_words_with_the_other_searches(model, search):
+    """The other search drivers read derivations back without recursion too."""
+    decoder = Decoder.from_config(model / "config.toml", search=search)
+    words = ["la", "casa", "es", "pequeña"] + [f"w{i}" for i in range(996)]
+    best = decoder.translate(words)
+    assert best.text.split()[4:] == words[4:] and best.features["oov"] == 996
+    assert decoder.weights.dot(best.features) == pytest.approx(best.score, abs=1e-3)

@@ -10,4 +10,9 @@
   - readback: a derivation's output, tree and features (DerivationReader, ReadBack)
   - kbest: lazy k-best (Huang and Chiang 2005, Algorithm 3): CompiledKBest (decoder._ext._kbest),
     and ReferenceLazyKBest, the pure-Python reference
+- drivers: which driver implements each `search` setting (cube, incremental, two-pass)
+- incremental: boundary-word grouping (Heafield et al. 2013; decoder._ext._incremental)
+- two_pass: two-pass LM-driven search (Venugopal et al. 2007) over a grammar store (decoder._ext._two_pass)
+- two_pass_reference: both passes in pure Python over a BinaryGrammar (tests' answer)
 """
+

@@ -14,6 +14,7 @@ from ..errors import SettingsError
 SEARCH_DRIVERS = {
     "cube": ("decoder.search.driver", "ChartSearchDriver"),
     "incremental": ("decoder.search.incremental", "IncrementalSearchDriver"),
+    "two-pass": ("decoder.search.two_pass", "TwoPassSearchDriver"),
 }
 
 
