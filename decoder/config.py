@@ -46,7 +46,7 @@ Decoder.from_config / from_mapping return one. Its keys (SdigConfig holds the de
     kbest_beam_size = 10         # most hypotheses a k-best list is drawn from (caps k-best's cost:
                                  # kbest(k) searches with beam max(beam_size, min(3k, this)))
     reorder = false              # true: the grammar's learned child order model
-    max_source_words = 3         # largest source ET used (decoder.sdig.grammar.MAX_ET_WORDS)
+    max_source_words = 7         # most source words of an ET used (default decoder.sdig.grammar.MAX_ET_WORDS)
 
     [weights]                    # SDIG features (decoder.sdig.search.FEATURES; its DEFAULT_WEIGHTS,
     tm_fe = 1.0                  # and lm = 1.0 when there is an LM)
@@ -127,16 +127,18 @@ class SdigConfig:
     beam_size: int = 5
     kbest_beam_size: int = 10
     reorder: bool = False
-    max_source_words: int = 3  # = decoder.sdig.grammar.MAX_ET_WORDS (checked by a test)
+    max_source_words: int | None = None  # None: decoder.sdig.grammar.MAX_ET_WORDS
     path: str | None = None
 
     system = "sdig"
 
     def decoder_arguments(self) -> dict:
         """Keyword arguments of SdigDecoder(...)."""
-        return dict(grammar=self.grammar, lm=self.lm, weights=dict(self.weights), beam_size=self.beam_size,
-                    kbest_beam_size=self.kbest_beam_size, reorder=self.reorder,
-                    max_source_words=self.max_source_words)
+        arguments = dict(grammar=self.grammar, lm=self.lm, weights=dict(self.weights), beam_size=self.beam_size,
+                         kbest_beam_size=self.kbest_beam_size, reorder=self.reorder)
+        if self.max_source_words is not None:
+            arguments["max_source_words"] = self.max_source_words
+        return arguments
 
 
 def read_toml(path: str | os.PathLike) -> dict:
