@@ -82,7 +82,10 @@ from .settings import (DEFAULT_GLUE, DEFAULT_OOV_LABELS, DEFAULT_SEARCH_SETTINGS
 WEIGHTS = "weights"
 # Keys whose values are paths relative to the config file; oov_labels is a path only if such a
 # file exists (else it is a label), glue = "builtin" is not one.
-PATH_KEYS = ("store", "lm", "glue", "oov_labels", "grammar")
+PATH_KEYS = ("store", "lm", "glue", "oov_labels")
+SDIG_PATH_KEYS = ("grammar", "lm")
+# Every key that is a path in some system's config (relocate_paths rewrites them all).
+ANY_PATH_KEYS = PATH_KEYS + tuple(k for k in SDIG_PATH_KEYS if k not in PATH_KEYS)
 MODEL_KEYS = ("store", "lm", "lm_order", "glue", "oov_labels", "oov_penalty", "allow_unknown_weights")
 SYSTEMS = ("ghkm", "sdig")
 DEFAULT_SYSTEM = "ghkm"
@@ -255,7 +258,7 @@ def relocate_paths(mapping: dict, from_dir: str, to_dir: str | None = None) -> d
                 continue
             if isinstance(value, dict):
                 fix(value)
-            elif key in PATH_KEYS:
+            elif key in ANY_PATH_KEYS:
                 resolved = resolve_path(key, value, from_dir)
                 if resolved == value:  # not a path (builtin, a label), or already absolute
                     continue

