@@ -123,3 +123,17 @@ def test_cky_tune_an_sdig_config(sdig_config, tmp_path):
     tuned = Decoder.from_config(out)
     assert isinstance(tuned, SdigDecoder) and tuned.grammar_path == str(tmp_path / "grammar")
     assert tuned.translate("el perro come pan", tree=TREE).text == "the dog eats pan"
+
+
+def test_bench_sdig_times_parsing_and_decoding_apart(tmp_path):
+    from bench import bench_sdig
+    from test_sdig_decoder import FixedParser
+
+    write_grammar(tmp_path / "g", PAIRS, TRANSITIONS, {})
+    decoder = SdigDecoder(tmp_path / "g", beam_size=3, parser=FixedParser())
+    parser = decoder.parser
+    timed = bench_sdig.decode("sdig", decoder, ["el perro come pan", "", "zzz"], log=lambda m: None)
+    assert timed["texts"] == ["the dog eats pan", "", "zzz"]
+    assert parser.statistics["parsed"] == 1 + 2  # the warm-up and the two non-empty lines, parsed once each
+    assert timed["ms_per_verse"] == pytest.approx(timed["parse_ms_per_verse"] + timed["decode_ms_per_verse"], abs=0.2)
+    assert bench_sdig.grammar_size(decoder)["et_pairs"] == len(PAIRS)
