@@ -3,6 +3,8 @@
     cky bench                  # every experiment on the Bible Spanish-English system (must be built)
     cky bench --quick          # a reduced run on the tiny fixture system (minutes; CI runs it)
     cky bench --demo           # the README's demo: build and run the default system end to end
+    cky bench --sdig SDIG.toml [--sdig-word-grammar DIR] [--test-sentences N]
+                               # SDIG beside GHKM and the word-ET baseline (bench.bench_sdig)
 
 Results go to --out (default bench/results): results.json (numbers, machine,
 versions, settings), results.md (the tables) and PNG plots.
@@ -51,6 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap-samples", type=int, default=None)
     parser.add_argument("--no-tune", action="store_true", help="decode with the default weights")
     parser.add_argument("--workers", type=int, default=1, help="decoding processes")
+    parser.add_argument("--sdig", metavar="SDIG_CONFIG", default=None,
+                        help="benchmark this `system = \"sdig\"` config beside GHKM (bench.bench_sdig; "
+                             "writes sdig.json and sdig.md to --out)")
+    parser.add_argument("--sdig-word-grammar", default=None, help="with --sdig: the word-ET baseline's grammar")
 
 
 def settings_from(args) -> Settings:
@@ -74,6 +80,16 @@ def settings_from(args) -> Settings:
 
 
 def main(args) -> int:
+    if args.sdig:
+        from bench import bench_sdig
+
+        sdig_parser = argparse.ArgumentParser()
+        bench_sdig.add_arguments(sdig_parser)
+        sdig_args = sdig_parser.parse_args(["--sdig-config", args.sdig, "--paper"])
+        sdig_args.word_grammar = args.sdig_word_grammar
+        sdig_args.sentences = args.test_sentences or sdig_args.sentences
+        sdig_args.out = args.out or DEFAULT_OUT
+        return bench_sdig.main(sdig_args)
     if args.demo:
         from bench.experiments_demo import run_demo
 

@@ -37,12 +37,33 @@ Relative paths are relative to the config file. Defaults:
     edge_limit = 0               # hyperedges per item the second pass unwinds into, best first (0: all)
     kbest_per_class = 1          # partial items kept per recombination class
     allow_unknown_weights = false  # true: weights of features the model lacks are ignored, not an error
+    system = "ghkm"              # the translation system: "ghkm" (this table) or "sdig" (below)
 
     [weights]                    # defaults: decoder.search.model.DEFAULT_WEIGHTS,
     lm = 1.0                     # and 0.2 for each rule-table score column
     word_count = 0.5
     oov = -10.0
     glue = -0.5
+
+## The SDIG system (`system = "sdig"`, Ding and Palmer 2005; decoder.sdig)
+
+A config with `system = "sdig"` describes an SdigDecoder (decoder.sdig.decoder), and
+Decoder.from_config / from_mapping return one. Its keys (SdigConfig holds the defaults):
+
+    system = "sdig"
+    grammar = "grammar"          # SDIG grammar directory (`cky extract --system sdig`); required
+    lm = "lm.bin"                # optional: without it the paper's model (no LM)
+    beam_size = 5                # hypotheses kept per (node, parent root word); at least 1
+    kbest_beam_size = 10         # most hypotheses a k-best list is drawn from (caps k-best's cost:
+                                 # kbest(k) searches with beam max(beam_size, min(3k, this)))
+    reorder = false              # true: the grammar's learned child order model
+    max_source_words = 7         # most source words of an ET used (default decoder.sdig.grammar.MAX_ET_WORDS)
+
+    [weights]                    # SDIG features (decoder.sdig.search.FEATURES; its DEFAULT_WEIGHTS,
+    tm_fe = 1.0                  # and lm = 1.0 when there is an LM)
+
+A GHKM key in an SDIG config (`store`, `pop_limit`, ...), an SDIG key in a GHKM
+config, or a weight that is not an SDIG feature is a ConfigError naming the key.
 
 The search settings' defaults live in decoder.settings.SearchSettings (the only
 home); this table shows them. Every mistake is a ConfigError naming the key and
@@ -73,8 +94,16 @@ WEIGHTS = "weights"
 # Keys whose values are paths relative to the config file; oov_labels is a path only if such a
 # file exists (else it is a label), glue = "builtin" is not one.
 PATH_KEYS = ("store", "lm", "glue", "oov_labels")
+SDIG_PATH_KEYS = ("grammar", "lm")
+# Every key that is a path in some system's config (relocate_paths rewrites them all).
+ANY_PATH_KEYS = PATH_KEYS + tuple(k for k in SDIG_PATH_KEYS if k not in PATH_KEYS)
 MODEL_KEYS = ("store", "lm", "lm_order", "glue", "oov_labels", "oov_penalty", "allow_unknown_weights")
-CONFIG_KEYS = MODEL_KEYS + SETTING_NAMES
+SYSTEMS = ("ghkm", "sdig")
+DEFAULT_SYSTEM = "ghkm"
+# The SDIG system's keys (besides `system`); `lm` and `beam_size` are shared with GHKM.
+SDIG_KEYS = ("grammar", "lm", "beam_size", "kbest_beam_size", "reorder", "max_source_words")
+CONFIG_KEYS = MODEL_KEYS + SETTING_NAMES + ("system",) + tuple(k for k in SDIG_KEYS
+                                                               if k not in MODEL_KEYS + SETTING_NAMES)
 REQUIRED_KEYS = ("store", "lm")
 
 
@@ -101,6 +130,31 @@ class DecoderConfig:
                     **self.settings.as_dict())
 
 
+@dataclass(frozen=True)
+class SdigConfig:
+    """A checked `system = "sdig"` config: what decoder.sdig.decoder.SdigDecoder is built from.
+    The defaults here are the SDIG system's config defaults (documented in the module docstring)."""
+
+    grammar: str
+    lm: str | None = None
+    weights: dict = field(default_factory=dict)
+    beam_size: int = 5
+    kbest_beam_size: int = 10
+    reorder: bool = False
+    max_source_words: int | None = None  # None: decoder.sdig.grammar.MAX_ET_WORDS
+    path: str | None = None
+
+    system = "sdig"
+
+    def decoder_arguments(self) -> dict:
+        """Keyword arguments of SdigDecoder(...)."""
+        arguments = dict(grammar=self.grammar, lm=self.lm, weights=dict(self.weights), beam_size=self.beam_size,
+                         kbest_beam_size=self.kbest_beam_size, reorder=self.reorder)
+        if self.max_source_words is not None:
+            arguments["max_source_words"] = self.max_source_words
+        return arguments
+
+
 def read_toml(path: str | os.PathLike) -> dict:
     """The TOML file as a dict; a syntax error or an unreadable file is a ConfigError naming it."""
     path = os.fspath(path)
@@ -113,7 +167,7 @@ def read_toml(path: str | os.PathLike) -> dict:
         raise ConfigError(path, f"cannot read the config: {error.strerror or error}") from None
 
 
-def load_config(path: str | os.PathLike) -> DecoderConfig:
+def load_config(path: str | os.PathLike) -> "DecoderConfig | SdigConfig":
     """The config file, checked (see the module docstring), its relative paths resolved against its
     directory."""
     path = os.fspath(path)
@@ -121,12 +175,20 @@ def load_config(path: str | os.PathLike) -> DecoderConfig:
 
 
 def parse_config(mapping: Mapping, base_dir: str | os.PathLike | None = None,
-                 source: str | None = None) -> DecoderConfig:
-    """A DecoderConfig from a mapping shaped like the TOML file (tables allowed); relative paths are
+                 source: str | None = None) -> "DecoderConfig | SdigConfig":
+    """A DecoderConfig (an SdigConfig for `system = "sdig"`) from a mapping shaped like the TOML file (tables allowed); relative paths are
     resolved against base_dir (None: left as they are). Errors name `source` (the file) if given."""
     if not isinstance(mapping, Mapping):
         raise ConfigError(source, f"a config is a table of keys, not {type(mapping).__name__}")
     values, weights = _flatten(mapping, source)
+    system = values.pop("system", DEFAULT_SYSTEM)
+    if system not in SYSTEMS:
+        raise ConfigError(source, f"`system` must be one of {', '.join(repr(s) for s in SYSTEMS)}, not {system!r}")
+    if system == "sdig":
+        return _parse_sdig(values, weights, base_dir, source)
+    stray = sorted(k for k in values if k not in MODEL_KEYS + SETTING_NAMES)
+    if stray:
+        raise ConfigError(source, f"`{stray[0]}` is a key of `system = \"sdig\"`, not of the GHKM system")
     for key in REQUIRED_KEYS:
         if key not in values:
             raise ConfigError(source, f"the config needs `{key} = ...`")
@@ -142,6 +204,44 @@ def parse_config(mapping: Mapping, base_dir: str | os.PathLike | None = None,
             if key in model:
                 model[key] = resolve_path(key, model[key], base_dir)
     return DecoderConfig(weights=weights, settings=settings, path=source, **model)
+
+
+def _parse_sdig(values: dict, weights: dict, base_dir, source) -> SdigConfig:
+    """An SdigConfig from the flattened keys (the SDIG keys only; see the module docstring)."""
+    from .sdig.search import FEATURES
+
+    stray = sorted(k for k in values if k not in SDIG_KEYS)
+    if stray:
+        raise ConfigError(source, f"`{stray[0]}` is not a key of `system = \"sdig\"` (its keys: "
+                                  f"system, {', '.join(SDIG_KEYS)})")
+    if "grammar" not in values:
+        raise ConfigError(source, 'a `system = "sdig"` config needs `grammar = ...` (the SDIG grammar directory)')
+    try:
+        model: dict = {}
+        for key in ("grammar", "lm"):
+            if key in values:
+                value = values[key]
+                if isinstance(value, os.PathLike):
+                    value = os.fspath(value)
+                if not isinstance(value, str) or not value:
+                    raise SettingsError(None, f"`{key}` must be a path (a non-empty string), not {value!r}")
+                model[key] = value if base_dir is None else resolve_path(key, value, os.fspath(base_dir))
+        for key in ("beam_size", "kbest_beam_size", "max_source_words"):
+            if key in values:
+                model[key] = check_int(key, values[key])
+                if model[key] < 1:
+                    raise SettingsError(None, f"`{key}` must be at least 1, not {model[key]}")
+        if "reorder" in values:
+            if not isinstance(values["reorder"], bool):
+                raise SettingsError(None, f"`reorder` must be true or false, not {values['reorder']!r}")
+            model["reorder"] = values["reorder"]
+        weights = check_weights(weights)
+    except SettingsError as error:
+        raise ConfigError(source, error.reason) from None
+    unknown = sorted(set(weights) - set(FEATURES))
+    if unknown:
+        raise ConfigError(source, f"weight `{unknown[0]}` names no SDIG feature (its features: {', '.join(FEATURES)})")
+    return SdigConfig(weights=weights, path=source, **model)
 
 
 def resolve_path(key: str, value, base_dir: str):
@@ -169,7 +269,7 @@ def relocate_paths(mapping: dict, from_dir: str, to_dir: str | None = None) -> d
                 continue
             if isinstance(value, dict):
                 fix(value)
-            elif key in PATH_KEYS:
+            elif key in ANY_PATH_KEYS:
                 resolved = resolve_path(key, value, from_dir)
                 if resolved == value:  # not a path (builtin, a label), or already absolute
                     continue

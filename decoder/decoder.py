@@ -18,7 +18,10 @@ decoder.search.model.
 every check are documented in decoder.config (load_config), the search
 settings' defaults live in decoder.settings.SearchSettings.
 `Decoder.from_mapping(mapping, base_dir=...)` builds one from the same keys
-given as a dict (as tuning does).
+given as a dict (as tuning does). A config with `system = "sdig"` gives an
+SdigDecoder (decoder.sdig.decoder) instead: the same translate / kbest /
+translate_batch interface, so `cky translate`, `cky tune` and the benchmarks
+drive either system.
 
 The Python API takes a sentence as a str or a list of str tokens: bytes or None
 are a TypeError, and k < 1 for kbest a ValueError.
@@ -30,7 +33,7 @@ import os
 import time
 from typing import Mapping, Sequence
 
-from .config import DecoderConfig, check_glue, load_config, parse_config, read_oov_labels
+from .config import DecoderConfig, SdigConfig, check_glue, load_config, parse_config, read_oov_labels
 from .errors import ConfigError, SettingsError
 from .grammar import escape_word, unescape_word
 from .search.model import LM, OOV, GlueRules, SearchSpace, Weights
@@ -141,6 +144,10 @@ class Decoder:
 
     @classmethod
     def _from_checked(cls, config: DecoderConfig, overrides: dict) -> "Decoder":
+        if isinstance(config, SdigConfig):  # `system = "sdig"`: the other translation system
+            from .sdig.decoder import SdigDecoder
+
+            return SdigDecoder.from_checked(config, overrides)
         arguments = config.decoder_arguments()
         unknown = sorted(set(overrides) - set(arguments))
         if unknown:

@@ -8,6 +8,12 @@ Filter an existing table to a test set (no extraction):
     cky extract --rules rules.gz --filter-to test.es --out rules.test.gz
 
 With the extraction flags, --filter-to filters the new table while it is written.
+
+The SDIG system (Ding and Palmer 2005; decoder.sdig.train): induce its grammar from a
+`cky data bible-es-en --dependencies` build (train.es.conllu, train.en.conllu,
+train.align) into a grammar directory, and optionally write a `system = "sdig"` config:
+
+    cky extract --system sdig --data-dir BUILD --out GRAMMAR_DIR [--config-out sdig.toml --lm BUILD/lm.bin]
 """
 from __future__ import annotations
 
@@ -25,12 +31,16 @@ from ..extract.rules import Limits
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.ArgumentDefaultsHelpFormatter
     parser.epilog = __doc__.split("\n\n", 1)[1]
+    parser.add_argument("--system", choices=("ghkm", "sdig"), default="ghkm",
+                        help="ghkm: a GHKM rule table (the flags below); sdig: an SDIG grammar directory "
+                             "(--data-dir, --out, the sdig group)")
     io = parser.add_argument_group("input and output")
     io.add_argument("--source", help="source sentences, one tokenized sentence a line")
     io.add_argument("--trees", help="target parse trees, one Penn bracketed tree a line")
     io.add_argument("--alignment", help="word alignments, Pharaoh i-j with the source index first")
     io.add_argument("--target", help="optional target tokens: a tree with another number of leaves is a bad line")
-    io.add_argument("--out", required=True, help="rule table to write (Moses format, sorted, .gz)")
+    io.add_argument("--out", required=True, help="rule table to write (Moses format, sorted, .gz); "
+                                                 "with --system sdig the grammar directory")
     io.add_argument("--summary", help="JSON summary to write")
     io.add_argument("--glue", help="glue grammar to write (Moses format)")
     io.add_argument("--glue-label", default="Q", help="LHS of the glue rules (the decoder's goal symbol)")
@@ -50,6 +60,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     lim.add_argument("--max-depth", type=int, default=defaults.max_depth,
                      help="deepest target tree fragment (a slot, word or preterminal is depth 0)")
     lim.add_argument("--min-count", type=float, default=0.0, help="drop rules seen fewer times than this")
+    sdig = parser.add_argument_group("--system sdig (decoder.sdig.train.train_grammar)")
+    sdig.add_argument("--data-dir", help="a `cky data --dependencies` build: train.{es,en}.conllu, train.align")
+    sdig.add_argument("--limit", type=int, help="use only the first N training verses")
+    sdig.add_argument("--maxent-sentences", type=int, default=2000, help="verses the max-ent scorer learns from")
+    sdig.add_argument("--threshold", type=float, default=0.5, help="max-ent probability of a kept word pair")
+    sdig.add_argument("--config-out", help="also write a `system = \"sdig\"` decoder config using the grammar")
+    sdig.add_argument("--lm", help="the LM the written config names (with --config-out)")
     run = parser.add_argument_group("run")
     run.add_argument("--jobs", type=int, default=0, help="worker processes (0: all cores)")
     run.add_argument("--shards", type=int, default=16, help="temporary shards (more: less memory)")
@@ -60,7 +77,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--keep-tmp", action="store_true", help="keep the temporary shards")
 
 
+def extract_sdig(args: argparse.Namespace) -> int:
+    import os
+
+    from ..sdig.train import train_grammar
+    from ..tune.config import write_config
+
+    if not args.data_dir:
+        raise UsageError("--system sdig needs --data-dir (a `cky data --dependencies` build)")
+    stats = train_grammar(args.data_dir, args.out, limit=args.limit, maxent_sentences=args.maxent_sentences,
+                          threshold=args.threshold)  # a missing or bad file: one line (decoder.cli.run)
+    if args.config_out:
+        here = os.path.dirname(os.path.abspath(args.config_out))
+        config = {"system": "sdig", "grammar": os.path.relpath(os.path.abspath(args.out), here)}
+        if args.lm:
+            config["lm"] = os.path.relpath(os.path.abspath(args.lm), here)
+        write_config(config, args.config_out, header=f"SDIG grammar from {args.data_dir} (cky extract --system sdig)")
+    print(json.dumps({k: v for k, v in stats.items() if k != "maxent"}), file=sys.stderr)
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
+    if args.system == "sdig":
+        return extract_sdig(args)
     if args.rules:
         if not args.filter_to:
             raise UsageError("--rules needs --filter-to")

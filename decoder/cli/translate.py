@@ -58,7 +58,8 @@ def _count(minimum: int, meaning: str = ""):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", help="decoder config (TOML; see decoder/decoder.py for the keys)")
+    parser.add_argument("--config", help="decoder config (TOML; see decoder/config.py for the keys; "
+                                         "`system = \"sdig\"` for the SDIG system)")
     parser.add_argument("--store", help="grammar store directory (without --config)")
     parser.add_argument("--lm", help="KenLM language model (without --config)")
     parser.add_argument("--exhaustive", action="store_true", help="no pruning (small inputs only)")
@@ -76,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kbest", type=_count(0), default=0, help="write the K best translations to --kbest-out")
     parser.add_argument("--kbest-out", help="k-best file (Moses n-best format)")
     parser.add_argument("--non-unique", action="store_true", help="k-best derivations, not distinct translations")
-    parser.add_argument("--trees-out", help="file of target trees, one per line")
+    parser.add_argument("--trees-out", help="file of target trees, one per line (SDIG: CoNLL-U blocks)")
     parser.add_argument("--stats-out", help="JSON lines of per-sentence search statistics")
     parser.add_argument("--input", help="input file (default: standard input)")
     parser.add_argument("--output", help="output file (default: standard output)")
@@ -118,7 +119,8 @@ def build_decoder(args):
 def model_identity(decoder, args) -> dict:
     """What the output of a run depends on, besides the input: resuming under another identity is refused."""
     weights = decoder.weights
-    return {"store": os.path.abspath(os.fspath(getattr(decoder.store, "path", ""))),
+    model = getattr(decoder, "store", None)  # an SdigDecoder has a grammar directory instead
+    return {"store": os.path.abspath(os.fspath(getattr(model, "path", None) or getattr(decoder, "grammar_path", ""))),
             "lm": os.path.abspath(os.fspath(getattr(decoder.lm, "path", ""))),
             "settings": dict(decoder.settings),
             "weights": {name: weights[name] for name in weights.feature_names()},

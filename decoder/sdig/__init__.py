@@ -12,7 +12,7 @@
     search       the top-down dynamic program over ET decompositions, with an optional n-gram LM beam
     train        train_grammar(build dir, grammar dir): Model 1, max-ent, partitioning, ET pairs
     decoder      SdigDecoder: the same interface as decoder.decoder.Decoder
-    __main__     python -m decoder.sdig train|tune|translate (until `cky` wires the system)
+    __main__     python -m decoder.sdig train|tune|translate on pre-parsed CoNLL-U (cky: system = "sdig")
 
 Data: `cky data bible-es-en --dependencies` (decoder/data/dependencies.py) writes the
 parallel dependency trees the induction reads and the decoder's pre-parsed input trees.

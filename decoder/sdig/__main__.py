@@ -1,4 +1,5 @@
-"""`python -m decoder.sdig train|translate ...`: the SDIG system until `cky` wires it.
+"""`python -m decoder.sdig train|tune|translate ...`: the SDIG system on pre-parsed CoNLL-U trees
+(the `cky` commands take `system = "sdig"` configs; see docs/sdig.md).
 
     python -m decoder.sdig train DATA_DIR GRAMMAR_DIR [--limit N]
     python -m decoder.sdig tune GRAMMAR_DIR --trees dev.es.conllu --ref dev.en --out weights.toml [--lm ...]

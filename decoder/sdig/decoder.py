@@ -32,10 +32,29 @@ from .grammar import MAX_ET_WORDS, Grammar
 from .search import FEATURES, Search
 
 
+class FeatureWeights:
+    """The SDIG weights by feature name, shaped as the GHKM decoder's Weights where tuning and
+    `cky translate` read them (by_name, [name], feature_names())."""
+
+    def __init__(self, search: Search):
+        self.by_name = search.weights()
+
+    def __getitem__(self, name: str) -> float:
+        return self.by_name[name]
+
+    def feature_names(self) -> list[str]:
+        return list(FEATURES)
+
+
 class SdigDecoder:
+    # Settings a caller may override when building from a config (cky translate's --beam-size).
+    SETTINGS = ("beam_size", "kbest_beam_size", "reorder", "max_source_words")
+
     def __init__(self, grammar, lm=None, weights: dict | None = None, *, beam_size: int = 1,
-                 max_source_words: int = MAX_ET_WORDS, reorder: bool = False, parser=None):
+                 max_source_words: int = MAX_ET_WORDS, reorder: bool = False, parser=None,
+                 kbest_beam_size: int | None = None):
         started = time.perf_counter()
+        self.grammar_path = None if isinstance(grammar, Grammar) else os.path.abspath(os.fspath(grammar))
         self.grammar = grammar if isinstance(grammar, Grammar) else Grammar.load(grammar, max_source_words)
         if isinstance(lm, (str, os.PathLike)):
             from ..lm import LanguageModel
@@ -44,9 +63,33 @@ class SdigDecoder:
         self.lm = lm
         self.search = Search(self.grammar, weights, lm, beam_size, reorder)
         self._parser = parser
-        self.settings = {"beam_size": self.search.beam_size, "max_source_words": self.grammar.max_source_words,
-                         "reorder": self.search.reorder}
+        # None: no cap (kbest(k) searches with beam max(beam_size, 3k) for unique lists)
+        self.kbest_beam_size = None if kbest_beam_size is None else max(1, int(kbest_beam_size))
+        self.settings = {"system": "sdig", "beam_size": self.search.beam_size,
+                         "kbest_beam_size": self.kbest_beam_size,
+                         "max_source_words": self.grammar.max_source_words, "reorder": self.search.reorder}
         self.load_seconds = time.perf_counter() - started
+
+    @classmethod
+    def from_checked(cls, config, overrides: dict | None = None) -> "SdigDecoder":
+        """The decoder a checked `system = "sdig"` config (decoder.config.SdigConfig) describes;
+        overrides (beam_size=..., from `cky translate --beam-size`) win over the file."""
+        from ..errors import ConfigError, SettingsError
+
+        arguments = config.decoder_arguments()
+        for name, value in (overrides or {}).items():
+            if name not in cls.SETTINGS:
+                raise SettingsError(None, f"`{name}` is not a setting of the SDIG system "
+                                          f"(its settings: {', '.join(cls.SETTINGS)})")
+            arguments[name] = value
+        if not os.path.isdir(arguments["grammar"]):
+            raise ConfigError(config.path, f"`grammar = {arguments['grammar']!r}`: no such grammar directory "
+                                           f"(train one with `cky extract --system sdig`)")
+        return cls(**arguments)
+
+    @property
+    def weights(self) -> FeatureWeights:
+        return FeatureWeights(self.search)
 
     @property
     def parser(self):
@@ -98,7 +141,10 @@ class SdigDecoder:
         if not len(tree):
             return [self._empty(stats)]
         started = time.perf_counter()
-        hypotheses, search_stats = self.search.search(tree, k=max(k, 1) * (3 if unique else 1))
+        wanted = max(k, 1) * (3 if unique else 1)  # unique lists drop repeated texts: ask for more
+        if self.kbest_beam_size is not None:
+            wanted = min(wanted, self.kbest_beam_size)
+        hypotheses, search_stats = self.search.search(tree, k=wanted)
         stats.update(search_stats, search_seconds=time.perf_counter() - started)
         stats["seconds"] = stats["search_seconds"] + stats["parse_seconds"]
         out, seen = [], set()

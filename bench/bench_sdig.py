@@ -1,0 +1,189 @@
+"""Benchmark: the SDIG system (Ding and Palmer 2005; decoder.sdig) beside the GHKM system on the
+Bible test set, and SDIG against its word-based baseline (the paper's section-5 comparison).
+
+    python -m bench.bench_sdig --sdig-config SDIG.toml [--word-grammar GWORD_DIR] [--sentences 600]
+        [--ghkm-config models/bible-es-en/build/demo/config.toml] [--ghkm-hypotheses demo/test.out]
+        [--ghkm-timing-sentences 30]
+    cky bench --sdig ... (the same flags)
+
+Systems, all decoded from the tokenized, lowercased test text, one process, one at a time:
+- ghkm: the GHKM string-to-tree system (the demo config: icr store, default weights). Its 600
+  test hypotheses are expensive (about 1 s of CPU per verse): with --ghkm-hypotheses the
+  translation quality is scored from an existing output of that config (`cky bench --demo`
+  writes demo/test.out), and its speed is measured here on the first --ghkm-timing-sentences;
+- sdig: the SDIG config (its grammar, LM, beam and weights);
+- sdig-word: the same config with --word-grammar, a grammar of Model 1 word-pair ETs only
+  (no induced multi-word ETs): the paper's word-based baseline, needing nothing new;
+- sdig-paper (--paper): the SDIG grammar without the LM, the paper's own model (default weights).
+
+Per system: BLEU (sacrebleu, tokenize none: the text is tokenized) and chrF on the first
+--sentences test verses, sentences per second and ms per verse (CPU time of this process,
+parsing included), and the split between parsing (spaCy; GHKM parses nothing) and decoding;
+grammar size (GHKM: source rules
+of the store; SDIG: ET pairs of the grammar). Writes bench/results/sdig.json and sdig.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(REPO, "models", "bible-es-en", "build")
+RESULTS = os.path.join(REPO, "bench", "results")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sdig-config", required=True, help="a `system = \"sdig\"` config (tuned weights)")
+    parser.add_argument("--word-grammar", help="grammar of Model 1 word ETs only (the baseline)")
+    parser.add_argument("--paper", action="store_true", help="also the paper's model (no LM, default weights)")
+    parser.add_argument("--ghkm-config", default=os.path.join(BUILD, "demo", "config.toml"))
+    parser.add_argument("--ghkm-hypotheses", default=None,
+                        help="an existing output of --ghkm-config on the test set, to score (default: decode)")
+    parser.add_argument("--ghkm-timing-sentences", type=int, default=30,
+                        help="verses GHKM decodes for its speed when --ghkm-hypotheses is given")
+    parser.add_argument("--source", default=os.path.join(BUILD, "test.es"))
+    parser.add_argument("--reference", default=os.path.join(BUILD, "test.en"))
+    parser.add_argument("--sentences", type=int, default=600, help="first N test verses")
+    parser.add_argument("--out", default=RESULTS, help="directory of sdig.json and sdig.md")
+
+
+def _lines(path: str, n: int) -> list[str]:
+    from decoder.evaluate import read_lines
+
+    return read_lines(path)[:n]
+
+
+def _quality(hypotheses: list[str], references: list[str]) -> dict:
+    from decoder.evaluate import corpus_bleu, corpus_chrf
+
+    return {"bleu": round(corpus_bleu(hypotheses, [references], tokenize="none").score, 2),
+            "chrf": round(corpus_chrf(hypotheses, [references]).score, 2)}
+
+
+def grammar_size(decoder) -> dict:
+    if getattr(decoder, "grammar_path", None):  # SDIG
+        stats_path = os.path.join(decoder.grammar_path, "stats.json")
+        stats = json.load(open(stats_path)) if os.path.exists(stats_path) else {}
+        with open(os.path.join(decoder.grammar_path, "ets.tsv"), encoding="utf-8") as f:
+            pairs = sum(1 for _ in f)
+        return {"et_pairs": pairs, "induced_et_pairs": stats.get("induced_et_pairs"),
+                "model1_et_pairs": stats.get("model1_et_pairs")}
+    meta = json.load(open(os.path.join(decoder.store.path, "meta.json")))
+    report = meta.get("report", {})
+    return {"source_rules": report.get("source_rules"), "binary_rules": report.get("binary_rules")}
+
+
+def decode(name: str, decoder, sentences: list[str], log) -> dict:
+    """Translate every sentence, timing CPU (this process): for SDIG, parsing (spaCy) and decoding
+    (translate on the parsed tree) separately; wall time on a shared machine mostly measures the
+    other processes, so it is kept only as a total."""
+    parser = getattr(decoder, "parser", None)  # SDIG parses its input; GHKM does not
+    decoder.translate(sentences[0])  # warm up: the parser and LM pages load outside the timing
+    started = time.perf_counter()
+    texts, parse_cpu, decode_cpu = [], 0.0, 0.0
+    for k, sentence in enumerate(sentences, 1):
+        tree = None
+        if parser is not None and sentence.split():
+            cpu = time.process_time()
+            tree = parser.parse(sentence.split())
+            parse_cpu += time.process_time() - cpu
+        cpu = time.process_time()
+        t = decoder.translate(sentence, tree=tree) if tree is not None else decoder.translate(sentence)
+        decode_cpu += time.process_time() - cpu
+        texts.append(t.text)
+        if k % 100 == 0:
+            log(f"{name}: {k}/{len(sentences)}")
+    wall = time.perf_counter() - started
+    n = max(len(sentences), 1)
+    total = parse_cpu + decode_cpu
+    return {"texts": texts, "sentences": len(sentences), "cpu_seconds": round(total, 2),
+            "wall_seconds": round(wall, 2), "sentences_per_second": round(n / total, 2),
+            "ms_per_verse": round(1000 * total / n, 1), "parse_ms_per_verse": round(1000 * parse_cpu / n, 1),
+            "decode_ms_per_verse": round(1000 * decode_cpu / n, 1)}
+
+
+def run(args, log=lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
+    from decoder.tune.decoding import load_decoder
+    from decoder.tune.config import read_config
+
+    sources = _lines(args.source, args.sentences)
+    references = _lines(args.reference, args.sentences)
+    results: dict = {"sentences": len(sources), "source": args.source, "reference": args.reference,
+                     "systems": {}}
+
+    def system(name, decoder, config, note, texts=None, timing_sentences=None):
+        log(f"{name}: {decoder!r}")
+        timed = decode(name, decoder, sources[:timing_sentences] if timing_sentences else sources, log)
+        texts = texts if texts is not None else timed.pop("texts")
+        timed.pop("texts", None)
+        entry = {"config": config, "note": note, **_quality(texts, references), **timed,
+                 "grammar": grammar_size(decoder), "settings": dict(decoder.settings),
+                 "weights": dict(decoder.weights.by_name)}
+        results["systems"][name] = entry
+        log(f"{name}: {json.dumps({k: v for k, v in entry.items() if k not in ('settings', 'weights')})}")
+        return entry
+
+    ghkm = load_decoder(args.ghkm_config)
+    if args.ghkm_hypotheses:
+        texts = _lines(args.ghkm_hypotheses, args.sentences)
+        if len(texts) != len(sources):
+            raise SystemExit(f"{args.ghkm_hypotheses} has {len(texts)} lines, the test set {len(sources)}")
+        system("ghkm", ghkm, args.ghkm_config, f"BLEU/chrF scored from {args.ghkm_hypotheses} (this config's "
+               f"output); speed measured on the first {args.ghkm_timing_sentences} verses", texts,
+               args.ghkm_timing_sentences)
+    else:
+        system("ghkm", ghkm, args.ghkm_config, "decoded here")
+    del ghkm
+
+    sdig = load_decoder(args.sdig_config)
+    system("sdig", sdig, args.sdig_config, "SDIG grammar + LM beam search")
+    if args.paper:
+        from decoder.sdig.decoder import SdigDecoder
+
+        paper = SdigDecoder(sdig.grammar, None, None, beam_size=1, parser=sdig.parser)
+        paper.grammar_path = sdig.grammar_path
+        system("sdig-paper", paper, args.sdig_config, "the paper's model: SDIG grammar, no LM, default weights")
+    del sdig
+    if args.word_grammar:
+        word = load_decoder(args.sdig_config, grammar=os.path.abspath(args.word_grammar))
+        system("sdig-word", word, args.sdig_config, f"baseline: Model 1 word ETs only ({args.word_grammar}), "
+                                                     f"the SDIG config's LM, beam and weights")
+    cfg = read_config(args.sdig_config)
+    results["sdig_config"] = cfg
+    return results
+
+
+def markdown(results: dict) -> str:
+    rows = ["| system | BLEU | chrF | sentences/s | ms/verse (CPU) | parse ms/verse | decode ms/verse | "
+            "grammar | verses timed |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, s in results["systems"].items():
+        g = s["grammar"]
+        size = (f"{g['et_pairs']:,} ET pairs" if "et_pairs" in g else f"{g['source_rules']:,} rules (filtered "
+                f"to test), {g['binary_rules']:,} binary")
+        rows.append(f"| {name} | {s['bleu']:.2f} | {s['chrf']:.2f} | {s['sentences_per_second']} | "
+                    f"{s['ms_per_verse']} | {s['parse_ms_per_verse']} | {s['decode_ms_per_verse']} | {size} | "
+                    f"{s['sentences']} |")
+    notes = "\n".join(f"- {name}: {s['note']}; config {s['config']}" for name, s in results["systems"].items())
+    return (f"# SDIG vs GHKM on the Bible test set ({results['sentences']} verses)\n\n" + "\n".join(rows)
+            + "\n\n" + notes + "\n")
+
+
+def main(args) -> int:
+    results = run(args)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "sdig.json"), "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=2, default=str)
+    text = markdown(results)
+    with open(os.path.join(args.out, "sdig.md"), "w", encoding="utf-8") as f:
+        f.write(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="python -m bench.bench_sdig", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    sys.exit(main(parser.parse_args()))
