@@ -71,7 +71,8 @@ def connect(spec: str):
             raise SettingsError(None, f"--cluster {spec}: expected local, local:N (N >= 1) or tcp://HOST:PORT")
         n_workers = int(count) if count else (os.cpu_count() or 1)
         # a Client given no address starts a LocalCluster of its own, and closes it with itself
-        return distributed.Client(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        return distributed.Client(n_workers=n_workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=":0")  # any free port: 8787 may be taken
     if "://" not in spec:
         raise SettingsError(None, f"--cluster {spec}: expected local, local:N or a scheduler address tcp://HOST:PORT")
     try:
