@@ -279,3 +279,32 @@ def test_workers_and_cluster_together_is_a_usage_error(model, tmp_path):  # noqa
     code, _, err = run_cky(translate_argv(model, tmp_path / "in", tmp_path / "out", "--workers", "2",
                                           "--cluster", "local:2"))
     assert code == 2 and "not both" in err
+
+
+# ---- cky extract --cluster ------------------------------------------------------------------------------
+
+def test_cli_extract_on_a_cluster_writes_the_table_of_one_process(client, tmp_path):
+    import gzip
+
+    from decoder.extract.synthetic import write_corpus
+
+    corpus = write_corpus(str(tmp_path / "corpus"), 150, seed=11)
+    outputs = {}
+    for run, flags in (("one", ["--jobs", "1"]), ("dask", ["--cluster", client.scheduler.address])):
+        out = tmp_path / run
+        argv = ["extract", "--source", corpus["es"], "--trees", corpus["trees"], "--alignment", corpus["align"],
+                "--out", str(out / "rules.gz"), "--glue", str(out / "glue.gz"), "--summary", str(out / "summary.json"),
+                "--unknown-labels", str(out / "unknown.txt"), "--shards", "5", "--chunk-size", "17",
+                "--no-progress", *flags]
+        code, _, err = run_cky(argv)
+        assert code == 0, err
+        outputs[run] = {"rules": gzip.open(out / "rules.gz").read(), "glue": gzip.open(out / "glue.gz").read(),
+                        "unknown": (out / "unknown.txt").read_bytes(),
+                        "summary": json.loads((out / "summary.json").read_text())}
+    assert outputs["one"]["rules"].count(b"\n") > 100
+    for name in ("rules", "glue", "unknown"):
+        assert outputs["dask"][name] == outputs["one"][name], name  # exactly, not only after sorting
+    one, dask = outputs["one"]["summary"], outputs["dask"]["summary"]
+    for key in ("sentence_pairs", "minimal_rules", "composed_rules", "distinct_rules", "nonterminals_per_rule"):
+        assert dask[key] == one[key], key
+    assert dask["jobs"] == 2  # the cluster's workers
