@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import pickle
 import threading
 import uuid
 from typing import Iterator, Sequence
@@ -45,6 +44,7 @@ CONNECT_SECONDS = 30  # how long connect() waits for a scheduler
 
 
 try:
+    import cloudpickle  # what Dask sends functions with (a lambda, too); a dependency of distributed
     from distributed import WorkerPlugin as _WorkerPlugin
 except ImportError:  # the `cluster` extra is not installed: connect() says so
     _WorkerPlugin = object
@@ -98,7 +98,7 @@ class DecoderPlugin(_WorkerPlugin):
         self.loader = config if callable(config) else os.path.abspath(os.fspath(config))
         self.config = None if callable(config) else self.loader  # the path, when given one
         # the name says which decoder: registering the same one again is recognized (and not reloaded)
-        what = self.config or hashlib.sha256(pickle.dumps(self.loader)).hexdigest()[:16]
+        what = self.config or hashlib.sha256(cloudpickle.dumps(self.loader)).hexdigest()[:16]
         self.name = f"cky-decoder:{what}"
         self.decoder = None
         self.lock = threading.Lock()
