@@ -11,7 +11,8 @@ and 2 processes (given the config: each worker loads the decoder once) and decod
 with LocalClusters of 1 and 2 workers. Times are wall seconds of the decoding call only;
 starting a cluster (and its workers' loading of the decoder, done on the first run) is timed
 apart. The machine is often shared: the load average before and after each run is recorded.
-Writes the system's entry of bench/results/cluster.json (the other systems' entries are kept).
+Writes the system's entry of bench/results/cluster.json (the other systems' entries are kept,
+and the system's last earlier measurements under "earlier").
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from bench.machine import machine_info
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(REPOSITORY, "bench", "results", "cluster.json")
 FIXTURE = os.path.join(REPOSITORY, "models", "cache", "fixture")
+KEEP_EARLIER = 4  # earlier measurements of a system kept in the results
 BIBLE_CONFIG = os.path.join(REPOSITORY, "models", "bible-es-en", "build", "demo", "config.toml")
 
 
@@ -112,9 +114,13 @@ def main(argv=None) -> int:
         results_file = {}
     if "runs" in results_file:  # the file of one system, as it was first written: the fixture's
         results_file = {"fixture": results_file}
+    # on a loaded machine one measurement says little: the last few earlier ones are kept beside it
+    earlier = results_file.get(args.system)
+    history = ([{k: v for k, v in earlier.items() if k != "earlier"}] + earlier.get("earlier", []))[:KEEP_EARLIER] \
+        if earlier else []
     results_file[args.system] = {"machine": machine_info(), "load_average": os.getloadavg(), "system": system,
                                  "sentences": len(sentences), "words": words, "shard_size": args.shard_size,
-                                 "runs": runs}
+                                 "runs": runs, "earlier": history}
     with open(RESULTS, "w") as f:
         json.dump(results_file, f, indent=2)
     print(f"wrote the {args.system} entry of {RESULTS}")

@@ -162,6 +162,7 @@ def make_slow_decoder(seconds):
 
 @pytest.fixture
 def slow_workers(client):
+    client.wait_for_workers(2, timeout=60)  # a worker killed by an earlier test is replaced by now
     client.run(make_slow_decoder(0.1))
     yield
     client.run(make_slow_decoder(0))
