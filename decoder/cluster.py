@@ -26,9 +26,11 @@ this module only says what runs where:
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
+import signal
 import threading
 import uuid
 from typing import Iterator, Sequence
@@ -71,14 +73,43 @@ def connect(spec: str):
             raise SettingsError(None, f"--cluster {spec}: expected local, local:N (N >= 1) or tcp://HOST:PORT")
         n_workers = int(count) if count else (os.cpu_count() or 1)
         # a Client given no address starts a LocalCluster of its own, and closes it with itself
-        return distributed.Client(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0")  # any free port: 8787 may be taken
+        with _ctrl_c_ignored_by_children():
+            client = distributed.Client(n_workers=n_workers, threads_per_worker=1, processes=True,
+                                        dashboard_address=":0")  # any free port: 8787 may be taken
+        # a worker started again after one died is started by this process (its nanny): the plugin covers it
+        client.register_plugin(IgnoreCtrlC(), name="cky-ignore-ctrl-c")
+        return client
     if "://" not in spec:
         raise SettingsError(None, f"--cluster {spec}: expected local, local:N or a scheduler address tcp://HOST:PORT")
     try:
         return distributed.Client(spec, timeout=CONNECT_SECONDS)
     except (OSError, TimeoutError) as error:  # distributed raises OSError (or TimeoutError) after the timeout
         raise ClusterError(spec, f"cannot reach the Dask scheduler: {error}") from None
+
+
+@contextlib.contextmanager
+def _ctrl_c_ignored_by_children():
+    """Start processes that ignore Ctrl-C (SIGINT), as decoder.batch's workers do: a terminal sends it to
+    the whole process group, and the client, not each nanny and worker, stops the LocalCluster (else
+    each prints a KeyboardInterrupt traceback). An ignored signal stays ignored in a child process, and
+    Python keeps it so at start-up."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+class IgnoreCtrlC(_WorkerPlugin):
+    """Makes a LocalCluster's worker ignore Ctrl-C (see _ctrl_c_ignored_by_children); not for the
+    workers of a scheduler given by address (their own terminal's Ctrl-C must stop them)."""
+
+    def setup(self, worker):
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _load(loader):
@@ -125,9 +156,12 @@ def _translate_shard(plugin_name: str, first_line: int, sentences: list, job: Jo
     plugin = get_worker().plugins[plugin_name]
     results = []
     with plugin.lock:
+        decoder = plugin.decoder  # kept for the whole shard: a closing worker's teardown drops the plugin's
+        if decoder is None:  # torn down (the worker is closing): the scheduler runs the shard elsewhere
+            raise RuntimeError(f"{plugin_name} was torn down on this worker")
         for offset, sentence in enumerate(sentences):
             try:
-                results.append(job(plugin.decoder, sentence))
+                results.append(job(decoder, sentence))
             except Exception as error:  # one bad sentence must not lose its shard
                 line = first_line + offset
                 log.error("line %d: decoding failed: %s: %s", line, type(error).__name__, error)

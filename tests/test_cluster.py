@@ -90,6 +90,22 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_no_line(client, model):  #
     assert killed not in client.run(os.getpid).values()  # gone (its nanny started a new worker)
 
 
+def make_sigint_probe():
+    def ignores_ctrl_c():
+        import signal
+
+        return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    return ignores_ctrl_c
+
+
+def test_local_workers_ignore_ctrl_c_and_this_process_does_not(client):
+    """A terminal's Ctrl-C goes to the whole process group: `cky translate --cluster local` stops the
+    cluster itself, so its nannies and workers must not each print a KeyboardInterrupt traceback."""
+    client.wait_for_workers(2, timeout=60)  # with the one started again after test_a_worker_killed_mid_run_...
+    assert all(client.run(make_sigint_probe()).values())
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_cluster_specs(client):
     with pytest.raises(ValueError, match="local:N"):
         connect("local:two")
