@@ -124,15 +124,23 @@ def _run_chunk(items: list[tuple[int, str]]) -> list:
 
 def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, job: Job = translate_job,
                    start: int = 0, progress: bool = False, chunksize: int = 1,
-                   isolate: bool = False) -> Iterator[tuple[int, Any]]:
-    """Yield (index, result) for sentences[start:] in order; a failed sentence yields Translation.failed."""
+                   isolate: bool = False, cluster=None) -> Iterator[tuple[int, Any]]:
+    """Yield (index, result) for sentences[start:] in order; a failed sentence yields Translation.failed.
+
+    With `cluster` (a dask.distributed Client), the sentences are decoded on its workers instead
+    (decoder.cluster; `workers` and `isolate` do not apply): each worker builds the decoder from
+    `loader`, which must then travel to them: a config path, a picklable callable, or a decoder
+    built from a config file (rebuilt there from its config path and search settings)."""
     global _WORKER_DECODER, _WORKER_JOB
-    items = [(i, sentences[i]) for i in range(start, len(sentences))]
     bar = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(total=len(sentences), initial=start, unit="sent", desc="translating", smoothing=0.1)
+    if cluster is not None:
+        yield from _iter_on_cluster(cluster, loader, sentences, job, start, bar)
+        return
+    items = [(i, sentences[i]) for i in range(start, len(sentences))]
     workers = max(1, min(int(workers or 1), len(items)))
     in_process = workers == 1 and not (isolate and "fork" in multiprocessing.get_all_start_methods())
     pool = None
@@ -159,6 +167,33 @@ def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, j
         if bar is not None:
             bar.close()
         _WORKER_DECODER = _WORKER_JOB = None
+
+
+def cluster_loader(loader: Loader):
+    """What a Dask worker builds its decoder from (decoder.cluster.DecoderPlugin): a path or a callable
+    as given; a decoder object by its config file, with its present search settings."""
+    if isinstance(loader, (str, os.PathLike)) or callable(loader):
+        return loader
+    config = getattr(loader, "config_path", None)
+    if config is None:
+        raise ValueError("decoding on a cluster needs a decoder built from a config file (Decoder.from_config), "
+                         "a config path or a loader that the workers can run")
+    import functools
+
+    return functools.partial(type(loader).from_config, os.path.abspath(config), **loader.search_settings.as_dict())
+
+
+def _iter_on_cluster(client, loader: Loader, sentences: Sequence[str], job: Job, start: int, bar) -> Iterator:
+    from .cluster import iter_translate_on_cluster
+
+    try:
+        for index, result in iter_translate_on_cluster(client, cluster_loader(loader), sentences, job, start=start):
+            if bar is not None:
+                bar.update(1)
+            yield index, result
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _watched(pool, results) -> Iterator:
@@ -195,13 +230,14 @@ def _pool_context(loader: Loader):
 
 
 def translate_batch(loader: Loader, sentences: Sequence[str], workers: int = 1, job: Job = translate_job,
-                    progress: bool = False, chunksize: int = 1) -> list:
-    """One result per sentence, in order (the job's result, or Translation.failed for a sentence that raised)."""
+                    progress: bool = False, chunksize: int = 1, cluster=None) -> list:
+    """One result per sentence, in order (the job's result, or Translation.failed for a sentence that raised);
+    `cluster`: a dask.distributed Client to decode on (see iter_translate)."""
     if isinstance(sentences, str):
         raise TypeError("translate_batch takes a list of sentences, not one string")
     sentences = list(sentences)
     return [result for _, result in iter_translate(loader, sentences, workers, job,
-                                                   progress=progress, chunksize=chunksize)]
+                                                   progress=progress, chunksize=chunksize, cluster=cluster)]
 
 
 # ---- output files that can be resumed --------------------------------------------------------------
@@ -285,7 +321,7 @@ def _write_checkpoint(path: str, checkpoint: dict) -> None:
 def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[str, str], job: Job,
                        failure: Callable[[int, str], dict] | None = None, workers: int = 1,
                        resume: bool = False, progress: bool = True, render: Render | None = None,
-                       identity=None, isolate: bool = False) -> dict:
+                       identity=None, isolate: bool = False, cluster=None) -> dict:
     """Decode every sentence and append its rendered text to each output file, in input order.
 
     `outputs` maps output names to paths. By default the job's result is the
@@ -293,7 +329,9 @@ def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[s
     error)` (default: an empty line in every file); `render(index, result)`
     replaces both. `identity` (anything JSON can write) names the model and
     settings; resuming under another identity is refused. With `resume`, a run
-    interrupted after a checkpoint continues from it. Returns {"sentences",
+    interrupted after a checkpoint continues from it. With `cluster` (a Dask
+    Client) the sentences are decoded on its workers (see iter_translate): the
+    files, checkpoints and resuming are the same. Returns {"sentences",
     "failed", "resumed_from", "seconds"}.
     """
     started = time.perf_counter()
@@ -336,7 +374,7 @@ def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[s
         save()
         last_save = time.monotonic()
         for index, result in iter_translate(loader, sentences, workers, job, start=done, progress=progress,
-                                            isolate=isolate):
+                                            isolate=isolate, cluster=cluster):
             n_failed += failed(result)
             texts = render(index, result)
             for name, f in files.items():

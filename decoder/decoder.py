@@ -216,8 +216,12 @@ class Decoder:
         stats = dict(result.stats, seconds=time.perf_counter() - started)
         return [self._translation(h, source, stats) for h in hypotheses]
 
-    def translate_batch(self, sentences: Sequence[str], workers: int = 1, progress: bool = False) -> list:
-        """Translations of many sentences, in order, on `workers` processes (decoder.batch)."""
+    def translate_batch(self, sentences: Sequence[str], workers: int = 1, progress: bool = False,
+                        cluster=None) -> list:
+        """Translations of many sentences, in order, on `workers` processes (decoder.batch), or on a Dask
+        cluster: `cluster` is a dask.distributed Client, or a spec for decoder.cluster.connect ("local:2",
+        "tcp://HOST:PORT"; connected for this call only). On a cluster each worker builds this decoder
+        from its config file and present search settings (so it must come from Decoder.from_config)."""
         from .batch import translate_batch
 
         if isinstance(sentences, (str, bytes, bytearray)) or sentences is None:
@@ -226,7 +230,12 @@ class Decoder:
         sentences = list(sentences)
         for sentence in sentences:
             self._words(sentence)  # a TypeError now rather than a failed line per sentence
-        return translate_batch(self, sentences, workers=workers, progress=progress)
+        if isinstance(cluster, str):
+            from .cluster import connect
+
+            with connect(cluster) as client:
+                return translate_batch(self, sentences, progress=progress, cluster=client)
+        return translate_batch(self, sentences, workers=workers, progress=progress, cluster=cluster)
 
     def __repr__(self) -> str:
         return (f"Decoder(store={self.store.path!r}, lm={self.lm.path!r}, strategy={self.store.strategy}, "

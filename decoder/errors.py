@@ -96,6 +96,11 @@ class WorkerError(LocatedError):
     """A decoding process died (a crash in compiled code, or killed): its sentences have no result."""
 
 
+class ClusterError(LocatedError):
+    """A Dask cluster that cannot be reached, or that keeps losing the workers running a shard
+    (decoder.cluster): the lines before the shard are delivered, the rest have no result."""
+
+
 class OutputError(LocatedError):
     """An output file that cannot be written (for instance, its directory does not exist)."""
 

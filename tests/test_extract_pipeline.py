@@ -223,3 +223,19 @@ def test_cli_extracts_and_filters(tmp_path):
                 "--out", str(out / "direct.gz"), "--compose", "2", "--max-nonterminals", "4",
                 "--filter-to", str(test), "--jobs", "1", "--no-progress"]) == 0
     assert {str(r) for r in read_rules(out / "direct.gz")} == kept
+
+
+def test_a_target_side_goes_to_the_same_shard_in_every_interpreter():
+    """The Dask workers of `cky extract --cluster` are separate interpreters (each with its own string-hash
+    salt): every occurrence of a target side must still reach one shard."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from decoder.extract.pipeline import _shard_of; "
+            "print([_shard_of(t, 16) for t in ('NP(DT(the) x0:NN)', 'VP(VB(goes))', 'ü', 'x0:S')])")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    shards = {subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True,
+                             env=dict(os.environ, PYTHONHASHSEED=str(seed), PYTHONPATH=repo)).stdout
+              for seed in (1, 2, 3)}
+    assert len(shards) == 1, shards

@@ -8,6 +8,8 @@ Filter an existing table to a test set (no extraction):
     cky extract --rules rules.gz --filter-to test.es --out rules.test.gz
 
 With the extraction flags, --filter-to filters the new table while it is written.
+With --cluster local[:N] or tcp://SCHEDULER:PORT the counting runs as Dask tasks
+(decoder.extract.pipeline); the table is the same.
 
 The SDIG system (Ding and Palmer 2005; decoder.sdig.train): induce its grammar from a
 `cky data bible-es-en --dependencies` build (train.es.conllu, train.en.conllu,
@@ -69,6 +71,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sdig.add_argument("--lm", help="the LM the written config names (with --config-out)")
     run = parser.add_argument_group("run")
     run.add_argument("--jobs", type=int, default=0, help="worker processes (0: all cores)")
+    run.add_argument("--cluster", metavar="SPEC",
+                     help="count on Dask instead of --jobs processes: local, local:N or tcp://SCHEDULER:PORT "
+                          "(the workers must see the corpus and --tmp-dir at the same paths)")
     run.add_argument("--shards", type=int, default=16, help="temporary shards (more: less memory)")
     run.add_argument("--chunk-size", type=int, default=250, help="sentence pairs per task")
     run.add_argument("--tmp-dir", help="where the temporary shards go (None: a new directory beside --out)")
@@ -117,7 +122,7 @@ def main(args: argparse.Namespace) -> int:
         jobs=args.jobs, shards=args.shards, chunk_size=args.chunk_size, tmp_dir=args.tmp_dir,
         min_count=args.min_count, filter_to=args.filter_to, glue_label=args.glue_label,
         unknown_min_frequency=args.unknown_min_frequency, compress_level=args.compress_level,
-        progress=not args.no_progress, keep_tmp=args.keep_tmp,
+        progress=not args.no_progress, keep_tmp=args.keep_tmp, cluster=args.cluster,
     )
     summary = run_extraction(config)  # a bad file: one line (decoder.cli.run)
     brief = {k: summary[k] for k in ("sentence_pairs", "skipped", "minimal_rules", "composed_rules",

@@ -1,7 +1,8 @@
 """`cky translate`: translate sentences, one per line, with the CKY decoder.
 
     cky translate --config CONFIG [--kbest K --kbest-out FILE] [--trees-out FILE]
-                  [--stats-out FILE.jsonl] [--workers N] [--output FILE [--resume]] < input > output
+                  [--stats-out FILE.jsonl] [--workers N | --cluster local[:N]|tcp://HOST:PORT]
+                  [--output FILE [--resume]] < input > output
     cky translate --store STORE --lm LM.bin [--exhaustive] [--pop-limit N] < input > output
 
 Without a config the decoder uses the documented default weights
@@ -23,6 +24,12 @@ per line (`line`, `score`, `features`, `edges_proposed`, `edges_kept`,
 `lm_queries`, `lm_queries_novel`, `items_per_cell`, `seconds`, and `error` for a
 failed line).
 
+With --cluster the sentences are decoded on a Dask cluster (decoder.cluster; needs the
+`cluster` extra): `local` or `local:N` starts a LocalCluster of one worker process per core
+(or N) on this machine, `tcp://HOST:PORT` uses a running scheduler, whose workers must see
+the model's files at the same paths. The outputs, side files and --resume are the same as
+with --workers; a worker that dies mid-run has its sentences decoded again elsewhere.
+
 With --output, progress is saved beside it (OUTPUT.progress.json, see
 decoder.batch) and --resume continues an interrupted run; resuming with other
 settings, or after the output was changed, is refused with a message naming the
@@ -32,6 +39,7 @@ progress and exits 130.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import logging
@@ -82,12 +90,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", help="input file (default: standard input)")
     parser.add_argument("--output", help="output file (default: standard output)")
     parser.add_argument("--workers", type=_count(1), default=1, help="decoding processes (default 1)")
+    parser.add_argument("--cluster", metavar="SPEC",
+                        help="decode on Dask: local, local:N (workers on this machine) or tcp://SCHEDULER:PORT")
     parser.add_argument("--resume", action="store_true",
                         help="continue an interrupted run (needs --output); see decoder.batch")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def build_decoder(args):
+def decoder_loader(args) -> functools.partial:
+    """A picklable callable that builds the decoder the arguments describe (paths made absolute, so
+    that it builds the same decoder in a Dask worker)."""
     from ..decoder import Decoder
 
     overrides = {}
@@ -105,10 +117,14 @@ def build_decoder(args):
         overrides["beam_size"] = args.beam_size
     if args.max_span is not None:
         overrides["max_span"] = args.max_span
+    if args.config:
+        return functools.partial(Decoder.from_config, os.path.abspath(args.config), **overrides)
+    return functools.partial(Decoder, os.path.abspath(args.store), os.path.abspath(args.lm), **overrides)
+
+
+def build_decoder(args):
     try:
-        if args.config:
-            return Decoder.from_config(args.config, **overrides)
-        return Decoder(args.store, args.lm, **overrides)
+        return decoder_loader(args)()
     except CkyError:
         raise
     except ValueError as error:  # a TOML syntax error or a bad value from a loader: name the config
@@ -185,6 +201,8 @@ def _check_arguments(args) -> dict:
         raise UsageError("--kbest needs --kbest-out FILE")
     if args.resume and not args.output:
         raise UsageError("--resume needs --output FILE")
+    if args.cluster and args.workers > 1:
+        raise UsageError("give --workers N or --cluster SPEC, not both")
     if not args.config and not (args.store and args.lm):
         raise UsageError("give --config CONFIG, or --store STORE and --lm LM")
     paths = {"output": args.output, "kbest": args.kbest_out, "trees": args.trees_out, "stats": args.stats_out}
@@ -231,28 +249,38 @@ def main(args: argparse.Namespace) -> int:
         return _finish(result, index)
 
     translated = len(sentences)
-    if args.output:
-        try:
-            summary = translate_to_files(decoder, sentences, paths, job, workers=args.workers, resume=args.resume,
-                                         progress=not args.quiet, render=render,
-                                         identity=model_identity(decoder, args), isolate=True)
-        except KeyboardInterrupt:
-            raise Interrupted(f"interrupted; the progress is saved in {progress_path(paths)} "
-                              f"(continue with --resume)") from None
-        translated -= summary["resumed_from"]
-    else:
-        files = {name: (open(path, "wb") if path else sys.stdout.buffer) for name, path in paths.items()}
-        try:
-            for index, result in iter_translate(decoder, sentences, args.workers, job, isolate=True,
-                                                progress=not args.quiet and args.workers > 1):
-                for name, text in render(index, result).items():
-                    if name in files:
-                        files[name].write(text.encode("utf-8"))
-                files["output"].flush()
-        finally:
-            for f in files.values():
-                if f is not sys.stdout.buffer:
-                    f.close()
+    with contextlib.ExitStack() as stack:
+        loader, cluster = decoder, None
+        if args.cluster:
+            from ..cluster import connect
+
+            logging.getLogger("distributed").setLevel(logging.WARNING)  # not its start-up and shut-down steps
+            cluster = stack.enter_context(connect(args.cluster))
+            loader = decoder_loader(args)  # each worker builds the decoder; the one here gives the identity
+            log.info("decoding on %s", args.cluster)
+        if args.output:
+            try:
+                summary = translate_to_files(loader, sentences, paths, job, workers=args.workers, resume=args.resume,
+                                             progress=not args.quiet, render=render,
+                                             identity=model_identity(decoder, args), isolate=True, cluster=cluster)
+            except KeyboardInterrupt:
+                raise Interrupted(f"interrupted; the progress is saved in {progress_path(paths)} "
+                                  f"(continue with --resume)") from None
+            translated -= summary["resumed_from"]
+        else:
+            files = {name: (open(path, "wb") if path else sys.stdout.buffer) for name, path in paths.items()}
+            try:
+                for index, result in iter_translate(loader, sentences, args.workers, job, isolate=True,
+                                                    progress=not args.quiet and (args.workers > 1 or bool(cluster)),
+                                                    cluster=cluster):
+                    for name, text in render(index, result).items():
+                        if name in files:
+                            files[name].write(text.encode("utf-8"))
+                    files["output"].flush()
+            finally:
+                for f in files.values():
+                    if f is not sys.stdout.buffer:
+                        f.close()
     if n_failed:
         print(f"cky translate: {n_failed} of {translated} lines failed (see the messages above)",
               file=sys.stderr)

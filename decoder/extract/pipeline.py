@@ -16,6 +16,13 @@ order, are concatenated into the table, so the table is sorted by line as
 
 Memory is bounded by a chunk (stage 1) and a shard or partition (stages 2
 and 3); only the word-link counts, labels and the sample stay in the parent.
+
+The stages run on forked processes, or as Dask tasks (`cky extract --cluster`,
+`run_extraction(config, client)`): each stage's state goes to every worker once,
+the chunks travel as task arguments, the shards stay in files in the temporary
+directory (so every worker must see it), and a task whose worker dies runs again
+elsewhere. The target-side shard of a rule is a CRC-32 (the same in every
+interpreter), and the table is the same byte for byte.
 """
 from __future__ import annotations
 
@@ -29,6 +36,7 @@ import shutil
 import sys
 import tempfile
 import time
+import zlib
 from collections import Counter, deque
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable, Iterator
@@ -70,14 +78,22 @@ class ExtractionConfig:
     compiled: bool = True  # the kernels of ext/_extract.pyx; False: their references (decoder.extract.reference)
     progress: bool = True
     keep_tmp: bool = False
+    cluster: str | None = None  # a Dask cluster to count on (decoder.cluster.connect): local[:N] or tcp://HOST:PORT
 
 
 # Read-only state of a stage, set by the parent before it forks the workers.
 _STATE: dict = {}
 
 
-def run_extraction(config: ExtractionConfig) -> dict:
-    """Extract, score and write the rule table (and glue, unknown labels, summary); return the summary."""
+def run_extraction(config: ExtractionConfig, client=None) -> dict:
+    """Extract, score and write the rule table (and glue, unknown labels, summary); return the summary.
+    The stages run on forked processes, or as Dask tasks on `client` (a dask.distributed Client) or
+    on the cluster `config.cluster` names (connected for this run): the same table either way."""
+    if client is None and config.cluster:
+        from ..cluster import connect
+
+        with connect(config.cluster) as client:
+            return run_extraction(config, client)
     started = time.time()
     cpu_started = _cpu_seconds()
     load_before = os.getloadavg()[0]
@@ -86,7 +102,7 @@ def run_extraction(config: ExtractionConfig) -> dict:
     os.makedirs(out_dir, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="cky-extract-", dir=config.tmp_dir or out_dir)
     try:
-        summary = _run(config, jobs, tmp, started)
+        summary = _run(config, jobs, tmp, started, client)
     finally:
         if not config.keep_tmp:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -102,7 +118,7 @@ def run_extraction(config: ExtractionConfig) -> dict:
     return summary
 
 
-def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float) -> dict:
+def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float, client=None) -> dict:
     shards = config.shards
     for k in range(shards):
         os.makedirs(os.path.join(tmp, "stage1", f"t{k:03d}"))
@@ -119,7 +135,7 @@ def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float) -> dict:
     n_lines = count_lines(config.corpus.source)
     with tqdm(total=n_lines, unit="pairs", desc="extract", disable=not config.progress,
               smoothing=0.1) as bar:
-        for result in _parallel_map(_extract_chunk, _chunks(config), jobs):
+        for result in _parallel_map(_extract_chunk, _chunks(config), jobs, client):
             total.add(result)
             for kind, message in result["errors"]:
                 if total.reported < MAX_REPORTED_ERRORS:
@@ -136,7 +152,7 @@ def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float) -> dict:
     sample = sorted(set(total.sample))
     bounds = sorted(set(sample[len(sample) * p // shards] for p in range(1, shards))) if sample else []
     _STATE.update(lexicon=LexicalTable(total.links), bounds=bounds)
-    for _ in tqdm(_parallel_map(_score_by_target, range(shards), jobs), total=shards, unit="shards",
+    for _ in tqdm(_parallel_map(_score_by_target, range(shards), jobs, client), total=shards, unit="shards",
                   desc="score", disable=not config.progress):
         pass
     timings["score"] = time.time() - t
@@ -148,7 +164,7 @@ def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float) -> dict:
                   test_filter=TestSetFilter.from_file(config.filter_to) if config.filter_to else None)
     written: Counter = Counter()
     distinct = 0
-    for result in tqdm(_parallel_map(_write_partition, range(len(bounds) + 1), jobs), total=len(bounds) + 1,
+    for result in tqdm(_parallel_map(_write_partition, range(len(bounds) + 1), jobs, client), total=len(bounds) + 1,
                        unit="parts", desc="write", disable=not config.progress):
         written.update(result["nonterminals"])
         distinct += result["distinct"]
@@ -186,7 +202,7 @@ def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float) -> dict:
         "pairs_per_second": round(total.pairs / seconds, 1) if seconds else None,
         "seconds_by_stage": {k: round(v, 2) for k, v in timings.items()},
         "cpu_seconds_by_stage": {k: round(v, 2) for k, v in cpu_timings.items()},  # workers included
-        "jobs": jobs,
+        "jobs": jobs if client is None else len(client.nthreads()),  # on a cluster: its workers
         "limits": asdict(config.limits),
         "min_count": config.min_count,
         "filtered_to": config.filter_to,
@@ -248,8 +264,12 @@ def _chunks(config: ExtractionConfig) -> Iterator[tuple[int, list]]:
         yield chunk_id, chunk
 
 
-def _parallel_map(func: Callable, tasks: Iterable, jobs: int) -> Iterator:
-    """func over tasks, in order, on `jobs` forked processes with few tasks in flight (bounded memory)."""
+def _parallel_map(func: Callable, tasks: Iterable, jobs: int, cluster=None) -> Iterator:
+    """func over tasks, in order, on `jobs` forked processes (or the workers of a Dask `cluster`)
+    with few tasks in flight (bounded memory)."""
+    if cluster is not None:
+        yield from _cluster_map(cluster, func, tasks)
+        return
     if jobs <= 1:
         yield from map(func, tasks)
         return
@@ -261,6 +281,34 @@ def _parallel_map(func: Callable, tasks: Iterable, jobs: int) -> Iterator:
                 yield pending.popleft().get()
         while pending:
             yield pending.popleft().get()
+
+
+def _with_state(func: Callable, state: dict, task):
+    """Run on a Dask worker: a stage's task, with the stage's state in place of the forked _STATE."""
+    _STATE.clear()
+    _STATE.update(state, delete_consumed=False)  # a task run again after its worker died needs its input files
+    return func(task)
+
+
+def _cluster_map(client, func: Callable, tasks: Iterable) -> Iterator:
+    """func over tasks on a Dask cluster, in order, with few tasks in flight. The stage's state (the
+    config, the word-link table, ...) goes to every worker once (scattered), not with each task;
+    the temporary shards are files, so every worker must see the temporary directory (one machine,
+    or a shared file system). A worker that dies has its task run again elsewhere (stage 1 and 2
+    tasks rewrite the same files, and on a cluster a task leaves the files it read for the end of the run)."""
+    state = client.scatter([dict(_STATE)], broadcast=True)[0]
+    in_flight = 2 * max(1, len(client.nthreads()))
+    pending: deque = deque()
+    try:
+        for task in tasks:
+            pending.append(client.submit(_with_state, func, state, task, pure=False))
+            if len(pending) >= in_flight:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        client.cancel(list(pending))
+        state.release()
 
 
 def extract_occurrences(graph, limits: Limits, compiled: bool = True) -> list[tuple]:
@@ -284,10 +332,10 @@ def count_occurrences(graph, limits: Limits, compiled: bool, occurrences: dict, 
 
 
 def _shard_of(target_field: str, shards: int) -> int:
-    # Python's string hash is salted per interpreter, but forked workers share the parent's salt,
-    # so a target side goes to the same shard in every worker of a run; it is also cached in the
-    # string, so this costs nothing. The table does not depend on the salt: it is sorted.
-    return hash(target_field) % shards
+    # Not Python's hash(): it is salted per interpreter, and the Dask workers of `cky extract --cluster`
+    # may be separate interpreters, while every occurrence of a target side must reach the same shard.
+    # The table does not depend on the shard function (it is sorted); CRC-32 costs ~0.3 us a rule.
+    return zlib.crc32(target_field.encode("utf-8", "surrogatepass")) % shards
 
 
 def _extract_chunk(task: tuple[int, list]) -> dict:
@@ -329,7 +377,7 @@ def _extract_chunk(task: tuple[int, list]) -> dict:
     shards = config.shards
     buckets: list[list] = [[] for _ in range(shards)]
     for fields, c in occurrences.items():
-        buckets[hash(fields[1]) % shards].append(fields + (c,))  # see _shard_of
+        buckets[_shard_of(fields[1], shards)].append(fields + (c,))
     for k, bucket in enumerate(buckets):
         if bucket:
             with open(os.path.join(tmp, "stage1", f"t{k:03d}", f"c{chunk_id:06d}"), "wb") as f:
@@ -349,7 +397,8 @@ def _score_by_target(shard: int) -> int:
     for path in sorted(glob.glob(os.path.join(tmp, "stage1", f"t{shard:03d}", "*"))):
         with open(path, "rb") as f:
             record_lists.append(marshal.loads(f.read()))
-        os.unlink(path)
+        if _STATE.get("delete_consumed", True):  # frees the disk as the run goes
+            os.unlink(path)
     if _STATE["config"].compiled:
         parts, n_rules = _extract.merge_by_target(record_lists, bounds, lexicon.t_given_s, lexicon.s_given_t)
     else:
@@ -374,7 +423,8 @@ def _write_partition(part: int) -> dict:
     for path in sorted(glob.glob(os.path.join(tmp, "stage2", f"s{part:03d}", "*"))):
         with open(path, "rb") as f:
             rows.extend(marshal.loads(f.read()))
-        os.unlink(path)
+        if _STATE.get("delete_consumed", True):  # frees the disk as the run goes
+            os.unlink(path)
     keep = test_filter.keeps if test_filter is not None else None
     make_lines = _extract.table_lines if config.compiled else table_lines
     lines, nonterminals = make_lines(rows, lhs_counts, config.min_count, keep)
