@@ -42,6 +42,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -196,19 +197,50 @@ def _iter_on_cluster(client, loader: Loader, sentences: Sequence[str], job: Job,
             bar.close()
 
 
+class _DeferredInterrupt:
+    """While active (in the main thread, with Python's own Ctrl-C handler in place), Ctrl-C only
+    sets `pressed`; the waiting loop raises KeyboardInterrupt between waits. A KeyboardInterrupt
+    raised inside the pool's condition wait can leave its lock released twice ("release unlocked
+    lock", a RuntimeError instead of a clean interruption)."""
+
+    def __init__(self):
+        self.pressed = False
+        self.previous = None
+
+    def __enter__(self):
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self.previous = signal.signal(signal.SIGINT, self._press)
+        return self
+
+    def _press(self, signum, frame):
+        self.pressed = True
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+        return False
+
+
 def _watched(pool, results) -> Iterator:
     """The pool's results, or a WorkerError if a worker dies: the pool would replace it, and wait forever
-    for the sentences it had taken (a crash in compiled code must not turn into a hang)."""
+    for the sentences it had taken (a crash in compiled code must not turn into a hang). Ctrl-C is a
+    KeyboardInterrupt raised here, between waits (_DeferredInterrupt)."""
     started = {process.pid for process in pool._pool}  # Pool's own list of its worker processes
-    while True:
-        try:
-            yield results.next(timeout=0.5)
-        except StopIteration:
-            return
-        except multiprocessing.TimeoutError:
-            if {process.pid for process in pool._pool} != started:
-                raise WorkerError(None, "a decoding process died (see any message above); "
-                                        "the lines before it are written") from None
+    with _DeferredInterrupt() as interrupt:
+        while True:
+            if interrupt.pressed:
+                raise KeyboardInterrupt
+            try:
+                result = results.next(timeout=0.1)
+            except StopIteration:
+                return
+            except multiprocessing.TimeoutError:
+                if {process.pid for process in pool._pool} != started:
+                    raise WorkerError(None, "a decoding process died (see any message above); "
+                                            "the lines before it are written") from None
+                continue
+            yield result
 
 
 def _pool_context(loader: Loader):

@@ -60,7 +60,10 @@ class SearchSettings:
     unary_pop_limit: int = 10     # pops per unary round (-1: the pop limit)
     exhaustive: bool = False      # no pruning at all (small inputs only)
     table_limit: int = 20         # rules kept per source side, best first (0: all); see decoder.search.table_limit
-    rule_order: str = "estimate"  # cube pruning tries a key's rules by score + weighted LM estimate, or by "score"
+    # the order cube pruning tries a key's rules in: "score" (rule score), or "estimate" (rule score +
+    # weighted LM estimate of their words: better model score for less CPU at pop limit >= 100, but
+    # 0.9-1.6 BLEU lower under the untuned default weights; bench/results/table_limit.md)
+    rule_order: str = "score"
     # search = "two-pass" only: the first pass is the chart search above (pop_limit, beams) with
     # items recombined on (X, i, j); these bound the second pass (H.Search, section 3.2).
     two_pass_beam: float = 5.0    # drop partial items this far below the best score seen (inf: no beam)
