@@ -138,17 +138,19 @@ def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, j
         from tqdm import tqdm
 
         bar = tqdm(total=len(sentences), initial=start, unit="sent", desc="translating", smoothing=0.1)
-    if cluster is not None:
-        yield from _iter_on_cluster(cluster, loader, sentences, job, start, bar)
-        return
     items = [(i, sentences[i]) for i in range(start, len(sentences))]
     workers = max(1, min(int(workers or 1), len(items)))
     in_process = workers == 1 and not (isolate and "fork" in multiprocessing.get_all_start_methods())
     pool = None
     try:
-        if in_process:
+        if cluster is not None:  # failures come back as Translation.failed already
+            from .cluster import iter_translate_on_cluster
+
+            results: Iterable = ((index, result, None) for index, result in iter_translate_on_cluster(
+                cluster, cluster_loader(loader), sentences, job, start=start))
+        elif in_process:
             _WORKER_DECODER, _WORKER_JOB = load(loader), job
-            results: Iterable = map(_run_one, items)
+            results = map(_run_one, items)
         else:
             context, init_arg = _pool_context(loader)
             pool = context.Pool(workers, initializer=_init_worker, initargs=(init_arg, job, os.getpid()))
@@ -182,19 +184,6 @@ def cluster_loader(loader: Loader):
     import functools
 
     return functools.partial(type(loader).from_config, os.path.abspath(config), **loader.search_settings.as_dict())
-
-
-def _iter_on_cluster(client, loader: Loader, sentences: Sequence[str], job: Job, start: int, bar) -> Iterator:
-    from .cluster import iter_translate_on_cluster
-
-    try:
-        for index, result in iter_translate_on_cluster(client, cluster_loader(loader), sentences, job, start=start):
-            if bar is not None:
-                bar.update(1)
-            yield index, result
-    finally:
-        if bar is not None:
-            bar.close()
 
 
 class _DeferredInterrupt:

@@ -97,26 +97,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+OVERRIDING_FLAGS = ("search", "table_limit", "rule_order", "pop_limit", "beam_size", "max_span")
+
+
 def decoder_loader(args) -> functools.partial:
     """A picklable callable that builds the decoder the arguments describe (paths made absolute, so
     that it builds the same decoder in a Dask worker)."""
     from ..decoder import Decoder
 
-    overrides = {}
+    # the flags that override a setting (None: not given; --exhaustive only turns it on)
+    overrides = {name: getattr(args, name) for name in OVERRIDING_FLAGS if getattr(args, name) is not None}
     if args.exhaustive:
         overrides["exhaustive"] = True
-    if args.search is not None:
-        overrides["search"] = args.search
-    if args.table_limit is not None:
-        overrides["table_limit"] = args.table_limit
-    if args.rule_order is not None:
-        overrides["rule_order"] = args.rule_order
-    if args.pop_limit is not None:
-        overrides["pop_limit"] = args.pop_limit
-    if args.beam_size is not None:
-        overrides["beam_size"] = args.beam_size
-    if args.max_span is not None:
-        overrides["max_span"] = args.max_span
     if args.config:
         return functools.partial(Decoder.from_config, os.path.abspath(args.config), **overrides)
     return functools.partial(Decoder, os.path.abspath(args.store), os.path.abspath(args.lm), **overrides)
