@@ -7,9 +7,10 @@ from decoder.config import SdigConfig, parse_config
 from decoder.decoder import Decoder
 from decoder.errors import ConfigError
 from decoder.sdig.decoder import SdigDecoder
-from decoder.sdig.deptree import DepTree, write_conllu
+from decoder.sdig.deptree import DepTree
 from decoder.sdig.grammar import write_grammar
 from test_sdig_decoder import PAIRS, TRANSITIONS, TREE
+from test_sdig_pipeline import write_parallel_trees
 
 
 @pytest.fixture
@@ -91,14 +92,7 @@ def test_cky_translate_with_an_sdig_config(sdig_config, tmp_path):
 
 
 def test_cky_extract_sdig_writes_a_grammar_and_a_config(tmp_path):
-    # test_sdig_pipeline's hand-made parallel trees: a b c / x y z, a b d / x y w
-    f = [DepTree("a b c".split(), [1, -1, 1], categories=["NP", "VP", "NP"]),
-         DepTree("a b d".split(), [1, -1, 1], categories=["NP", "VP", "NP"])]
-    e = [DepTree("x y z".split(), [1, -1, 1], categories=["NP", "VP", "NP"]),
-         DepTree("x y w".split(), [1, -1, 1], categories=["NP", "VP", "NP"])]
-    write_conllu(tmp_path / "train.es.conllu", f * 10)
-    write_conllu(tmp_path / "train.en.conllu", e * 10)
-    (tmp_path / "train.align").write_text("0-0 1-1 2-2\n" * 20)
+    f = write_parallel_trees(tmp_path)  # test_sdig_pipeline's hand-made parallel trees
     code, _, err = run_cky(["extract", "--system", "sdig", "--data-dir", str(tmp_path),
                             "--out", str(tmp_path / "model" / "grammar"),
                             "--config-out", str(tmp_path / "model" / "sdig.toml")])

@@ -49,18 +49,25 @@ def test_dependencies_step_writes_checked_trees_and_reuses_its_cache(tmp_path):
     assert json.loads((build / "dependencies.json").read_text())["train.en.conllu"]["trees"] == 3
 
 
-def test_train_grammar_and_decode_a_training_verse(tmp_path):
-    from decoder.sdig.decoder import SdigDecoder
-    from decoder.sdig.train import train_grammar
-
-    # hand-made parallel trees: "a b c" / "x y z", heads: b <- a, b <- c ; y <- x, y <- z
+def write_parallel_trees(directory) -> list:
+    """A tiny training build: hand-made parallel trees "a b c" / "x y z" and "a b d" / "x y w"
+    (heads: b <- a, b <- c; y <- x, y <- z), 10 times each, with their alignments; returns the
+    two source trees."""
     f = [DepTree("a b c".split(), [1, -1, 1], categories=["NP", "VP", "NP"]),
          DepTree("a b d".split(), [1, -1, 1], categories=["NP", "VP", "NP"])]
     e = [DepTree("x y z".split(), [1, -1, 1], categories=["NP", "VP", "NP"]),
          DepTree("x y w".split(), [1, -1, 1], categories=["NP", "VP", "NP"])]
-    write_conllu(tmp_path / "train.es.conllu", f * 10)
-    write_conllu(tmp_path / "train.en.conllu", e * 10)
-    (tmp_path / "train.align").write_text("0-0 1-1 2-2\n" * 20)
+    write_conllu(directory / "train.es.conllu", f * 10)
+    write_conllu(directory / "train.en.conllu", e * 10)
+    (directory / "train.align").write_text("0-0 1-1 2-2\n" * 20)
+    return f
+
+
+def test_train_grammar_and_decode_a_training_verse(tmp_path):
+    from decoder.sdig.decoder import SdigDecoder
+    from decoder.sdig.train import train_grammar
+
+    f = write_parallel_trees(tmp_path)
     stats = train_grammar(tmp_path, tmp_path / "grammar", model1_iterations=5)
     assert stats["splits_per_level"][0] == 40   # both NPs of every verse are cut off
     decoder = SdigDecoder(tmp_path / "grammar", beam_size=2)
