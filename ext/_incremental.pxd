@@ -42,7 +42,8 @@ cdef class IncrementalSearch(ChartSearch):
     cdef public unsigned long long partial_pops
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
-    cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth) noexcept nogil
+    cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
+                          int parent_depth) noexcept nogil
     cdef int _n_tokens(self, int32_t item) noexcept nogil
     cdef uint64_t _token(self, int32_t item, int depth, bint *changes_state) noexcept nogil
     cdef void _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil

@@ -181,25 +181,59 @@ cdef class IncrementalSearch(ChartSearch):
             self.ranks_scratch[k] = k
         root = self.nodes.size()
         self.nodes.resize(root + 1)
+        self._build_node(root, list_lo, 0, list_n, 0, 0)
         self.nodes[root].same_estimate = 0
-        self._build_node(root, list_lo, 0, list_n, 0)
         self.trie_of_list.set(<uint64_t>list_lo + 1, root)
         return root
 
-    cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth) noexcept nogil:
-        """Fill nodes[slot] over ranks_scratch[lo:hi] (best first), which share their first depth tokens."""
+    cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
+                          int parent_depth) noexcept nogil:
+        """Fill nodes[slot] over ranks_scratch[lo:hi] (best first), which share their first depth tokens
+        (the parent revealed parent_depth of them). Path compression: a node goes down as long as its
+        items share the next token (one refinement reveals them all), and a single item is a leaf."""
         cdef int32_t best = self.item_lists[list_lo + self.ranks_scratch[lo]]
-        cdef int32_t k, first_child, n_groups, start, item, first
+        cdef int32_t k, first_child, n_groups, start, item
+        cdef int n_tokens = self._n_tokens(best), d
         cdef vector[int32_t] starts, ends
         cdef vector[CkySortEntry] order
         cdef CkySortEntry entry
         cdef TrieNode leaf
-        cdef bint changes_state = True
+        cdef bint changes_state = True, same_estimate = True
+        cdef uint64_t token
         self.nodes[slot].score = self.items[best].score
         self.nodes[slot].item = best
         self.nodes[slot].rank = -1
+        if hi - lo == 1:  # one item: the leaf itself
+            for d in range(parent_depth, n_tokens):
+                self._token(best, d, &changes_state)
+                if changes_state:
+                    same_estimate = False
+            self.nodes[slot].first_child = -1
+            self.nodes[slot].n_children = 0
+            self.nodes[slot].rank = self.ranks_scratch[lo]
+            self.nodes[slot].depth = <int16_t>(n_tokens + 1)
+            self.nodes[slot].same_estimate = same_estimate
+            return
+        # Tokens the items all share: revealed at once.
+        while depth < n_tokens:
+            for k in range(lo, hi):
+                self.tokens_scratch[k] = self._token(self.item_lists[list_lo + self.ranks_scratch[k]], depth,
+                                                     &changes_state)
+            token = self.tokens_scratch[lo]
+            for k in range(lo + 1, hi):
+                if self.tokens_scratch[k] != token:
+                    token = ~token
+                    break
+            if token != self.tokens_scratch[lo]:
+                break
+            depth += 1
+        for d in range(parent_depth, depth):
+            self._token(best, d, &changes_state)
+            if changes_state:
+                same_estimate = False
         self.nodes[slot].depth = <int16_t>depth
-        if depth >= self._n_tokens(best):
+        self.nodes[slot].same_estimate = same_estimate
+        if depth >= n_tokens:
             # Every token revealed: the items themselves (equal states of different unary rounds).
             first_child = self.nodes.size()
             self.nodes[slot].first_child = first_child
@@ -215,9 +249,7 @@ cdef class IncrementalSearch(ChartSearch):
                 leaf.same_estimate = 1
                 self.nodes.push_back(leaf)
             return
-        for k in range(lo, hi):
-            self.tokens_scratch[k] = self._token(self.item_lists[list_lo + self.ranks_scratch[k]], depth,
-                                                 &changes_state)
+        # tokens_scratch[lo:hi] hold the tokens at depth (they differ): one child per token.
         cky_stable_sort_by_key(&self.tokens_scratch[lo], &self.ranks_scratch[lo], hi - lo)
         start = lo
         for k in range(lo + 1, hi + 1):
@@ -236,10 +268,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.nodes[slot].n_children = n_groups
         self.nodes.resize(first_child + n_groups)
         for k in range(n_groups):
-            self._build_node(first_child + k, list_lo, starts[order[k].id], ends[order[k].id], depth + 1)
-            first = self.item_lists[list_lo + self.ranks_scratch[starts[order[k].id]]]
-            self._token(first, depth, &changes_state)
-            self.nodes[first_child + k].same_estimate = not changes_state
+            self._build_node(first_child + k, list_lo, starts[order[k].id], ends[order[k].id], depth + 1, depth)
 
     # ---- partial edges
 
