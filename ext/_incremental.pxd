@@ -15,8 +15,11 @@ cdef struct TrieNode:
     int32_t rank          # leaf: the item's position in its item list; inner node: -1
     int32_t item          # leaf: the item; inner node: its best descendant (whose words it reveals)
     int16_t depth         # boundary tokens revealed
-    int8_t same_estimate  # its last token (an end token after a long block's side) or the item itself
-                          # leaves the partial LM state, so the LM estimate, as the parent's
+    int8_t same_estimate  # the tokens it reveals beyond its parent's (end tokens of a long block's
+                          # sides) or the item itself leave the partial LM state, so the LM estimate, as the parent's
+    int32_t state_offset  # its partial states (one per block) in IncrementalSearch.node_states; -1: a
+                          # leaf, whose states are its item's
+    uint64_t state_key    # hash of its partial states (the partial LM cache's key with a rule's target)
 
 
 # A hyperedge with tails still being refined: tail t is children[first[t]:] of node[t]
@@ -38,7 +41,9 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[CkyHeapEntry] queue
     cdef vector[int32_t] ranks_scratch
     cdef vector[uint64_t] tokens_scratch
-    cdef vector[ChartState] partial_states
+    cdef vector[ChartState] node_states        # the trie nodes' partial states (per sentence)
+    cdef CkyHashMap partial_lm_index           # LM cache of partial edges: key -> partial_lm_values
+    cdef vector[float] partial_lm_values
     cdef public unsigned long long partial_pops
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
@@ -47,6 +52,9 @@ cdef class IncrementalSearch(ChartSearch):
     cdef int _n_tokens(self, int32_t item) noexcept nogil
     cdef uint64_t _token(self, int32_t item, int depth, bint *changes_state) noexcept nogil
     cdef void _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil
+    cdef void _set_node_states(self, int32_t slot) noexcept nogil
+    cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length,
+                           const PartialEdge *edge) noexcept nogil
     cdef double _tail_score(self, int32_t node, int32_t first) noexcept nogil
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil
     cdef void _push_partial(self, PartialEdge *edge) noexcept nogil

@@ -42,7 +42,7 @@ from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group
                                   cky_heap_pop, cky_heap_push, cky_mix, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
 from decoder._ext._kenlm cimport ChartState
-from decoder._ext._lm cimport chart_state_hash
+from decoder._ext._lm cimport chart_state_hash, score_target
 
 cdef extern from "incremental_sort.hh":
     void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) nogil
@@ -55,6 +55,10 @@ cdef uint64_t END_RIGHT = 0x51A7E5E0D0000003ULL
 cdef int32_t GLUE_CONCAT_TARGET[2]
 GLUE_CONCAT_TARGET[0] = -1
 GLUE_CONCAT_TARGET[1] = -2
+cdef uint64_t GLUE_CONCAT_HASH = 0x5bd1e995
+cdef uint64_t ABSENT_TAIL_KEY = 0x3C6EF372FE94F82BULL
+# At most this many partial-edge LM scores are cached per sentence (16 bytes each, with the index).
+cdef size_t PARTIAL_LM_ENTRIES = 1 << 21
 cdef int SIDE_LEFT = 0
 cdef int SIDE_RIGHT = 1
 
@@ -64,7 +68,10 @@ cdef class IncrementalSearch(ChartSearch):
 
     def decode(self, words_lm, runs, oov_at):
         self.nodes.clear()
+        self.node_states.clear()
         self.trie_of_list.clear()
+        self.partial_lm_index.clear()
+        self.partial_lm_values.clear()
         self.partial_pops = 0
         ChartSearch.decode(self, words_lm, runs, oov_at)
 
@@ -213,6 +220,7 @@ cdef class IncrementalSearch(ChartSearch):
             self.nodes[slot].rank = self.ranks_scratch[lo]
             self.nodes[slot].depth = <int16_t>(n_tokens + 1)
             self.nodes[slot].same_estimate = same_estimate
+            self._set_node_states(slot)
             return
         # Tokens the items all share: revealed at once.
         while depth < n_tokens:
@@ -233,6 +241,7 @@ cdef class IncrementalSearch(ChartSearch):
                 same_estimate = False
         self.nodes[slot].depth = <int16_t>depth
         self.nodes[slot].same_estimate = same_estimate
+        self._set_node_states(slot)
         if depth >= n_tokens:
             # Every token revealed: the items themselves (equal states of different unary rounds).
             first_child = self.nodes.size()
@@ -248,6 +257,7 @@ cdef class IncrementalSearch(ChartSearch):
                 leaf.depth = <int16_t>(depth + 1)
                 leaf.same_estimate = 1
                 self.nodes.push_back(leaf)
+                self._set_node_states(self.nodes.size() - 1)
             return
         # tokens_scratch[lo:hi] hold the tokens at depth (they differ): one child per token.
         cky_stable_sort_by_key(&self.tokens_scratch[lo], &self.ranks_scratch[lo], hi - lo)
@@ -270,6 +280,25 @@ cdef class IncrementalSearch(ChartSearch):
         for k in range(n_groups):
             self._build_node(first_child + k, list_lo, starts[order[k].id], ends[order[k].id], depth + 1, depth)
 
+    cdef void _set_node_states(self, int32_t slot) noexcept nogil:
+        """A node's partial states (made once: every partial edge over the node reads them) and their key."""
+        cdef int32_t item = self.nodes[slot].item
+        cdef int s, n_states = self.items[item].n_states
+        cdef int32_t offset
+        cdef uint64_t key = 0x6A09E667F3BCC909ULL
+        if self.nodes[slot].rank >= 0:  # a leaf: the item's own states
+            self.nodes[slot].state_offset = -1
+            for s in range(n_states):
+                key = cky_mix(key, self.state_hashes[self.items[item].state_offset + s])
+        else:
+            offset = self.node_states.size()
+            self.node_states.resize(offset + n_states)
+            self.nodes[slot].state_offset = offset
+            for s in range(n_states):
+                self._partial_state(item, self.nodes[slot].depth, s, &self.node_states[offset + s])
+                key = cky_mix(key, chart_state_hash(&self.node_states[offset + s]))
+        self.nodes[slot].state_key = key
+
     # ---- partial edges
 
     cdef double _tail_score(self, int32_t node, int32_t first) noexcept nogil:
@@ -279,15 +308,50 @@ cdef class IncrementalSearch(ChartSearch):
             return self.nodes[node].score
         return self.nodes[self.nodes[node].first_child + first].score
 
+    cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length,
+                           const PartialEdge *edge) noexcept nogil:
+        """The LM score of a target side over the edge's tails' partial states (KenLM RuleScore),
+        through the partial-edge cache (key: the target's hash and the tail nodes' state keys).
+        Counted as LM queries as ChartSearch._score counts them (novel: not from the cache)."""
+        cdef unsigned long long calls = length
+        cdef int32_t *cached
+        cdef int32_t node, item, offset
+        cdef int t, s
+        cdef float lm
+        cdef ChartState out
+        if length > 0 and target[0] < 0:
+            calls -= 1  # the first child is copied, not scored
+        self.lm_queries += calls
+        cached = self.partial_lm_index.find(key)
+        if cached != NULL:
+            return self.partial_lm_values[cached[0]]
+        self.child_pointers.clear()
+        for t in range(2):
+            node = edge.node[t]
+            if node < 0:
+                continue
+            item = self.nodes[node].item
+            offset = self.nodes[node].state_offset
+            for s in range(self.items[item].n_states):
+                if offset < 0:
+                    self.child_pointers.push_back(&self.states[self.items[item].state_offset + s])
+                else:
+                    self.child_pointers.push_back(&self.node_states[offset + s])
+        lm = score_target(self.model, target, length, self.child_pointers.data(), &out, NULL) if length > 0 else 0.0
+        self.lm_queries_novel += calls
+        if self.partial_lm_values.size() < PARTIAL_LM_ENTRIES:
+            self.partial_lm_index.set(key, self.partial_lm_values.size())
+            self.partial_lm_values.push_back(lm)
+        return lm
+
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil:
         cdef Group *group = &self.groups[edge.group]
-        cdef int32_t r = -1, node, item
-        cdef int t, s, n_blocks = 0
+        cdef int32_t r = -1
+        cdef int t
         cdef int64_t t_lo, t_hi
         cdef double score = self._tail_score(edge.node[0], edge.first[0]) + self._tail_score(edge.node[1], edge.first[1])
         cdef bint scores_lm
-        cdef ChartState out
-        cdef uint64_t out_hash
+        cdef uint64_t key
         cdef float lm
         if group.kind == GROUP_RULES:
             r = self.single_rules_sorted[group.rules_lo + edge.rule_rank] if group.single \
@@ -298,30 +362,15 @@ cdef class IncrementalSearch(ChartSearch):
             score += group.fixed_score
             scores_lm = group.kind == GROUP_GLUE_CONCAT
         if scores_lm:
+            key = self.rule_target_hash[r] if group.kind == GROUP_RULES else GLUE_CONCAT_HASH
             for t in range(2):
-                if edge.node[t] >= 0:
-                    n_blocks += self.items[self.nodes[edge.node[t]].item].n_states
-            self.partial_states.resize(n_blocks)
-            self.child_pointers.clear()
-            self.child_hashes.clear()
-            n_blocks = 0
-            for t in range(2):
-                node = edge.node[t]
-                if node < 0:
-                    continue
-                item = self.nodes[node].item
-                for s in range(self.items[item].n_states):
-                    self._partial_state(item, self.nodes[node].depth, s, &self.partial_states[n_blocks])
-                    self.child_pointers.push_back(&self.partial_states[n_blocks])
-                    self.child_hashes.push_back(chart_state_hash(&self.partial_states[n_blocks]))
-                    n_blocks += 1
+                key = cky_mix(key, self.nodes[edge.node[t]].state_key if edge.node[t] >= 0 else ABSENT_TAIL_KEY)
             if group.kind == GROUP_RULES:
                 t_lo = self.rule_target_offsets[r]
                 t_hi = self.rule_target_offsets[r + 1]
-                lm = self._score(&self.rule_target_lm[t_lo] if t_hi > t_lo else NULL, t_hi - t_lo,
-                                 self.rule_target_hash[r], &out, &out_hash)
+                lm = self._partial_lm(key, &self.rule_target_lm[t_lo] if t_hi > t_lo else NULL, t_hi - t_lo, edge)
             else:
-                lm = self._score(GLUE_CONCAT_TARGET, 2, 0x5bd1e995, &out, &out_hash)
+                lm = self._partial_lm(key, GLUE_CONCAT_TARGET, 2, edge)
             score += self.weight_lm * lm
             edge.lm = lm
         else:
