@@ -23,7 +23,8 @@ import time
 def run(decoder, driver, sentences, pop_limit):
     decoder.chart = driver
     driver.configure(pop_limit=pop_limit)
-    scores, totals = [], dict(edges_proposed=0, lm_queries=0, lm_queries_novel=0, partial_edges_popped=0)
+    scores, totals = [], dict(edges_proposed=0, lm_queries=0, lm_queries_novel=0, partial_edges_popped=0,
+                              partial_edges_pushed=0, initial_edges=0, partial_lm_novel=0)
     search_cpu = 0.0
     original_run = driver.run
 
@@ -66,6 +67,8 @@ def main(argv=None):
     parser.add_argument("--skip", type=int, default=0, help="sentences of TEST to skip first")
     parser.add_argument("--pop-limits", type=int, nargs="+", default=[10, 30, 100, 300, 1000])
     parser.add_argument("--searches", nargs="+", default=["cube", "incremental"])
+    parser.add_argument("--rule-order", nargs="+", default=[], metavar="SEARCH=ORDER",
+                        help="a search's rule_order setting (e.g. incremental=estimate); default: the config's")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     if args.system == "synthetic":
@@ -86,10 +89,14 @@ def main(argv=None):
             raise SystemExit("--config needs --test (the source sentences)")
     else:
         decoder = Decoder(args.store, args.lm, glue=args.glue)
+    rule_orders = dict(item.split("=", 1) for item in args.rule_order)
     drivers = {}
     for name in args.searches:
-        drivers[name] = search_driver(name)(decoder.store, decoder.lm, decoder.weights, decoder.space,
-                                            decoder.search_settings.replace(search=name))
+        settings = decoder.search_settings.replace(search=name.split("@")[0])
+        if name in rule_orders:
+            settings = settings.replace(rule_order=rule_orders[name])
+        drivers[name] = search_driver(settings.search)(decoder.store, decoder.lm, decoder.weights, decoder.space,
+                                                       settings)
     with open(args.test, encoding="utf-8") as f:
         sentences = [line.split() for line in f if line.strip()][args.skip: args.skip + args.sentences]
     rows = []
@@ -97,7 +104,7 @@ def main(argv=None):
         scores = {}
         for name, driver in drivers.items():
             scores[name], row = run(decoder, driver, sentences, pop_limit)
-            rows.append({"search": name, **row})
+            rows.append({"search": name, "rule_order": driver.settings.rule_order, **row})
             print(json.dumps(rows[-1]), flush=True)
         if "cube" in scores and "incremental" in scores:
             inc, cube = scores["incremental"], scores["cube"]

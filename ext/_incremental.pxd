@@ -3,7 +3,7 @@
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
 from libcpp.vector cimport vector
 
-from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry
+from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry, Hypothesis
 from decoder._ext._kenlm cimport ChartState
 
 
@@ -31,7 +31,9 @@ cdef struct PartialEdge:
     int32_t rule_rank
     int32_t node[2]
     int32_t first[2]
+    int32_t complete      # every tail an item: its LM state in IncrementalSearch.complete_states; else -1
     int8_t initial        # tails still at their roots: popping it lets the group's next rule in
+    int8_t estimated      # lm is the rule's words-only estimate (initial edges and their rest edges)
 
 
 cdef class IncrementalSearch(ChartSearch):
@@ -44,7 +46,10 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[ChartState] node_states        # the trie nodes' partial states (per sentence)
     cdef CkyHashMap partial_lm_index           # LM cache of partial edges: key -> partial_lm_values
     cdef vector[float] partial_lm_values
-    cdef public unsigned long long partial_pops
+    cdef const double[::1] rule_lm_estimate    # per rule: its words' LM score on their own (log10)
+    cdef vector[ChartState] complete_states    # per cell (round): the states of complete partial edges
+    cdef vector[uint64_t] complete_hashes
+    cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
@@ -59,3 +64,4 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil
     cdef void _push_partial(self, PartialEdge *edge) noexcept nogil
     cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil
+    cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil

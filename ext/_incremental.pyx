@@ -38,11 +38,11 @@ search. decoder/search/incremental_reference.py is the pure-Python reference.
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
 from libcpp.vector cimport vector
 
-from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item,
+from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item, EDGE_GLUE_CONCAT,
                                   cky_heap_pop, cky_heap_push, cky_mix, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
 from decoder._ext._kenlm cimport ChartState
-from decoder._ext._lm cimport chart_state_hash, score_target
+from decoder._ext._lm cimport LanguageModel, chart_state_hash, score_target
 
 cdef extern from "incremental_sort.hh":
     void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) nogil
@@ -66,6 +66,11 @@ cdef int SIDE_RIGHT = 1
 cdef class IncrementalSearch(ChartSearch):
     """ChartSearch with incremental search (boundary-word grouping) instead of cube pruning."""
 
+    def __init__(self, dict arrays, LanguageModel lm, int64_t n_symbols, int32_t goal_symbol, settings, **weights):
+        """As ChartSearch; arrays also holds "rule_lm_estimate" (float64[R], _chart.rule_lm_estimates)."""
+        ChartSearch.__init__(self, arrays, lm, n_symbols, goal_symbol, settings, **weights)
+        self.rule_lm_estimate = arrays["rule_lm_estimate"]
+
     def decode(self, words_lm, runs, oov_at):
         self.nodes.clear()
         self.node_states.clear()
@@ -73,6 +78,9 @@ cdef class IncrementalSearch(ChartSearch):
         self.partial_lm_index.clear()
         self.partial_lm_values.clear()
         self.partial_pops = 0
+        self.partial_pushes = 0
+        self.partial_lm_novel = 0
+        self.initial_edges = 0
         ChartSearch.decode(self, words_lm, runs, oov_at)
 
     @property
@@ -339,20 +347,29 @@ cdef class IncrementalSearch(ChartSearch):
                     self.child_pointers.push_back(&self.node_states[offset + s])
         lm = score_target(self.model, target, length, self.child_pointers.data(), &out, NULL) if length > 0 else 0.0
         self.lm_queries_novel += calls
+        self.partial_lm_novel += 1
         if self.partial_lm_values.size() < PARTIAL_LM_ENTRIES:
             self.partial_lm_index.set(key, self.partial_lm_values.size())
             self.partial_lm_values.push_back(lm)
         return lm
 
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil:
+        """The edge's score: rule, tails and the LM over its tails' partial states. An initial edge
+        (tails at their roots) takes the rule's words-only LM estimate instead (no LM query: most
+        initial edges are never popped). An edge whose tails are all items is scored exactly
+        (ChartSearch._score, through the chart's LM cache) and keeps its state for its pop."""
         cdef Group *group = &self.groups[edge.group]
-        cdef int32_t r = -1
-        cdef int t
+        cdef int32_t r = -1, item
+        cdef int t, s
         cdef int64_t t_lo, t_hi
         cdef double score = self._tail_score(edge.node[0], edge.first[0]) + self._tail_score(edge.node[1], edge.first[1])
-        cdef bint scores_lm
-        cdef uint64_t key
+        cdef bint scores_lm, complete = True
+        cdef uint64_t key, out_hash
+        cdef const int32_t *target
+        cdef Py_ssize_t length
+        cdef ChartState out
         cdef float lm
+        edge.complete = -1
         if group.kind == GROUP_RULES:
             r = self.single_rules_sorted[group.rules_lo + edge.rule_rank] if group.single \
                 else self.pair_rules_sorted[group.rules_lo + edge.rule_rank]
@@ -361,26 +378,77 @@ cdef class IncrementalSearch(ChartSearch):
         else:
             score += group.fixed_score
             scores_lm = group.kind == GROUP_GLUE_CONCAT
-        if scores_lm:
-            key = self.rule_target_hash[r] if group.kind == GROUP_RULES else GLUE_CONCAT_HASH
+        if not scores_lm:
+            edge.lm = 0.0
+            edge.score = score
+            return
+        if edge.estimated:
+            edge.lm = <float>self.rule_lm_estimate[r] if r >= 0 else 0.0
+            edge.score = score + self.weight_lm * edge.lm
+            return
+        if group.kind == GROUP_RULES:
+            t_lo = self.rule_target_offsets[r]
+            t_hi = self.rule_target_offsets[r + 1]
+            target = &self.rule_target_lm[t_lo] if t_hi > t_lo else NULL
+            length = t_hi - t_lo
+            key = self.rule_target_hash[r]
+        else:
+            target = GLUE_CONCAT_TARGET
+            length = 2
+            key = GLUE_CONCAT_HASH
+        for t in range(2):
+            if edge.node[t] >= 0 and self.nodes[edge.node[t]].rank < 0:
+                complete = False
+        if complete:
+            self.child_pointers.clear()
+            self.child_hashes.clear()
+            for t in range(2):
+                if edge.node[t] < 0:
+                    continue
+                item = self.nodes[edge.node[t]].item
+                for s in range(self.items[item].n_states):
+                    self.child_pointers.push_back(&self.states[self.items[item].state_offset + s])
+                    self.child_hashes.push_back(self.state_hashes[self.items[item].state_offset + s])
+            lm = self._score(target, length, key, &out, &out_hash)
+            edge.complete = self.complete_states.size()
+            self.complete_states.push_back(out)
+            self.complete_hashes.push_back(out_hash)
+        else:
             for t in range(2):
                 key = cky_mix(key, self.nodes[edge.node[t]].state_key if edge.node[t] >= 0 else ABSENT_TAIL_KEY)
-            if group.kind == GROUP_RULES:
-                t_lo = self.rule_target_offsets[r]
-                t_hi = self.rule_target_offsets[r + 1]
-                lm = self._partial_lm(key, &self.rule_target_lm[t_lo] if t_hi > t_lo else NULL, t_hi - t_lo, edge)
-            else:
-                lm = self._partial_lm(key, GLUE_CONCAT_TARGET, 2, edge)
-            score += self.weight_lm * lm
-            edge.lm = lm
+            lm = self._partial_lm(key, target, length, edge)
+        edge.lm = lm
+        edge.score = score + self.weight_lm * lm
+
+    cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil:
+        """The hypothesis of a popped edge whose tails are all items (as ChartSearch._evaluate makes it)."""
+        cdef Group *group = &self.groups[edge.group]
+        cdef int32_t r
+        hyp.group = edge.group
+        hyp.rule_rank = edge.rule_rank
+        hyp.left_rank = self.nodes[edge.node[0]].rank if edge.node[0] >= 0 else 0
+        hyp.right_rank = self.nodes[edge.node[1]].rank if edge.node[1] >= 0 else 0
+        hyp.state_offset = self.pending_states.size()
+        self.pending_states.push_back(self.complete_states[edge.complete])
+        self.pending_hashes.push_back(self.complete_hashes[edge.complete])
+        hyp.n_states = 1
+        if group.kind == GROUP_RULES:
+            r = self.single_rules_sorted[group.rules_lo + edge.rule_rank] if group.single \
+                else self.pair_rules_sorted[group.rules_lo + edge.rule_rank]
+            hyp.rule = r
+            hyp.lhs = self.rule_lhs[r]
         else:
-            edge.lm = 0.0
-        edge.score = score
+            hyp.rule = EDGE_GLUE_CONCAT
+            hyp.lhs = self.goal_symbol
+        hyp.lm = edge.lm
+        hyp.score = edge.score
+        self.edges_proposed += 1
 
     cdef void _push_partial(self, PartialEdge *edge) noexcept nogil:
         self._score_partial(edge)
         self.partial_edges.push_back(edge[0])
         cky_heap_push(self.queue, edge.score, self.partial_edges.size() - 1)
+        self.partial_pushes += 1
 
     cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
         cdef Group *group = &self.groups[g]
@@ -394,6 +462,10 @@ cdef class IncrementalSearch(ChartSearch):
         edge.first[0] = 0
         edge.first[1] = 0
         edge.initial = 1
+        # Tails not yet items: the words-only estimate (a lone item tail: scored exactly).
+        edge.estimated = (edge.node[0] >= 0 and self.nodes[edge.node[0]].rank < 0) or \
+            (edge.node[1] >= 0 and self.nodes[edge.node[1]].rank < 0)
+        self.initial_edges += 1
         self._push_partial(&edge)
 
     cdef void _search(self, int c, int round) noexcept nogil:
@@ -412,6 +484,10 @@ cdef class IncrementalSearch(ChartSearch):
             limit = self.unary_pop_limit
         self.queue.clear()
         self.partial_edges.clear()
+        self.complete_states.clear()
+        self.complete_hashes.clear()
+        self.pending_states.clear()
+        self.pending_hashes.clear()
         for g in range(self.groups.size()):
             self._push_initial(g, 0)
         while self.queue.size() > 0 and (limit <= 0 or pops < limit):
@@ -429,9 +505,12 @@ cdef class IncrementalSearch(ChartSearch):
             if split < 0:
                 self.pending_states.clear()
                 self.pending_hashes.clear()
-                self._evaluate(edge.group,  edge.rule_rank,
-                               self.nodes[edge.node[0]].rank if edge.node[0] >= 0 else 0,
-                               self.nodes[edge.node[1]].rank if edge.node[1] >= 0 else 0, &hyp)
+                if edge.complete >= 0:
+                    self._complete_hypothesis(&edge, &hyp)
+                else:  # no LM (glue start, a carrying rule) or a lone-item initial edge scored so
+                    self._evaluate(edge.group,  edge.rule_rank,
+                                   self.nodes[edge.node[0]].rank if edge.node[0] >= 0 else 0,
+                                   self.nodes[edge.node[1]].rank if edge.node[1] >= 0 else 0, &hyp)
                 self._add_hypothesis(c, round, &hyp)
                 pops += 1
                 continue
@@ -439,11 +518,13 @@ cdef class IncrementalSearch(ChartSearch):
             child = self.nodes[node].first_child + edge.first[split]
             refined = edge
             refined.initial = 0
+            refined.estimated = 0
             refined.node[split] = child
             refined.first[split] = 0
-            if self.nodes[child].same_estimate:  # same LM estimate; the best child's score is the tail's
+            if self.nodes[child].same_estimate and not edge.estimated and self.nodes[child].rank < 0:  # same LM estimate; the best child's score is the tail's
                 self.partial_edges.push_back(refined)
                 cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
+                self.partial_pushes += 1
             else:
                 self._push_partial(&refined)
             if edge.first[split] + 1 < self.nodes[node].n_children:
@@ -455,4 +536,5 @@ cdef class IncrementalSearch(ChartSearch):
                     + self._tail_score(node, refined.first[split])
                 self.partial_edges.push_back(refined)
                 cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
+                self.partial_pushes += 1
         self.queue.clear()

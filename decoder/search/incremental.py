@@ -15,6 +15,7 @@ from decoder._ext import compiled_module
 from .driver import ChartSearchDriver, SearchResult
 
 _incremental = compiled_module("_incremental")
+_chart = compiled_module("_chart")
 
 
 class IncrementalSearchDriver(ChartSearchDriver):
@@ -23,12 +24,18 @@ class IncrementalSearchDriver(ChartSearchDriver):
     algorithm = "incremental"
 
     def _new_engine(self):
-        return _incremental.IncrementalSearch(self.grammar.arrays, self.lm, self.grammar.n_symbols,
+        arrays = self.grammar.arrays
+        # Initial partial edges (tails at their roots) are scored by their words' LM estimate.
+        estimate = _chart.rule_lm_estimates(self.lm, arrays["rule_target_lm"], arrays["rule_target_offsets"])
+        return _incremental.IncrementalSearch(dict(arrays, rule_lm_estimate=estimate), self.lm, self.grammar.n_symbols,
                                               self.grammar.goal_symbol, self.settings, **self._engine_weights())
 
     def run(self, words) -> SearchResult:
         result = super().run(words)
         result.stats["partial_edges_popped"] = int(self.engine.partial_pops)
+        result.stats["partial_edges_pushed"] = int(self.engine.partial_pushes)
+        result.stats["initial_edges"] = int(self.engine.initial_edges)
+        result.stats["partial_lm_novel"] = int(self.engine.partial_lm_novel)
         result.stats["trie_nodes"] = int(self.engine.n_trie_nodes)
         return result
 
