@@ -49,7 +49,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef const double[::1] rule_lm_estimate    # per rule: its words' LM score on their own (log10)
     cdef vector[ChartState] complete_states    # per cell (round): the states of complete partial edges
     cdef vector[uint64_t] complete_hashes
-    cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges
+    cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,

@@ -81,6 +81,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.partial_pushes = 0
         self.partial_lm_novel = 0
         self.initial_edges = 0
+        self.complete_scored = 0
         ChartSearch.decode(self, words_lm, runs, oov_at)
 
     @property
@@ -411,6 +412,7 @@ cdef class IncrementalSearch(ChartSearch):
                     self.child_hashes.push_back(self.state_hashes[self.items[item].state_offset + s])
             lm = self._score(target, length, key, &out, &out_hash)
             edge.complete = self.complete_states.size()
+            self.complete_scored += 1
             self.complete_states.push_back(out)
             self.complete_hashes.push_back(out_hash)
         else:

@@ -36,6 +36,7 @@ class IncrementalSearchDriver(ChartSearchDriver):
         result.stats["partial_edges_pushed"] = int(self.engine.partial_pushes)
         result.stats["initial_edges"] = int(self.engine.initial_edges)
         result.stats["partial_lm_novel"] = int(self.engine.partial_lm_novel)
+        result.stats["complete_edges_scored"] = int(self.engine.complete_scored)
         result.stats["trie_nodes"] = int(self.engine.n_trie_nodes)
         return result
 
