@@ -3,7 +3,7 @@
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
 from libcpp.vector cimport vector
 
-from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry, Hypothesis
+from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry, CkySortEntry, Hypothesis
 from decoder._ext._kenlm cimport ChartState
 
 
@@ -43,6 +43,8 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[CkyHeapEntry] queue
     cdef vector[int32_t] ranks_scratch
     cdef vector[uint64_t] tokens_scratch
+    cdef vector[CkySortEntry] child_order      # _build_node's stack of children (sorted best first)
+    cdef vector[int32_t] child_bounds          # and their [start, end) in ranks_scratch
     cdef vector[ChartState] node_states        # the trie nodes' partial states (per sentence)
     cdef CkyHashMap partial_lm_index           # LM cache of partial edges: key -> partial_lm_values
     cdef vector[float] partial_lm_values

@@ -210,8 +210,9 @@ cdef class IncrementalSearch(ChartSearch):
         cdef int32_t best = self.item_lists[list_lo + self.ranks_scratch[lo]]
         cdef int32_t k, first_child, n_groups, start, item
         cdef int n_tokens = self._n_tokens(best), d
-        cdef vector[int32_t] starts, ends
-        cdef vector[CkySortEntry] order
+        cdef size_t base = self.child_order.size()  # this node's children in child_order[base:] and
+        cdef size_t b                                # child_bounds[2 * base:] (a stack shared with the
+                                                     # recursion: no allocation per node)
         cdef CkySortEntry entry
         cdef TrieNode leaf
         cdef bint changes_state = True, same_estimate = True
@@ -275,19 +276,22 @@ cdef class IncrementalSearch(ChartSearch):
             if k == hi or self.tokens_scratch[k] != self.tokens_scratch[start]:
                 entry.symbol = 0
                 entry.score = self.items[self.item_lists[list_lo + self.ranks_scratch[start]]].score
-                entry.id = starts.size()
-                order.push_back(entry)
-                starts.push_back(start)
-                ends.push_back(k)
+                entry.id = self.child_order.size() - base
+                self.child_order.push_back(entry)
+                self.child_bounds.push_back(start)
+                self.child_bounds.push_back(k)
                 start = k
-        cky_sort_entries(order.data(), order.size())  # children best first
-        n_groups = order.size()
+        cky_sort_entries(&self.child_order[base], self.child_order.size() - base)  # children best first
+        n_groups = self.child_order.size() - base
         first_child = self.nodes.size()
         self.nodes[slot].first_child = first_child
         self.nodes[slot].n_children = n_groups
         self.nodes.resize(first_child + n_groups)
         for k in range(n_groups):
-            self._build_node(first_child + k, list_lo, starts[order[k].id], ends[order[k].id], depth + 1, depth)
+            b = 2 * (base + self.child_order[base + k].id)
+            self._build_node(first_child + k, list_lo, self.child_bounds[b], self.child_bounds[b + 1], depth + 1, depth)
+        self.child_order.resize(base)
+        self.child_bounds.resize(2 * base)
 
     cdef void _set_node_states(self, int32_t slot) noexcept nogil:
         """A node's partial states (made once: every partial edge over the node reads them) and their key."""
