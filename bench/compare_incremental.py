@@ -25,7 +25,7 @@ def run(decoder, driver, sentences, pop_limit):
     driver.configure(pop_limit=pop_limit)
     scores, totals = [], dict(edges_proposed=0, lm_queries=0, lm_queries_novel=0, partial_edges_popped=0,
                               partial_edges_pushed=0, initial_edges=0, partial_lm_novel=0,
-                              complete_edges_scored=0)
+                              complete_edges_scored=0, items=0, edges=0)
     search_cpu = 0.0
     original_run = driver.run
 

@@ -89,10 +89,26 @@ def test_trie_groups_items_by_boundary_words_and_scores_by_best_descendant():
         node.best = score
         items.append(node)
     root = build_trie(items)
-    assert root.score == -0.5
-    assert [c.revealed[-1][2] for c in root.children] == ["x", "y"]  # best first
-    x = root.children[0]
-    assert x.score == -0.5 and [c.revealed[-1][2] for c in x.children] == ["z", "y"]
+    assert root.score == -0.5 and root.revealed == ()
+    x, lone = root.children  # best first
+    assert x.revealed[-1][2] == "x" and x.score == -0.5
+    # Path compression: a single item is a leaf, whatever of its tokens are left to reveal.
+    assert lone.item is items[2] and lone.revealed[:-1] == boundary_tokens(items[2].contexts)
+    assert [c.item for c in x.children] == [items[1], items[0]]
+
+
+def test_trie_is_path_compressed():
+    items = []
+    for contexts, score in [((("a", "b", "c"),), -1.0), ((("a", "b", "d"),), -0.5)]:
+        node = Node("A", (0, 2), contexts)
+        node.best = score
+        items.append(node)
+    root = build_trie(items)
+    # The shared tokens a, b are revealed by the root itself; each child is then an item.
+    assert [t[2] for t in root.revealed] == ["a", "b"]
+    assert [c.item for c in root.children] == [items[1], items[0]]
+    single = build_trie(items[:1])
+    assert single.item is items[0] and single.children == []
 
 
 # ---------------------------------------------------------------------- the compiled search
