@@ -66,4 +66,6 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil
     cdef void _push_partial(self, PartialEdge *edge) noexcept nogil
     cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil
+    cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out,
+                               uint64_t *out_hash) noexcept nogil
     cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil

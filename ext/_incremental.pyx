@@ -42,7 +42,7 @@ from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group
                                   cky_heap_pop, cky_heap_push, cky_mix, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
 from decoder._ext._kenlm cimport ChartState
-from decoder._ext._lm cimport LanguageModel, chart_state_hash, score_target
+from decoder._ext._lm cimport LanguageModel, chart_state_hash, empty_chart_state, score_target
 
 cdef extern from "incremental_sort.hh":
     void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) nogil
@@ -414,7 +414,7 @@ cdef class IncrementalSearch(ChartSearch):
                 for s in range(self.items[item].n_states):
                     self.child_pointers.push_back(&self.states[self.items[item].state_offset + s])
                     self.child_hashes.push_back(self.state_hashes[self.items[item].state_offset + s])
-            lm = self._score(target, length, key, &out, &out_hash)
+            lm = self._score_complete(target, length, &out, &out_hash)
             edge.complete = self.complete_states.size()
             self.complete_scored += 1
             self.complete_states.push_back(out)
@@ -425,6 +425,24 @@ cdef class IncrementalSearch(ChartSearch):
             lm = self._partial_lm(key, target, length, edge)
         edge.lm = lm
         edge.score = score + self.weight_lm * lm
+
+    cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out,
+                               uint64_t *out_hash) noexcept nogil:
+        """The exact LM score of a complete edge over self.child_pointers, straight from KenLM: most are
+        novel (each is scored once), and a probe of the chart's large LM cache costs more than the query."""
+        cdef unsigned long long calls = length
+        cdef float lm
+        if length > 0 and target[0] < 0:
+            calls -= 1
+        self.lm_queries += calls
+        self.lm_queries_novel += calls
+        if length == 0:
+            empty_chart_state(out)
+            lm = 0.0
+        else:
+            lm = score_target(self.model, target, length, self.child_pointers.data(), out, NULL)
+        out_hash[0] = chart_state_hash(out)
+        return lm
 
     cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil:
         """The hypothesis of a popped edge whose tails are all items (as ChartSearch._evaluate makes it)."""
