@@ -35,6 +35,8 @@ cache, counters, export; only the search inside a cell differs):
 With no pop limit every hypothesis is completed: the chart equals exhaustive
 search. decoder/search/incremental_reference.py is the pure-Python reference.
 """
+import numpy as np
+
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
 from libcpp.vector cimport vector
 
@@ -87,6 +89,21 @@ cdef class IncrementalSearch(ChartSearch):
     @property
     def n_trie_nodes(self):
         return self.nodes.size()
+
+    def trie_nodes(self):
+        """The last sentence's trie nodes as arrays (for tests): score, first_child, n_children,
+        rank (-1: inner node), item, depth (tokens revealed; a leaf: its item's tokens + 1)."""
+        cdef Py_ssize_t n = self.nodes.size(), t
+        out = {name: np.empty(n, np.int32) for name in ("first_child", "n_children", "rank", "item", "depth")}
+        out["score"] = np.empty(n, np.float64)
+        for t in range(n):
+            out["score"][t] = self.nodes[t].score
+            out["first_child"][t] = self.nodes[t].first_child
+            out["n_children"][t] = self.nodes[t].n_children
+            out["rank"][t] = self.nodes[t].rank
+            out["item"][t] = self.nodes[t].item
+            out["depth"][t] = self.nodes[t].depth
+        return out
 
     # ---- boundary tokens of an item (KenLM ChartStates, one per block)
 

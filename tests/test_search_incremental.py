@@ -177,3 +177,32 @@ def test_compiled_kbest_of_pruned_search_is_sorted_and_unique(models, stores):
     assert scores == sorted(scores, reverse=True)
     assert len({h.text for h in kbest}) == len(kbest)
     assert kbest[0].score == pytest.approx(decoder.best(result, words).score, abs=1e-6)
+
+
+def test_compiled_tries_are_path_compressed_and_scored_by_best_descendant(models, stores):
+    """Every inner node of a compiled trie has two or more children (a node with one child is that
+    child; a vertex's single item is its root), children are best first, a node's score and item are
+    its best child's, and a leaf is an item (of the chart) with its own score."""
+    _, lm = models
+    weights = Weights(FEATURES, WEIGHTS)
+    inner_nodes = 0
+    for seed in range(8):
+        _, store = stores(seed, "left", n_rules=20, max_arity=4)
+        words = random_sentence(seed, 6)
+        decoder = IncrementalDecoder(store, lm, weights, pop_limit=0)
+        result = decoder.search(words)
+        nodes = decoder.engine.trie_nodes()
+        item_score = result.chart["item_score"]
+        for t in range(len(nodes["rank"])):
+            if nodes["rank"][t] >= 0:
+                assert nodes["n_children"][t] == 0
+                assert nodes["score"][t] == item_score[nodes["item"][t]]
+                continue
+            inner_nodes += 1
+            lo, n = nodes["first_child"][t], nodes["n_children"][t]
+            assert n >= 2
+            scores = [nodes["score"][c] for c in range(lo, lo + n)]
+            assert scores == sorted(scores, reverse=True)
+            assert nodes["score"][t] == scores[0] and nodes["item"][t] == nodes["item"][lo]
+            assert all(nodes["depth"][c] > nodes["depth"][t] for c in range(lo, lo + n))
+    assert inner_nodes > 20  # the vertices had items to group
