@@ -13,24 +13,34 @@ cache, counters, export; only the search inside a cell differs):
   outermost first alternating with the right state's words, most recent first,
   each side closed by an end token (a block whose left state is not `full` has
   all its words on the left, so its left side is all of it). A node's score is
-  its best descendant item's inside score. Tries are built once per item list
-  and sentence, and reused by every parent cell.
+  its best descendant item's inside score. The trie is path-compressed: a node
+  reveals every token its items share (one refinement, not one per token), and
+  a single item is a leaf. Tries are built once per item list and sentence, and
+  reused by every parent cell; each node's partial states (its best item's
+  state cut to what the node reveals) and their hash are made once, with it.
 - A partial edge is a cube-pruning hypothesis whose tails are trie nodes (or a
   node's remaining children). Its score is the rule score, the tails' scores and
   the LM score of the rule's words with each tail's state cut to the boundary
   words revealed so far (KenLM's RuleScore over a left state marked full and a
   shortened right state: unrevealed context is a break, as in the paper's
-  estimate with the words revealed so far).
+  estimate with the words revealed so far), cached per sentence by (target,
+  tail nodes' state hashes). An edge with its tails at their roots (and the
+  rest edges split from it) takes the rule's words-only LM estimate instead
+  (_chart.rule_lm_estimates: no query; most such edges are never popped). An
+  edge whose tails are all items is scored exactly, straight from KenLM, and
+  keeps its state for its pop.
 - One priority queue per cell and unary round (as Moses' incremental search,
   and our cube pruning's pop limit): a popped partial edge whose tails are all
-  items is scored exactly (ChartSearch._evaluate) and recombined
-  (_add_hypothesis), counting one pop; otherwise the tail with the fewest
-  revealed words (the most general context) is split into its best child, one
-  boundary word more specific, and its remaining children, both re-queued.
+  items becomes a hypothesis and is recombined (_add_hypothesis), counting one
+  pop; otherwise the tail with the fewest revealed words (the most general
+  context) is split into its best child, more specific, and its remaining
+  children, both re-queued.
 - Unlike the paper, which queues every edge at once, a group's rules (sorted
   best first) enter one at a time: popping rule r's unrefined edge queues rule
   r + 1's, as cube pruning's rule dimension does (a group can hold thousands
   of rules and most never get near the top).
+
+Measurements and where the time goes: bench/results/incremental.md.
 
 With no pop limit every hypothesis is completed: the chart equals exhaustive
 search. decoder/search/incremental_reference.py is the pure-Python reference.
@@ -562,7 +572,8 @@ cdef class IncrementalSearch(ChartSearch):
             refined.estimated = 0
             refined.node[split] = child
             refined.first[split] = 0
-            if self.nodes[child].same_estimate and not edge.estimated and self.nodes[child].rank < 0:  # same LM estimate; the best child's score is the tail's
+            if self.nodes[child].same_estimate and not edge.estimated and self.nodes[child].rank < 0:
+                # The same LM estimate: the best child's score is the tail's, so the edge's score.
                 self.partial_edges.push_back(refined)
                 cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
                 self.partial_pushes += 1
