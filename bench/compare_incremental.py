@@ -16,8 +16,38 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import time
+
+
+def cpu_at_score(rows, target):
+    """CPU seconds per sentence at which a search (its rows over pop limits) reaches `target` average
+    model score: log-linear between the two pop limits around it; None if it never does."""
+    rows = sorted(rows, key=lambda r: r["pop_limit"])
+    for a, b in zip(rows, rows[1:]):
+        sa, sb = a["model_score_per_sentence"], b["model_score_per_sentence"]
+        if sa >= target:
+            return a["cpu_seconds_per_sentence"]
+        if sa < target <= sb:
+            ca, cb = a["cpu_seconds_per_sentence"], b["cpu_seconds_per_sentence"]
+            return math.exp(math.log(ca) + (target - sa) / (sb - sa) * (math.log(cb) - math.log(ca)))
+    if rows and rows[-1]["model_score_per_sentence"] >= target:
+        return rows[-1]["cpu_seconds_per_sentence"]
+    return None
+
+
+def equal_score_table(rows, reference="cube", other="incremental"):
+    """Per pop limit of `reference`: its score and CPU, and `other`'s CPU at that score (and the ratio)."""
+    ref = [r for r in rows if r["search"] == reference]
+    oth = [r for r in rows if r["search"] == other]
+    out = []
+    for r in sorted(ref, key=lambda r: r["pop_limit"]):
+        cpu = cpu_at_score(oth, r["model_score_per_sentence"])
+        out.append({"pop_limit": r["pop_limit"], "score": r["model_score_per_sentence"],
+                    f"{reference}_cpu": r["cpu_seconds_per_sentence"], f"{other}_cpu_at_equal_score": None if cpu is None else round(cpu, 4),
+                    "ratio": None if cpu is None else round(cpu / r["cpu_seconds_per_sentence"], 3)})
+    return out
 
 
 def run(decoder, driver, sentences, pop_limit):
@@ -115,10 +145,14 @@ def main(argv=None):
                   f"{len(sentences) - better - tied} of {len(sentences)} sentences", flush=True)
             rows[-1]["better_than_cube"] = better
             rows[-1]["tied_with_cube"] = tied
+    equal = equal_score_table(rows) if "cube" in drivers and "incremental" in drivers else []
+    for row in equal:
+        print(f"cube at pop limit {row['pop_limit']}: score {row['score']}, {row['cube_cpu']} CPU s; incremental at "
+              f"that score: {row['incremental_cpu_at_equal_score']} CPU s (ratio {row['ratio']})", flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"config": args.config, "store": args.store, "lm": args.lm, "test": args.test,
-                       "skip": args.skip, "runs": rows}, f, indent=1)
+                       "skip": args.skip, "runs": rows, "equal_score": equal}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ cdef struct TrieNode:
 # (first 0: the whole node); node -1: no tail (a terminal run or an absent child).
 cdef struct PartialEdge:
     double score
+    double fixed          # the rule's score (a glue group's fixed score)
     float lm              # the LM estimate in score (weight not applied)
     int32_t group
     int32_t rule_rank
@@ -33,6 +34,7 @@ cdef struct PartialEdge:
     int32_t first[2]
     int32_t complete      # every tail an item: its LM state in IncrementalSearch.complete_states; else -1
     int8_t initial        # tails still at their roots: popping it lets the group's next rule in
+    int8_t scores_lm      # the rule (or glue concatenation) has an LM score
     int8_t estimated      # lm is the rule's words-only estimate (initial edges and their rest edges)
 
 
@@ -48,7 +50,13 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[ChartState] node_states        # the trie nodes' partial states (per sentence)
     cdef CkyHashMap partial_lm_index           # LM cache of partial edges: key -> partial_lm_values
     cdef vector[float] partial_lm_values
-    cdef const double[::1] rule_lm_estimate    # per rule: its words' LM score on their own (log10)
+    # Per position of pair_rules_sorted / single_rules_sorted (read in order by a group's initial
+    # edges, not through the rule id): the rule's score, and its words' LM estimate (log10,
+    # _chart.rule_lm_estimates; NaN: a carrying rule, no LM)
+    cdef const double[::1] pair_sorted_score
+    cdef const double[::1] pair_sorted_estimate
+    cdef const double[::1] single_sorted_score
+    cdef const double[::1] single_sorted_estimate
     cdef vector[ChartState] complete_states    # per cell (round): the states of complete partial edges
     cdef vector[uint64_t] complete_hashes
     cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored

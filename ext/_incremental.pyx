@@ -47,6 +47,7 @@ search. decoder/search/incremental_reference.py is the pure-Python reference.
 """
 import numpy as np
 
+from libc.math cimport isnan
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
 from libcpp.vector cimport vector
 
@@ -79,9 +80,14 @@ cdef class IncrementalSearch(ChartSearch):
     """ChartSearch with incremental search (boundary-word grouping) instead of cube pruning."""
 
     def __init__(self, dict arrays, LanguageModel lm, int64_t n_symbols, int32_t goal_symbol, settings, **weights):
-        """As ChartSearch; arrays also holds "rule_lm_estimate" (float64[R], _chart.rule_lm_estimates)."""
+        """As ChartSearch; arrays also holds, per position of pair_rules_sorted and single_rules_sorted,
+        the rule's score and LM estimate (NaN: no LM): {pair,single}_sorted_{score,estimate}
+        (decoder.search.incremental.sorted_rule_arrays)."""
         ChartSearch.__init__(self, arrays, lm, n_symbols, goal_symbol, settings, **weights)
-        self.rule_lm_estimate = arrays["rule_lm_estimate"]
+        self.pair_sorted_score = arrays["pair_sorted_score"]
+        self.pair_sorted_estimate = arrays["pair_sorted_estimate"]
+        self.single_sorted_score = arrays["single_sorted_score"]
+        self.single_sorted_estimate = arrays["single_sorted_estimate"]
 
     def decode(self, words_lm, runs, oov_at):
         self.nodes.clear()
@@ -402,23 +408,13 @@ cdef class IncrementalSearch(ChartSearch):
         cdef ChartState out
         cdef float lm
         edge.complete = -1
-        if group.kind == GROUP_RULES:
-            r = self.single_rules_sorted[group.rules_lo + edge.rule_rank] if group.single \
-                else self.pair_rules_sorted[group.rules_lo + edge.rule_rank]
-            score += self.rule_score[r]
-            scores_lm = not self.rule_carries[r]
-        else:
-            score += group.fixed_score
-            scores_lm = group.kind == GROUP_GLUE_CONCAT
-        if not scores_lm:
-            edge.lm = 0.0
-            edge.score = score
-            return
-        if edge.estimated:
-            edge.lm = <float>self.rule_lm_estimate[r] if r >= 0 else 0.0
+        score += edge.fixed
+        if not edge.scores_lm or edge.estimated:  # (the estimate stays in edge.lm)
             edge.score = score + self.weight_lm * edge.lm
             return
         if group.kind == GROUP_RULES:
+            r = self.single_rules_sorted[group.rules_lo + edge.rule_rank] if group.single \
+                else self.pair_rules_sorted[group.rules_lo + edge.rule_rank]
             t_lo = self.rule_target_offsets[r]
             t_hi = self.rule_target_offsets[r + 1]
             target = &self.rule_target_lm[t_lo] if t_hi > t_lo else NULL
@@ -504,6 +500,8 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
         cdef Group *group = &self.groups[g]
         cdef PartialEdge edge
+        cdef int64_t k
+        cdef double estimate
         if rule_rank >= group.n_rules:
             return
         edge.group = g
@@ -512,6 +510,17 @@ cdef class IncrementalSearch(ChartSearch):
         edge.node[1] = self._trie(group.right_lo, group.n_right)
         edge.first[0] = 0
         edge.first[1] = 0
+        edge.lm = 0.0
+        if group.kind == GROUP_RULES:
+            k = group.rules_lo + rule_rank
+            edge.fixed = self.single_sorted_score[k] if group.single else self.pair_sorted_score[k]
+            estimate = self.single_sorted_estimate[k] if group.single else self.pair_sorted_estimate[k]
+            edge.scores_lm = not isnan(estimate)
+            if edge.scores_lm:
+                edge.lm = <float>estimate
+        else:
+            edge.fixed = group.fixed_score
+            edge.scores_lm = group.kind == GROUP_GLUE_CONCAT
         edge.initial = 1
         # Tails not yet items: the words-only estimate (a lone item tail: scored exactly).
         edge.estimated = (edge.node[0] >= 0 and self.nodes[edge.node[0]].rank < 0) or \

@@ -10,6 +10,8 @@ ChartSearch's exhaustive search.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from decoder._ext import compiled_module
 
 from .driver import ChartSearchDriver, SearchResult
@@ -18,17 +20,30 @@ _incremental = compiled_module("_incremental")
 _chart = compiled_module("_chart")
 
 
+def sorted_rule_arrays(arrays: dict, lm) -> dict:
+    """Per position of the sorted rule arrays (pair_rules_sorted, single_rules_sorted): the rule's
+    score and its words' LM estimate (_chart.rule_lm_estimates; NaN for a carrying rule, which has
+    no LM score). A group's initial partial edges (tails at their roots) are scored from these,
+    read in order instead of through each rule id."""
+    estimate = _chart.rule_lm_estimates(lm, arrays["rule_target_lm"], arrays["rule_target_offsets"])
+    estimate = np.where(np.asarray(arrays["rule_carries"]) != 0, np.nan, estimate)
+    out = {}
+    for kind in ("pair", "single"):
+        rules = np.asarray(arrays[f"{kind}_rules_sorted"], dtype=np.int64)
+        out[f"{kind}_sorted_score"] = np.ascontiguousarray(np.asarray(arrays["rule_score"])[rules], dtype=np.float64)
+        out[f"{kind}_sorted_estimate"] = np.ascontiguousarray(estimate[rules], dtype=np.float64)
+    return out
+
+
 class IncrementalSearchDriver(ChartSearchDriver):
     """The compiled incremental search over one grammar store and one KenLM model."""
 
     algorithm = "incremental"
 
     def _new_engine(self):
-        arrays = self.grammar.arrays
-        # Initial partial edges (tails at their roots) are scored by their words' LM estimate.
-        estimate = _chart.rule_lm_estimates(self.lm, arrays["rule_target_lm"], arrays["rule_target_offsets"])
-        return _incremental.IncrementalSearch(dict(arrays, rule_lm_estimate=estimate), self.lm, self.grammar.n_symbols,
-                                              self.grammar.goal_symbol, self.settings, **self._engine_weights())
+        arrays = dict(self.grammar.arrays, **sorted_rule_arrays(self.grammar.arrays, self.lm))
+        return _incremental.IncrementalSearch(arrays, self.lm, self.grammar.n_symbols, self.grammar.goal_symbol,
+                                              self.settings, **self._engine_weights())
 
     def run(self, words) -> SearchResult:
         result = super().run(words)
