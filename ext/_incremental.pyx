@@ -26,7 +26,7 @@ cache, counters, export; only the search inside a cell differs):
   estimate with the words revealed so far), cached per sentence by (target,
   tail nodes' state hashes). An edge with its tails at their roots (and the
   rest edges split from it) takes the rule's words-only LM estimate instead
-  (_chart.rule_lm_estimates: no query; most such edges are never popped). An
+  (_chart.rule_lm_estimates: no query; many such edges are never popped). An
   edge whose tails are all items is scored exactly, straight from KenLM, and
   keeps its state for its pop.
 - One priority queue per cell and unary round (as Moses' incremental search,
