@@ -1,47 +1,105 @@
 """Model score against CPU seconds for `cube` and `incremental` search over pop limits.
 
-    python -m bench.compare_incremental --store STORE --lm LM --test TEST.es [--glue GLUE]
-        [--sentences 30] [--pop-limits 10 30 100 300 1000] [--out results.json]
+    python -m bench.compare_incremental --config models/bible-es-en/build/demo/config.toml \\
+        [--test TEST.es] [--sentences 30] [--pop-limits 10 30 100 300 1000] [--out results.json]
+    python -m bench.compare_incremental --store STORE --lm LM --test TEST.es [--glue GLUE] ...
     python -m bench.compare_incremental --system synthetic      # bench_decoder's synthetic system
 
-Both searches decode the same sentences in this process with the same Decoder (store, LM,
-weights, search space); for each (search, pop limit): average model score per sentence,
-CPU seconds per sentence, edges proposed, LM queries (total and novel), and on how many
-sentences it beats / ties the other search's score at the same pop limit.
+Both searches decode the same sentences in this process with one Decoder's store, LM,
+weights and search space (two drivers over them); for each (search, pop limit): average
+model score per sentence, CPU seconds per sentence (the whole translate call, and the
+compiled search alone), edges proposed, LM queries (total and novel), and on how many
+sentences incremental beats / ties cube's score at the same pop limit. Each row also
+carries the load average, as the machine may be shared.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import time
 
 
-def run(decoder, search, sentences, pop_limit):
-    decoder.search = search
-    search.configure(pop_limit=pop_limit)
-    scores, totals = [], dict(edges_proposed=0, lm_queries=0, lm_queries_novel=0)
+def cpu_at_score(rows, target):
+    """CPU seconds per sentence at which a search (its rows over pop limits) reaches `target` average
+    model score: log-linear between the two pop limits around it; None if it never does."""
+    rows = sorted(rows, key=lambda r: r["pop_limit"])
+    for a, b in zip(rows, rows[1:]):
+        sa, sb = a["model_score_per_sentence"], b["model_score_per_sentence"]
+        if sa >= target:
+            return a["cpu_seconds_per_sentence"]
+        if sa < target <= sb:
+            ca, cb = a["cpu_seconds_per_sentence"], b["cpu_seconds_per_sentence"]
+            return math.exp(math.log(ca) + (target - sa) / (sb - sa) * (math.log(cb) - math.log(ca)))
+    if rows and rows[-1]["model_score_per_sentence"] >= target:
+        return rows[-1]["cpu_seconds_per_sentence"]
+    return None
+
+
+def equal_score_table(rows, reference="cube", other="incremental"):
+    """Per pop limit of `reference`: its score and CPU, and `other`'s CPU at that score (and the ratio)."""
+    ref = [r for r in rows if r["search"] == reference]
+    oth = [r for r in rows if r["search"] == other]
+    out = []
+    for r in sorted(ref, key=lambda r: r["pop_limit"]):
+        cpu = cpu_at_score(oth, r["model_score_per_sentence"])
+        out.append({"pop_limit": r["pop_limit"], "score": r["model_score_per_sentence"],
+                    f"{reference}_cpu": r["cpu_seconds_per_sentence"], f"{other}_cpu_at_equal_score": None if cpu is None else round(cpu, 4),
+                    "ratio": None if cpu is None else round(cpu / r["cpu_seconds_per_sentence"], 3)})
+    return out
+
+
+def run(decoder, driver, sentences, pop_limit):
+    decoder.chart = driver
+    driver.configure(pop_limit=pop_limit)
+    scores, totals = [], dict(edges_proposed=0, lm_queries=0, lm_queries_novel=0, partial_edges_popped=0,
+                              partial_edges_pushed=0, initial_edges=0, partial_lm_novel=0,
+                              complete_edges_scored=0, items=0, edges=0)
+    search_cpu = 0.0
+    original_run = driver.run
+
+    def timed_run(words):  # the compiled search alone (CPU), besides the whole translate call
+        nonlocal search_cpu
+        started = time.process_time()
+        result = original_run(words)
+        search_cpu += time.process_time() - started
+        return result
+
+    driver.run = timed_run
+    load = os.getloadavg()[0]
     cpu = time.process_time()
-    for words in sentences:
-        t = decoder.translate(words)
-        scores.append(t.score)
-        for key in totals:
-            totals[key] += t.stats.get(key, 0)
+    try:
+        for words in sentences:
+            t = decoder.translate(words)
+            scores.append(t.score)
+            for key in totals:
+                totals[key] += t.stats.get(key, 0)
+    finally:
+        del driver.run
     seconds = time.process_time() - cpu
     n = len(sentences)
     return scores, {"pop_limit": pop_limit, "sentences": n, "model_score_per_sentence": round(sum(scores) / n, 4),
                     "cpu_seconds_per_sentence": round(seconds / n, 4),
-                    **{f"{k}_per_sentence": round(v / n, 1) for k, v in totals.items()}}
+                    "search_cpu_seconds_per_sentence": round(search_cpu / n, 4),
+                    **{f"{k}_per_sentence": round(v / n, 1) for k, v in totals.items()},
+                    "load_average": round(load, 2)}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--system", choices=["synthetic"], default=None)
+    parser.add_argument("--config", help="a decoder config (store, LM, glue, weights)")
     parser.add_argument("--store")
     parser.add_argument("--lm")
     parser.add_argument("--test")
     parser.add_argument("--glue", default="builtin")
     parser.add_argument("--sentences", type=int, default=30)
+    parser.add_argument("--skip", type=int, default=0, help="sentences of TEST to skip first")
     parser.add_argument("--pop-limits", type=int, nargs="+", default=[10, 30, 100, 300, 1000])
+    parser.add_argument("--searches", nargs="+", default=["cube", "incremental"])
+    parser.add_argument("--rule-order", nargs="+", default=[], metavar="SEARCH=ORDER",
+                        help="a search's rule_order setting (e.g. incremental=estimate); default: the config's")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     if args.system == "synthetic":
@@ -54,31 +112,47 @@ def main(argv=None):
         args.lm, args.test = system["lm"], system["test"]
 
     from decoder.decoder import Decoder
-    from decoder.search.incremental import IncrementalDecoder
+    from decoder.search.drivers import search_driver
 
-    decoder = Decoder(args.store, args.lm, glue=args.glue)
-    cube = decoder.search
-    incremental = IncrementalDecoder(decoder.store, decoder.lm, decoder.weights, decoder.space,
-                                     pop_limit=100)
-    incremental.configure(unary_pop_limit=decoder.settings["unary_pop_limit"])
+    if args.config:
+        decoder = Decoder.from_config(args.config)
+        if args.test is None:
+            raise SystemExit("--config needs --test (the source sentences)")
+    else:
+        decoder = Decoder(args.store, args.lm, glue=args.glue)
+    rule_orders = dict(item.split("=", 1) for item in args.rule_order)
+    drivers = {}
+    for name in args.searches:
+        settings = decoder.search_settings.replace(search=name.split("@")[0])
+        if name in rule_orders:
+            settings = settings.replace(rule_order=rule_orders[name])
+        drivers[name] = search_driver(settings.search)(decoder.store, decoder.lm, decoder.weights, decoder.space,
+                                                       settings)
     with open(args.test, encoding="utf-8") as f:
-        sentences = [line.split() for line in f if line.strip()][: args.sentences]
+        sentences = [line.split() for line in f if line.strip()][args.skip: args.skip + args.sentences]
     rows = []
     for pop_limit in args.pop_limits:
-        cube_scores, cube_row = run(decoder, cube, sentences, pop_limit)
-        inc_scores, inc_row = run(decoder, incremental, sentences, pop_limit)
-        better = sum(a > b + 1e-4 for a, b in zip(inc_scores, cube_scores))
-        tied = sum(abs(a - b) <= 1e-4 for a, b in zip(inc_scores, cube_scores))
-        for name, row in (("cube", cube_row), ("incremental", inc_row)):
-            rows.append({"search": name, **row})
+        scores = {}
+        for name, driver in drivers.items():
+            scores[name], row = run(decoder, driver, sentences, pop_limit)
+            rows.append({"search": name, "rule_order": driver.settings.rule_order, **row})
             print(json.dumps(rows[-1]), flush=True)
-        print(f"pop limit {pop_limit}: incremental better on {better}, tied on {tied}, worse on "
-              f"{len(sentences) - better - tied} of {len(sentences)} sentences", flush=True)
-        rows[-1]["better_than_cube"] = better
-        rows[-1]["tied_with_cube"] = tied
+        if "cube" in scores and "incremental" in scores:
+            inc, cube = scores["incremental"], scores["cube"]
+            better = sum(a > b + 1e-4 for a, b in zip(inc, cube))
+            tied = sum(abs(a - b) <= 1e-4 for a, b in zip(inc, cube))
+            print(f"pop limit {pop_limit}: incremental better on {better}, tied on {tied}, worse on "
+                  f"{len(sentences) - better - tied} of {len(sentences)} sentences", flush=True)
+            rows[-1]["better_than_cube"] = better
+            rows[-1]["tied_with_cube"] = tied
+    equal = equal_score_table(rows) if "cube" in drivers and "incremental" in drivers else []
+    for row in equal:
+        print(f"cube at pop limit {row['pop_limit']}: score {row['score']}, {row['cube_cpu']} CPU s; incremental at "
+              f"that score: {row['incremental_cpu_at_equal_score']} CPU s (ratio {row['ratio']})", flush=True)
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"store": args.store, "lm": args.lm, "test": args.test, "runs": rows}, f, indent=1)
+            json.dump({"config": args.config, "store": args.store, "lm": args.lm, "test": args.test,
+                       "skip": args.skip, "runs": rows, "equal_score": equal}, f, indent=1)
 
 
 if __name__ == "__main__":

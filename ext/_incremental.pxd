@@ -3,7 +3,7 @@
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
 from libcpp.vector cimport vector
 
-from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry
+from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry, CkySortEntry, Hypothesis
 from decoder._ext._kenlm cimport ChartState
 
 
@@ -15,20 +15,27 @@ cdef struct TrieNode:
     int32_t rank          # leaf: the item's position in its item list; inner node: -1
     int32_t item          # leaf: the item; inner node: its best descendant (whose words it reveals)
     int16_t depth         # boundary tokens revealed
-    int8_t same_estimate  # its last token (an end token after a long block's side) or the item itself
-                          # leaves the partial LM state, so the LM estimate, as the parent's
+    int8_t same_estimate  # the tokens it reveals beyond its parent's (end tokens of a long block's
+                          # sides) or the item itself leave the partial LM state, so the LM estimate, as the parent's
+    int32_t state_offset  # its partial states (one per block) in IncrementalSearch.node_states; -1: a
+                          # leaf, whose states are its item's
+    uint64_t state_key    # hash of its partial states (the partial LM cache's key with a rule's target)
 
 
 # A hyperedge with tails still being refined: tail t is children[first[t]:] of node[t]
 # (first 0: the whole node); node -1: no tail (a terminal run or an absent child).
 cdef struct PartialEdge:
     double score
+    double fixed          # the rule's score (a glue group's fixed score)
     float lm              # the LM estimate in score (weight not applied)
     int32_t group
     int32_t rule_rank
     int32_t node[2]
     int32_t first[2]
+    int32_t complete      # every tail an item: its LM state in IncrementalSearch.complete_states; else -1
     int8_t initial        # tails still at their roots: popping it lets the group's next rule in
+    int8_t scores_lm      # the rule (or glue concatenation) has an LM score
+    int8_t estimated      # lm is the rule's words-only estimate (initial edges and their rest edges)
 
 
 cdef class IncrementalSearch(ChartSearch):
@@ -38,15 +45,35 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[CkyHeapEntry] queue
     cdef vector[int32_t] ranks_scratch
     cdef vector[uint64_t] tokens_scratch
-    cdef vector[ChartState] partial_states
-    cdef public unsigned long long partial_pops
+    cdef vector[CkySortEntry] child_order      # _build_node's stack of children (sorted best first)
+    cdef vector[int32_t] child_bounds          # and their [start, end) in ranks_scratch
+    cdef vector[ChartState] node_states        # the trie nodes' partial states (per sentence)
+    cdef CkyHashMap partial_lm_index           # LM cache of partial edges: key -> partial_lm_values
+    cdef vector[float] partial_lm_values
+    # Per position of pair_rules_sorted / single_rules_sorted (read in order by a group's initial
+    # edges, not through the rule id): the rule's score, and its words' LM estimate (log10,
+    # _chart.rule_lm_estimates; NaN: a carrying rule, no LM)
+    cdef const double[::1] pair_sorted_score
+    cdef const double[::1] pair_sorted_estimate
+    cdef const double[::1] single_sorted_score
+    cdef const double[::1] single_sorted_estimate
+    cdef vector[ChartState] complete_states    # per cell (round): the states of complete partial edges
+    cdef vector[uint64_t] complete_hashes
+    cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
-    cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth) noexcept nogil
+    cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
+                          int parent_depth) noexcept nogil
     cdef int _n_tokens(self, int32_t item) noexcept nogil
     cdef uint64_t _token(self, int32_t item, int depth, bint *changes_state) noexcept nogil
     cdef void _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil
+    cdef void _set_node_states(self, int32_t slot) noexcept nogil
+    cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length,
+                           const PartialEdge *edge) noexcept nogil
     cdef double _tail_score(self, int32_t node, int32_t first) noexcept nogil
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil
     cdef void _push_partial(self, PartialEdge *edge) noexcept nogil
     cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil
+    cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out,
+                               uint64_t *out_hash) noexcept nogil
+    cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil

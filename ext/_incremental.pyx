@@ -13,36 +13,49 @@ cache, counters, export; only the search inside a cell differs):
   outermost first alternating with the right state's words, most recent first,
   each side closed by an end token (a block whose left state is not `full` has
   all its words on the left, so its left side is all of it). A node's score is
-  its best descendant item's inside score. Tries are built once per item list
-  and sentence, and reused by every parent cell.
+  its best descendant item's inside score. The trie is path-compressed: a node
+  reveals every token its items share (one refinement, not one per token), and
+  a single item is a leaf. Tries are built once per item list and sentence, and
+  reused by every parent cell; each node's partial states (its best item's
+  state cut to what the node reveals) and their hash are made once, with it.
 - A partial edge is a cube-pruning hypothesis whose tails are trie nodes (or a
   node's remaining children). Its score is the rule score, the tails' scores and
   the LM score of the rule's words with each tail's state cut to the boundary
   words revealed so far (KenLM's RuleScore over a left state marked full and a
   shortened right state: unrevealed context is a break, as in the paper's
-  estimate with the words revealed so far).
+  estimate with the words revealed so far), cached per sentence by (target,
+  tail nodes' state hashes). An edge with its tails at their roots (and the
+  rest edges split from it) takes the rule's words-only LM estimate instead
+  (_chart.rule_lm_estimates: no query; many such edges are never popped). An
+  edge whose tails are all items is scored exactly, straight from KenLM, and
+  keeps its state for its pop.
 - One priority queue per cell and unary round (as Moses' incremental search,
   and our cube pruning's pop limit): a popped partial edge whose tails are all
-  items is scored exactly (ChartSearch._evaluate) and recombined
-  (_add_hypothesis), counting one pop; otherwise the tail with the fewest
-  revealed words (the most general context) is split into its best child, one
-  boundary word more specific, and its remaining children, both re-queued.
+  items becomes a hypothesis and is recombined (_add_hypothesis), counting one
+  pop; otherwise the tail with the fewest revealed words (the most general
+  context) is split into its best child, more specific, and its remaining
+  children, both re-queued.
 - Unlike the paper, which queues every edge at once, a group's rules (sorted
   best first) enter one at a time: popping rule r's unrefined edge queues rule
   r + 1's, as cube pruning's rule dimension does (a group can hold thousands
   of rules and most never get near the top).
 
+Measurements and where the time goes: bench/results/incremental.md.
+
 With no pop limit every hypothesis is completed: the chart equals exhaustive
 search. decoder/search/incremental_reference.py is the pure-Python reference.
 """
+import numpy as np
+
+from libc.math cimport isnan
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
 from libcpp.vector cimport vector
 
-from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item,
+from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item, EDGE_GLUE_CONCAT,
                                   cky_heap_pop, cky_heap_push, cky_mix, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
 from decoder._ext._kenlm cimport ChartState
-from decoder._ext._lm cimport chart_state_hash
+from decoder._ext._lm cimport LanguageModel, chart_state_hash, empty_chart_state, score_target
 
 cdef extern from "incremental_sort.hh":
     void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) nogil
@@ -55,6 +68,10 @@ cdef uint64_t END_RIGHT = 0x51A7E5E0D0000003ULL
 cdef int32_t GLUE_CONCAT_TARGET[2]
 GLUE_CONCAT_TARGET[0] = -1
 GLUE_CONCAT_TARGET[1] = -2
+cdef uint64_t GLUE_CONCAT_HASH = 0x5bd1e995
+cdef uint64_t ABSENT_TAIL_KEY = 0x3C6EF372FE94F82BULL
+# At most this many partial-edge LM scores are cached per sentence (16 bytes each, with the index).
+cdef size_t PARTIAL_LM_ENTRIES = 1 << 21
 cdef int SIDE_LEFT = 0
 cdef int SIDE_RIGHT = 1
 
@@ -62,15 +79,47 @@ cdef int SIDE_RIGHT = 1
 cdef class IncrementalSearch(ChartSearch):
     """ChartSearch with incremental search (boundary-word grouping) instead of cube pruning."""
 
+    def __init__(self, dict arrays, LanguageModel lm, int64_t n_symbols, int32_t goal_symbol, settings, **weights):
+        """As ChartSearch; arrays also holds, per position of pair_rules_sorted and single_rules_sorted,
+        the rule's score and LM estimate (NaN: no LM): {pair,single}_sorted_{score,estimate}
+        (decoder.search.incremental.sorted_rule_arrays)."""
+        ChartSearch.__init__(self, arrays, lm, n_symbols, goal_symbol, settings, **weights)
+        self.pair_sorted_score = arrays["pair_sorted_score"]
+        self.pair_sorted_estimate = arrays["pair_sorted_estimate"]
+        self.single_sorted_score = arrays["single_sorted_score"]
+        self.single_sorted_estimate = arrays["single_sorted_estimate"]
+
     def decode(self, words_lm, runs, oov_at):
         self.nodes.clear()
+        self.node_states.clear()
         self.trie_of_list.clear()
+        self.partial_lm_index.clear()
+        self.partial_lm_values.clear()
         self.partial_pops = 0
+        self.partial_pushes = 0
+        self.partial_lm_novel = 0
+        self.initial_edges = 0
+        self.complete_scored = 0
         ChartSearch.decode(self, words_lm, runs, oov_at)
 
     @property
     def n_trie_nodes(self):
         return self.nodes.size()
+
+    def trie_nodes(self):
+        """The last sentence's trie nodes as arrays (for tests): score, first_child, n_children,
+        rank (-1: inner node), item, depth (tokens revealed; a leaf: its item's tokens + 1)."""
+        cdef Py_ssize_t n = self.nodes.size(), t
+        out = {name: np.empty(n, np.int32) for name in ("first_child", "n_children", "rank", "item", "depth")}
+        out["score"] = np.empty(n, np.float64)
+        for t in range(n):
+            out["score"][t] = self.nodes[t].score
+            out["first_child"][t] = self.nodes[t].first_child
+            out["n_children"][t] = self.nodes[t].n_children
+            out["rank"][t] = self.nodes[t].rank
+            out["item"][t] = self.nodes[t].item
+            out["depth"][t] = self.nodes[t].depth
+        return out
 
     # ---- boundary tokens of an item (KenLM ChartStates, one per block)
 
@@ -181,25 +230,62 @@ cdef class IncrementalSearch(ChartSearch):
             self.ranks_scratch[k] = k
         root = self.nodes.size()
         self.nodes.resize(root + 1)
+        self._build_node(root, list_lo, 0, list_n, 0, 0)
         self.nodes[root].same_estimate = 0
-        self._build_node(root, list_lo, 0, list_n, 0)
         self.trie_of_list.set(<uint64_t>list_lo + 1, root)
         return root
 
-    cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth) noexcept nogil:
-        """Fill nodes[slot] over ranks_scratch[lo:hi] (best first), which share their first depth tokens."""
+    cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
+                          int parent_depth) noexcept nogil:
+        """Fill nodes[slot] over ranks_scratch[lo:hi] (best first), which share their first depth tokens
+        (the parent revealed parent_depth of them). Path compression: a node goes down as long as its
+        items share the next token (one refinement reveals them all), and a single item is a leaf."""
         cdef int32_t best = self.item_lists[list_lo + self.ranks_scratch[lo]]
-        cdef int32_t k, first_child, n_groups, start, item, first
-        cdef vector[int32_t] starts, ends
-        cdef vector[CkySortEntry] order
+        cdef int32_t k, first_child, n_groups, start, item
+        cdef int n_tokens = self._n_tokens(best), d
+        cdef size_t base = self.child_order.size()  # this node's children in child_order[base:] and
+        cdef size_t b                                # child_bounds[2 * base:] (a stack shared with the
+                                                     # recursion: no allocation per node)
         cdef CkySortEntry entry
         cdef TrieNode leaf
-        cdef bint changes_state = True
+        cdef bint changes_state = True, same_estimate = True
+        cdef uint64_t token
         self.nodes[slot].score = self.items[best].score
         self.nodes[slot].item = best
         self.nodes[slot].rank = -1
+        if hi - lo == 1:  # one item: the leaf itself
+            for d in range(parent_depth, n_tokens):
+                self._token(best, d, &changes_state)
+                if changes_state:
+                    same_estimate = False
+            self.nodes[slot].first_child = -1
+            self.nodes[slot].n_children = 0
+            self.nodes[slot].rank = self.ranks_scratch[lo]
+            self.nodes[slot].depth = <int16_t>(n_tokens + 1)
+            self.nodes[slot].same_estimate = same_estimate
+            self._set_node_states(slot)
+            return
+        # Tokens the items all share: revealed at once.
+        while depth < n_tokens:
+            for k in range(lo, hi):
+                self.tokens_scratch[k] = self._token(self.item_lists[list_lo + self.ranks_scratch[k]], depth,
+                                                     &changes_state)
+            token = self.tokens_scratch[lo]
+            for k in range(lo + 1, hi):
+                if self.tokens_scratch[k] != token:
+                    token = ~token
+                    break
+            if token != self.tokens_scratch[lo]:
+                break
+            depth += 1
+        for d in range(parent_depth, depth):
+            self._token(best, d, &changes_state)
+            if changes_state:
+                same_estimate = False
         self.nodes[slot].depth = <int16_t>depth
-        if depth >= self._n_tokens(best):
+        self.nodes[slot].same_estimate = same_estimate
+        self._set_node_states(slot)
+        if depth >= n_tokens:
             # Every token revealed: the items themselves (equal states of different unary rounds).
             first_child = self.nodes.size()
             self.nodes[slot].first_child = first_child
@@ -214,32 +300,50 @@ cdef class IncrementalSearch(ChartSearch):
                 leaf.depth = <int16_t>(depth + 1)
                 leaf.same_estimate = 1
                 self.nodes.push_back(leaf)
+                self._set_node_states(self.nodes.size() - 1)
             return
-        for k in range(lo, hi):
-            self.tokens_scratch[k] = self._token(self.item_lists[list_lo + self.ranks_scratch[k]], depth,
-                                                 &changes_state)
+        # tokens_scratch[lo:hi] hold the tokens at depth (they differ): one child per token.
         cky_stable_sort_by_key(&self.tokens_scratch[lo], &self.ranks_scratch[lo], hi - lo)
         start = lo
         for k in range(lo + 1, hi + 1):
             if k == hi or self.tokens_scratch[k] != self.tokens_scratch[start]:
                 entry.symbol = 0
                 entry.score = self.items[self.item_lists[list_lo + self.ranks_scratch[start]]].score
-                entry.id = starts.size()
-                order.push_back(entry)
-                starts.push_back(start)
-                ends.push_back(k)
+                entry.id = self.child_order.size() - base
+                self.child_order.push_back(entry)
+                self.child_bounds.push_back(start)
+                self.child_bounds.push_back(k)
                 start = k
-        cky_sort_entries(order.data(), order.size())  # children best first
-        n_groups = order.size()
+        cky_sort_entries(&self.child_order[base], self.child_order.size() - base)  # children best first
+        n_groups = self.child_order.size() - base
         first_child = self.nodes.size()
         self.nodes[slot].first_child = first_child
         self.nodes[slot].n_children = n_groups
         self.nodes.resize(first_child + n_groups)
         for k in range(n_groups):
-            self._build_node(first_child + k, list_lo, starts[order[k].id], ends[order[k].id], depth + 1)
-            first = self.item_lists[list_lo + self.ranks_scratch[starts[order[k].id]]]
-            self._token(first, depth, &changes_state)
-            self.nodes[first_child + k].same_estimate = not changes_state
+            b = 2 * (base + self.child_order[base + k].id)
+            self._build_node(first_child + k, list_lo, self.child_bounds[b], self.child_bounds[b + 1], depth + 1, depth)
+        self.child_order.resize(base)
+        self.child_bounds.resize(2 * base)
+
+    cdef void _set_node_states(self, int32_t slot) noexcept nogil:
+        """A node's partial states (made once: every partial edge over the node reads them) and their key."""
+        cdef int32_t item = self.nodes[slot].item
+        cdef int s, n_states = self.items[item].n_states
+        cdef int32_t offset
+        cdef uint64_t key = 0x6A09E667F3BCC909ULL
+        if self.nodes[slot].rank >= 0:  # a leaf: the item's own states
+            self.nodes[slot].state_offset = -1
+            for s in range(n_states):
+                key = cky_mix(key, self.state_hashes[self.items[item].state_offset + s])
+        else:
+            offset = self.node_states.size()
+            self.node_states.resize(offset + n_states)
+            self.nodes[slot].state_offset = offset
+            for s in range(n_states):
+                self._partial_state(item, self.nodes[slot].depth, s, &self.node_states[offset + s])
+                key = cky_mix(key, chart_state_hash(&self.node_states[offset + s]))
+        self.nodes[slot].state_key = key
 
     # ---- partial edges
 
@@ -250,63 +354,154 @@ cdef class IncrementalSearch(ChartSearch):
             return self.nodes[node].score
         return self.nodes[self.nodes[node].first_child + first].score
 
+    cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length,
+                           const PartialEdge *edge) noexcept nogil:
+        """The LM score of a target side over the edge's tails' partial states (KenLM RuleScore),
+        through the partial-edge cache (key: the target's hash and the tail nodes' state keys).
+        Counted as LM queries as ChartSearch._score counts them (novel: not from the cache)."""
+        cdef unsigned long long calls = length
+        cdef int32_t *cached
+        cdef int32_t node, item, offset
+        cdef int t, s
+        cdef float lm
+        cdef ChartState out
+        if length > 0 and target[0] < 0:
+            calls -= 1  # the first child is copied, not scored
+        self.lm_queries += calls
+        cached = self.partial_lm_index.find(key)
+        if cached != NULL:
+            return self.partial_lm_values[cached[0]]
+        self.child_pointers.clear()
+        for t in range(2):
+            node = edge.node[t]
+            if node < 0:
+                continue
+            item = self.nodes[node].item
+            offset = self.nodes[node].state_offset
+            for s in range(self.items[item].n_states):
+                if offset < 0:
+                    self.child_pointers.push_back(&self.states[self.items[item].state_offset + s])
+                else:
+                    self.child_pointers.push_back(&self.node_states[offset + s])
+        lm = score_target(self.model, target, length, self.child_pointers.data(), &out, NULL) if length > 0 else 0.0
+        self.lm_queries_novel += calls
+        self.partial_lm_novel += 1
+        if self.partial_lm_values.size() < PARTIAL_LM_ENTRIES:
+            self.partial_lm_index.set(key, self.partial_lm_values.size())
+            self.partial_lm_values.push_back(lm)
+        return lm
+
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil:
+        """The edge's score: rule, tails and the LM over its tails' partial states. An initial edge
+        (tails at their roots) takes the rule's words-only LM estimate instead (no LM query: most
+        initial edges are never popped). An edge whose tails are all items is scored exactly
+        (ChartSearch._score, through the chart's LM cache) and keeps its state for its pop."""
         cdef Group *group = &self.groups[edge.group]
-        cdef int32_t r = -1, node, item
-        cdef int t, s, n_blocks = 0
+        cdef int32_t r = -1, item
+        cdef int t, s
         cdef int64_t t_lo, t_hi
         cdef double score = self._tail_score(edge.node[0], edge.first[0]) + self._tail_score(edge.node[1], edge.first[1])
-        cdef bint scores_lm
+        cdef bint scores_lm, complete = True
+        cdef uint64_t key, out_hash
+        cdef const int32_t *target
+        cdef Py_ssize_t length
         cdef ChartState out
-        cdef uint64_t out_hash
         cdef float lm
+        edge.complete = -1
+        score += edge.fixed
+        if not edge.scores_lm or edge.estimated:  # (the estimate stays in edge.lm)
+            edge.score = score + self.weight_lm * edge.lm
+            return
         if group.kind == GROUP_RULES:
             r = self.single_rules_sorted[group.rules_lo + edge.rule_rank] if group.single \
                 else self.pair_rules_sorted[group.rules_lo + edge.rule_rank]
-            score += self.rule_score[r]
-            scores_lm = not self.rule_carries[r]
+            t_lo = self.rule_target_offsets[r]
+            t_hi = self.rule_target_offsets[r + 1]
+            target = &self.rule_target_lm[t_lo] if t_hi > t_lo else NULL
+            length = t_hi - t_lo
+            key = self.rule_target_hash[r]
         else:
-            score += group.fixed_score
-            scores_lm = group.kind == GROUP_GLUE_CONCAT
-        if scores_lm:
-            for t in range(2):
-                if edge.node[t] >= 0:
-                    n_blocks += self.items[self.nodes[edge.node[t]].item].n_states
-            self.partial_states.resize(n_blocks)
+            target = GLUE_CONCAT_TARGET
+            length = 2
+            key = GLUE_CONCAT_HASH
+        for t in range(2):
+            if edge.node[t] >= 0 and self.nodes[edge.node[t]].rank < 0:
+                complete = False
+        if complete:
             self.child_pointers.clear()
             self.child_hashes.clear()
-            n_blocks = 0
             for t in range(2):
-                node = edge.node[t]
-                if node < 0:
+                if edge.node[t] < 0:
                     continue
-                item = self.nodes[node].item
+                item = self.nodes[edge.node[t]].item
                 for s in range(self.items[item].n_states):
-                    self._partial_state(item, self.nodes[node].depth, s, &self.partial_states[n_blocks])
-                    self.child_pointers.push_back(&self.partial_states[n_blocks])
-                    self.child_hashes.push_back(chart_state_hash(&self.partial_states[n_blocks]))
-                    n_blocks += 1
-            if group.kind == GROUP_RULES:
-                t_lo = self.rule_target_offsets[r]
-                t_hi = self.rule_target_offsets[r + 1]
-                lm = self._score(&self.rule_target_lm[t_lo] if t_hi > t_lo else NULL, t_hi - t_lo,
-                                 self.rule_target_hash[r], &out, &out_hash)
-            else:
-                lm = self._score(GLUE_CONCAT_TARGET, 2, 0x5bd1e995, &out, &out_hash)
-            score += self.weight_lm * lm
-            edge.lm = lm
+                    self.child_pointers.push_back(&self.states[self.items[item].state_offset + s])
+                    self.child_hashes.push_back(self.state_hashes[self.items[item].state_offset + s])
+            lm = self._score_complete(target, length, &out, &out_hash)
+            edge.complete = self.complete_states.size()
+            self.complete_scored += 1
+            self.complete_states.push_back(out)
+            self.complete_hashes.push_back(out_hash)
         else:
-            edge.lm = 0.0
-        edge.score = score
+            for t in range(2):
+                key = cky_mix(key, self.nodes[edge.node[t]].state_key if edge.node[t] >= 0 else ABSENT_TAIL_KEY)
+            lm = self._partial_lm(key, target, length, edge)
+        edge.lm = lm
+        edge.score = score + self.weight_lm * lm
+
+    cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out,
+                               uint64_t *out_hash) noexcept nogil:
+        """The exact LM score of a complete edge over self.child_pointers, straight from KenLM: most are
+        novel (each is scored once), and a probe of the chart's large LM cache costs more than the query."""
+        cdef unsigned long long calls = length
+        cdef float lm
+        if length > 0 and target[0] < 0:
+            calls -= 1
+        self.lm_queries += calls
+        self.lm_queries_novel += calls
+        if length == 0:
+            empty_chart_state(out)
+            lm = 0.0
+        else:
+            lm = score_target(self.model, target, length, self.child_pointers.data(), out, NULL)
+        out_hash[0] = chart_state_hash(out)
+        return lm
+
+    cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil:
+        """The hypothesis of a popped edge whose tails are all items (as ChartSearch._evaluate makes it)."""
+        cdef Group *group = &self.groups[edge.group]
+        cdef int32_t r
+        hyp.group = edge.group
+        hyp.rule_rank = edge.rule_rank
+        hyp.left_rank = self.nodes[edge.node[0]].rank if edge.node[0] >= 0 else 0
+        hyp.right_rank = self.nodes[edge.node[1]].rank if edge.node[1] >= 0 else 0
+        hyp.state_offset = self.pending_states.size()
+        self.pending_states.push_back(self.complete_states[edge.complete])
+        self.pending_hashes.push_back(self.complete_hashes[edge.complete])
+        hyp.n_states = 1
+        if group.kind == GROUP_RULES:
+            r = self.single_rules_sorted[group.rules_lo + edge.rule_rank] if group.single \
+                else self.pair_rules_sorted[group.rules_lo + edge.rule_rank]
+            hyp.rule = r
+            hyp.lhs = self.rule_lhs[r]
+        else:
+            hyp.rule = EDGE_GLUE_CONCAT
+            hyp.lhs = self.goal_symbol
+        hyp.lm = edge.lm
+        hyp.score = edge.score
+        self.edges_proposed += 1
 
     cdef void _push_partial(self, PartialEdge *edge) noexcept nogil:
         self._score_partial(edge)
         self.partial_edges.push_back(edge[0])
         cky_heap_push(self.queue, edge.score, self.partial_edges.size() - 1)
+        self.partial_pushes += 1
 
     cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
         cdef Group *group = &self.groups[g]
         cdef PartialEdge edge
+        cdef int64_t k
+        cdef double estimate
         if rule_rank >= group.n_rules:
             return
         edge.group = g
@@ -315,7 +510,22 @@ cdef class IncrementalSearch(ChartSearch):
         edge.node[1] = self._trie(group.right_lo, group.n_right)
         edge.first[0] = 0
         edge.first[1] = 0
+        edge.lm = 0.0
+        if group.kind == GROUP_RULES:
+            k = group.rules_lo + rule_rank
+            edge.fixed = self.single_sorted_score[k] if group.single else self.pair_sorted_score[k]
+            estimate = self.single_sorted_estimate[k] if group.single else self.pair_sorted_estimate[k]
+            edge.scores_lm = not isnan(estimate)
+            if edge.scores_lm:
+                edge.lm = <float>estimate
+        else:
+            edge.fixed = group.fixed_score
+            edge.scores_lm = group.kind == GROUP_GLUE_CONCAT
         edge.initial = 1
+        # Tails not yet items: the words-only estimate (a lone item tail: scored exactly).
+        edge.estimated = (edge.node[0] >= 0 and self.nodes[edge.node[0]].rank < 0) or \
+            (edge.node[1] >= 0 and self.nodes[edge.node[1]].rank < 0)
+        self.initial_edges += 1
         self._push_partial(&edge)
 
     cdef void _search(self, int c, int round) noexcept nogil:
@@ -334,6 +544,10 @@ cdef class IncrementalSearch(ChartSearch):
             limit = self.unary_pop_limit
         self.queue.clear()
         self.partial_edges.clear()
+        self.complete_states.clear()
+        self.complete_hashes.clear()
+        self.pending_states.clear()
+        self.pending_hashes.clear()
         for g in range(self.groups.size()):
             self._push_initial(g, 0)
         while self.queue.size() > 0 and (limit <= 0 or pops < limit):
@@ -351,9 +565,12 @@ cdef class IncrementalSearch(ChartSearch):
             if split < 0:
                 self.pending_states.clear()
                 self.pending_hashes.clear()
-                self._evaluate(edge.group,  edge.rule_rank,
-                               self.nodes[edge.node[0]].rank if edge.node[0] >= 0 else 0,
-                               self.nodes[edge.node[1]].rank if edge.node[1] >= 0 else 0, &hyp)
+                if edge.complete >= 0:
+                    self._complete_hypothesis(&edge, &hyp)
+                else:  # no LM (glue start, a carrying rule) or a lone-item initial edge scored so
+                    self._evaluate(edge.group,  edge.rule_rank,
+                                   self.nodes[edge.node[0]].rank if edge.node[0] >= 0 else 0,
+                                   self.nodes[edge.node[1]].rank if edge.node[1] >= 0 else 0, &hyp)
                 self._add_hypothesis(c, round, &hyp)
                 pops += 1
                 continue
@@ -361,11 +578,14 @@ cdef class IncrementalSearch(ChartSearch):
             child = self.nodes[node].first_child + edge.first[split]
             refined = edge
             refined.initial = 0
+            refined.estimated = 0
             refined.node[split] = child
             refined.first[split] = 0
-            if self.nodes[child].same_estimate:  # same LM estimate; the best child's score is the tail's
+            if self.nodes[child].same_estimate and not edge.estimated and self.nodes[child].rank < 0:
+                # The same LM estimate: the best child's score is the tail's, so the edge's score.
                 self.partial_edges.push_back(refined)
                 cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
+                self.partial_pushes += 1
             else:
                 self._push_partial(&refined)
             if edge.first[split] + 1 < self.nodes[node].n_children:
@@ -377,4 +597,5 @@ cdef class IncrementalSearch(ChartSearch):
                     + self._tail_score(node, refined.first[split])
                 self.partial_edges.push_back(refined)
                 cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
+                self.partial_pushes += 1
         self.queue.clear()

@@ -89,10 +89,26 @@ def test_trie_groups_items_by_boundary_words_and_scores_by_best_descendant():
         node.best = score
         items.append(node)
     root = build_trie(items)
-    assert root.score == -0.5
-    assert [c.revealed[-1][2] for c in root.children] == ["x", "y"]  # best first
-    x = root.children[0]
-    assert x.score == -0.5 and [c.revealed[-1][2] for c in x.children] == ["z", "y"]
+    assert root.score == -0.5 and root.revealed == ()
+    x, lone = root.children  # best first
+    assert x.revealed[-1][2] == "x" and x.score == -0.5
+    # Path compression: a single item is a leaf, whatever of its tokens are left to reveal.
+    assert lone.item is items[2] and lone.revealed[:-1] == boundary_tokens(items[2].contexts)
+    assert [c.item for c in x.children] == [items[1], items[0]]
+
+
+def test_trie_is_path_compressed():
+    items = []
+    for contexts, score in [((("a", "b", "c"),), -1.0), ((("a", "b", "d"),), -0.5)]:
+        node = Node("A", (0, 2), contexts)
+        node.best = score
+        items.append(node)
+    root = build_trie(items)
+    # The shared tokens a, b are revealed by the root itself; each child is then an item.
+    assert [t[2] for t in root.revealed] == ["a", "b"]
+    assert [c.item for c in root.children] == [items[1], items[0]]
+    single = build_trie(items[:1])
+    assert single.item is items[0] and single.children == []
 
 
 # ---------------------------------------------------------------------- the compiled search
@@ -161,3 +177,32 @@ def test_compiled_kbest_of_pruned_search_is_sorted_and_unique(models, stores):
     assert scores == sorted(scores, reverse=True)
     assert len({h.text for h in kbest}) == len(kbest)
     assert kbest[0].score == pytest.approx(decoder.best(result, words).score, abs=1e-6)
+
+
+def test_compiled_tries_are_path_compressed_and_scored_by_best_descendant(models, stores):
+    """Every inner node of a compiled trie has two or more children (a node with one child is that
+    child; a vertex's single item is its root), children are best first, a node's score and item are
+    its best child's, and a leaf is an item (of the chart) with its own score."""
+    _, lm = models
+    weights = Weights(FEATURES, WEIGHTS)
+    inner_nodes = 0
+    for seed in range(8):
+        _, store = stores(seed, "left", n_rules=20, max_arity=4)
+        words = random_sentence(seed, 6)
+        decoder = IncrementalDecoder(store, lm, weights, pop_limit=0)
+        result = decoder.search(words)
+        nodes = decoder.engine.trie_nodes()
+        item_score = result.chart["item_score"]
+        for t in range(len(nodes["rank"])):
+            if nodes["rank"][t] >= 0:
+                assert nodes["n_children"][t] == 0
+                assert nodes["score"][t] == item_score[nodes["item"][t]]
+                continue
+            inner_nodes += 1
+            lo, n = nodes["first_child"][t], nodes["n_children"][t]
+            assert n >= 2
+            scores = [nodes["score"][c] for c in range(lo, lo + n)]
+            assert scores == sorted(scores, reverse=True)
+            assert nodes["score"][t] == scores[0] and nodes["item"][t] == nodes["item"][lo]
+            assert all(nodes["depth"][c] > nodes["depth"][t] for c in range(lo, lo + n))
+    assert inner_nodes > 20  # the vertices had items to group

@@ -8,12 +8,15 @@ items of decoder.search.reference (Chiang's contexts, no LM estimates):
   items are grouped in a trie by their boundary words: per carried block, the
   left words outermost first alternating with the right words outermost
   (last word) first, each side closed by an end token; the leaves are the items.
-  A trie node's score is its best descendant's inside score (Section 3).
+  A trie node's score is its best descendant's inside score (Section 3). The
+  trie is path-compressed: a node with one child is that child (a node reveals
+  every token its items share; a vertex's single item is its root).
 - A partial edge is a hyperedge whose tails are trie nodes, or the rest of a
   node's children after its best ones were split off. Its score is the rule's
   score, the tails' scores and the LM score of the n-grams whose words are all
-  revealed so far (unrevealed words contribute nothing, Section 4). The LM only
-  lowers a score as words are revealed, so the score bounds every completion.
+  revealed so far (unrevealed words contribute nothing, Section 4). An edge
+  whose tails are still at their roots (and the rest edges split from it) is
+  scored with its rule's words alone: nothing of its tails revealed.
 - Partial edges wait in a priority queue (Section 5); as in Moses' incremental
   search the queue and the pop limit are per cell (and unary round, and GOAL
   over [0, j)), which makes the pop limit mean what cube pruning's means. A
@@ -89,6 +92,9 @@ def build_trie(items: list) -> TrieNode:
         if node.item is None:
             node.score = max(finish(c) for c in node.children)
             node.children.sort(key=lambda c: -c.score)
+            if len(node.children) == 1:  # path compression: one refinement reveals what they all share
+                (child,) = node.children
+                node.revealed, node.children, node.item = child.revealed, child.children, child.item
         return node.score
 
     finish(root)
@@ -152,12 +158,17 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
             self._rule_scores[key] = self.weights.dot(self.rule_features(rule))
         return self._rule_scores[key]
 
-    def _lm_estimate(self, kind, tails: tuple) -> float:
-        """log10 of the n-grams whose words the tails reveal (kind: a rule, or "glue-concat")."""
+    def _lm_estimate(self, kind, tails: tuple, words_only: bool = False) -> float:
+        """log10 of the n-grams whose words the tails reveal (kind: a rule, or "glue-concat");
+        words_only: the tails that are not items reveal nothing."""
         blocks = []
         for tail in tails:
             if tail is not None:
-                blocks.extend(partial_contexts(tail.node, len(self._vertex_blocks(tail.node))))
+                n_blocks = len(self._vertex_blocks(tail.node))
+                if words_only and not tail.complete:
+                    blocks.extend([(STAR,)] * n_blocks)
+                else:
+                    blocks.extend(partial_contexts(tail.node, n_blocks))
         if kind == "glue-concat":
             sequence = blocks[0] + blocks[1]
         elif kind.target is None:
@@ -175,10 +186,10 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
             node = node.children[0]
         return node.item.contexts
 
-    def _partial(self, fixed: float, kind, tails: tuple):
+    def _partial(self, fixed: float, kind, tails: tuple, words_only: bool = False):
         score = fixed + sum(t.score for t in tails if t is not None)
         if kind == "glue-concat" or (kind not in ("glue-start", "oov") and kind.target is not None):
-            score += self.weights[LM] * self._lm_estimate(kind, tails)
+            score += self.weights[LM] * self._lm_estimate(kind, tails, words_only)
         return score
 
     def _search_queue(self, entries: list, add_complete) -> int:
@@ -187,10 +198,12 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
         counter = itertools.count()
         queue = []
         for fixed, kind, tails in entries:
-            heapq.heappush(queue, (-self._partial(fixed, kind, tails), next(counter), fixed, kind, tails))
+            estimated = any(t is not None and not t.complete for t in tails)  # tails at their roots
+            heapq.heappush(queue, (-self._partial(fixed, kind, tails, estimated), next(counter), fixed, kind, tails,
+                                   estimated))
         pops = 0
         while queue and (self.pop_limit <= 0 or pops < self.pop_limit):
-            _, _, fixed, kind, tails = heapq.heappop(queue)
+            _, _, fixed, kind, tails, estimated = heapq.heappop(queue)
             open_tails = [p for p, t in enumerate(tails) if t is not None and not t.complete]
             if not open_tails:
                 add_complete(kind, tuple(t.node.item if t is not None else None for t in tails))
@@ -200,10 +213,12 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
             p = min(open_tails, key=lambda q: len(tails[q].node.revealed))
             tail = tails[p]
             best = tails[:p] + (Tail(tail.node.children[tail.first]),) + tails[p + 1:]
-            heapq.heappush(queue, (-self._partial(fixed, kind, best), next(counter), fixed, kind, best))
+            heapq.heappush(queue, (-self._partial(fixed, kind, best), next(counter), fixed, kind, best, False))
             if tail.first + 1 < len(tail.node.children):
+                # The rest of the node's children reveal what the node does: the same estimate.
                 rest = tails[:p] + (Tail(tail.node, tail.first + 1),) + tails[p + 1:]
-                heapq.heappush(queue, (-self._partial(fixed, kind, rest), next(counter), fixed, kind, rest))
+                heapq.heappush(queue, (-self._partial(fixed, kind, rest, estimated), next(counter), fixed, kind, rest,
+                                       estimated))
         return pops
 
     # ---- the chart
