@@ -118,6 +118,9 @@ class ChartSearchDriver:
             "edges_kept": int(engine.edges_kept),
             "lm_queries": int(engine.lm_queries),
             "lm_queries_novel": int(engine.lm_queries_novel),
+            "recombinations": int(engine.recombinations),
+            # of which only KenLM's state minimization made the states equal (see ext/_chart.pyx)
+            "lm_state_minimized_recombinations": int(engine.lm_state_minimized_recombinations),
             "items": int(engine.n_items),
             "edges": int(engine.n_edges),
             "items_per_cell": _items_per_cell_by_span(items_in_cells, min(n, engine.max_span)),
