@@ -96,7 +96,8 @@ def decode_run(decoder, sentences, references, search: str, pop_limit: int) -> d
            "wall_seconds": round(time.perf_counter() - wall_started, 3), **totals,
            "load_average": [started_load, load_average()], "verses": verses}
     if references is not None:
-        run["bleu"] = round(corpus_bleu(outputs, references[: len(outputs)]).score, 2)
+        # the verses are tokenized (as the Bible system scores them: bench.experiments, tokenize "none")
+        run["bleu"] = round(corpus_bleu(outputs, references[: len(outputs)], tokenize="none").score, 2)
     return run
 
 
@@ -207,8 +208,11 @@ def measure_workers(config: str, sentences: list[str], workers=(1, 2), pop_limit
     decoder = Decoder.from_config(config, pop_limit=pop_limit)
     out = {"kind": "workers", "sentences": len(sentences), "pop_limit": pop_limit, "search": decoder.settings["search"],
            "load_average_before": load_average(), "parent_after_load": read_memory(), "runs": {}}
-    scores = None
-    for n in workers:
+    scores = {}
+    # The most workers first: forked workers then share a parent that has only loaded the model, as
+    # in `cky translate --workers N` (after an in-process run, the parent's chart and LM cache pages
+    # would be inherited too).
+    for n in sorted(workers, reverse=True):
         started = time.perf_counter()
         results = translate_batch(decoder, sentences, workers=n, job=translate_measuring_memory)
         seconds = time.perf_counter() - started
@@ -220,16 +224,16 @@ def measure_workers(config: str, sentences: list[str], workers=(1, 2), pop_limit
             if result["memory"] is not None:
                 last[result["pid"]] = result
         _last_memory_reading.clear()  # the in-process run's next reading is not skipped
-        run_scores = [round(r["score"], 4) for r in results]
-        if scores is None:
-            scores = run_scores
+        scores[n] = [round(r["score"], 4) for r in results]
         out["runs"][str(n)] = {
             "seconds": round(seconds, 3), "sentences_per_second": round(len(sentences) / seconds, 3),
-            "same_translations_as_1_worker": run_scores == scores,
             "processes": [{"pid": pid, "sentences": sum(r["pid"] == pid for r in results),
                            "memory": r["memory"], "files": r["files"]} for pid, r in last.items()],
             "load_average_after": load_average()}
         log(f"{n} worker(s): {len(sentences) / seconds:.2f} sentences/s, load {load_average()}")
+    for n in workers:
+        out["runs"][str(n)]["same_translations_as_1_worker"] = scores[n] == scores.get(1, scores[n])
+    out["runs"] = {str(n): out["runs"][str(n)] for n in sorted(workers)}
     one, two = out["runs"].get("1"), out["runs"].get("2")
     if one and two:
         out["speedup_2_workers"] = round(two["sentences_per_second"] / one["sentences_per_second"], 3)

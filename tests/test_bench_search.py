@@ -120,3 +120,20 @@ def test_incremental_at_equal_cost_uses_cube_runs_around_it():
     assert row["cube_cpu_seconds_at_equal_cost"] == pytest.approx(2.0) and row["cpu_ratio_to_cube"] == 0.5
     assert row["novel_query_ratio_to_cube"] == pytest.approx(0.25)
     assert row["better_tied_worse_than_cube_at_same_pop_limit"] == [1, 1, 0]  # -50 > -55, -55 = -55
+
+
+def test_cky_bench_searches_runs_the_search_bench_with_resume(monkeypatch, tmp_path):
+    from bench import cli
+
+    seen = []
+    monkeypatch.setattr(bench_search, "main", lambda argv: seen.append(argv) or 0)
+    parser = __import__("argparse").ArgumentParser()
+    cli.add_arguments(parser)
+    assert cli.main(parser.parse_args(["--searches", "--out", str(tmp_path), "--test-sentences", "20",
+                                       "--pop-limits", "10", "100"])) == 0
+    assert seen == [["--resume", "--out", str(tmp_path / "search.jsonl"), "--results-dir", str(tmp_path),
+                     "--sentences", "20", "--pop-limits", "10", "100"]]
+    # and the arguments are ones bench_search takes
+    parsed = __import__("argparse").ArgumentParser()
+    bench_search.add_arguments(parsed)
+    assert parsed.parse_args(seen[0]).pop_limits == [10, 100]
