@@ -136,6 +136,9 @@ cdef class ChartSearch:
     cdef public double beam_threshold
     cdef public bint exhaustive
     cdef public bint recombine_on_symbol        # two-pass first pass: items are (X, i, j, round), e^1 of the best
+    # keep each state's unminimized boundary words and count lm_state_minimized_recombinations (about 5%
+    # more instructions in the search: off unless asked for; set between sentences)
+    cdef public bint count_minimized_recombinations
 
     # ---- per sentence
     cdef int n
@@ -146,7 +149,7 @@ cdef class ChartSearch:
     cdef vector[Edge] edges
     cdef vector[ChartState] states
     cdef vector[uint64_t] state_hashes          # chart_state_hash of each state
-    cdef vector[BoundaryWords] state_boundaries # the unminimized boundary words of each state
+    cdef vector[BoundaryWords] state_boundaries # the unminimized boundary words of each state (when counted)
     cdef int boundary_length                    # order - 1: the words a boundary keeps at each end
     cdef vector[int32_t] item_lists             # [0] = -1: the placeholder list for runs and absent children
     cdef vector[int32_t] cell_group_lo          # per cell: its symbol groups in cell_groups
@@ -174,8 +177,9 @@ cdef class ChartSearch:
 
     # ---- per-sentence counters
     cdef public unsigned long long edges_proposed, edges_kept, lm_queries, lm_queries_novel
-    # hypotheses added to an existing item; those of them whose unminimized boundary words differ from
-    # the item's (first hypothesis's): the recombinations KenLM's state minimization allows
+    # hypotheses added to an existing item; with count_minimized_recombinations, those of them whose
+    # unminimized boundary words differ from the item's (its first hypothesis's): the recombinations
+    # that KenLM's state minimization allows
     cdef public unsigned long long recombinations, lm_state_minimized_recombinations
     cdef vector[int32_t] items_in_cell          # alive items after pruning, per cell
 

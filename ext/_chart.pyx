@@ -14,8 +14,9 @@ entry and exit runs without the GIL and without Python objects:
 - recombination hashing: items equal in (X, e) in one cell and unary round are
   one item (KenLM's hash_value and operator==), with every edge kept for k-best;
   since KenLM minimizes e, items whose first or last order-1 target words differ
-  can still be equal: `lm_state_minimized_recombinations` counts those merges (each
-  state also keeps its unminimized boundary words, BoundaryWords, for the count);
+  can still be equal: with `count_minimized_recombinations` on, each state also keeps
+  its unminimized boundary words (BoundaryWords) and `lm_state_minimized_recombinations`
+  counts those merges;
 - unary rounds, beam pruning (histogram and threshold), glue over [0, j);
 - LM scoring through KenLM's RuleScore (decoder._ext._lm.score_target), cached
   per sentence by (target side, child states).
@@ -70,6 +71,7 @@ cdef class ChartSearch:
         self.boundary_length = min(lm.order - 1, KENLM_MAX_ORDER - 1)
         # the two-pass search's first pass recombines on (X, i, j) alone (Venugopal et al. 2007, 3.1)
         self.recombine_on_symbol = False
+        self.count_minimized_recombinations = False
         self.configure(settings, weight_lm, weight_oov, weight_glue, weight_word_count)
 
     def configure(self, settings, double weight_lm, double weight_oov, double weight_glue,
@@ -301,7 +303,9 @@ cdef class ChartSearch:
         cdef double tails = 0.0
         cdef Item item
         cdef int32_t *chain = self.recombine_map.find(h)
-        cdef size_t bounds = self._hypothesis_boundaries(c, hyp, tail0, tail1)
+        cdef size_t bounds = 0
+        if self.count_minimized_recombinations:
+            bounds = self._hypothesis_boundaries(c, hyp, tail0, tail1)
         if tail0 >= 0:
             tails += self.items[tail0].score
         if tail1 >= 0:
@@ -317,7 +321,7 @@ cdef class ChartSearch:
                 candidate = self.items[candidate].next_same_hash
         if found >= 0:
             self.recombinations += 1
-            if not self.recombine_on_symbol:
+            if self.count_minimized_recombinations and not self.recombine_on_symbol:
                 for s in range(hyp.n_states):
                     if not same_boundaries(&self.state_boundaries[self.items[found].state_offset + s],
                                            &self.pending_boundaries[bounds + s]):
@@ -338,7 +342,8 @@ cdef class ChartSearch:
             for s in range(hyp.n_states):
                 self.states.push_back(self.pending_states[hyp.state_offset + s])
                 self.state_hashes.push_back(self.pending_hashes[hyp.state_offset + s])
-                self.state_boundaries.push_back(self.pending_boundaries[bounds + s])
+                if self.count_minimized_recombinations:
+                    self.state_boundaries.push_back(self.pending_boundaries[bounds + s])
             self.items.push_back(item)
             found = self.items.size() - 1
             self.recombine_map.set(h, found)
@@ -350,7 +355,8 @@ cdef class ChartSearch:
                 for s in range(hyp.n_states):
                     self.states[self.items[found].state_offset + s] = hyp_states[s]
                     self.state_hashes[self.items[found].state_offset + s] = self.pending_hashes[hyp.state_offset + s]
-                    self.state_boundaries[self.items[found].state_offset + s] = self.pending_boundaries[bounds + s]
+                    if self.count_minimized_recombinations:
+                        self.state_boundaries[self.items[found].state_offset + s] = self.pending_boundaries[bounds + s]
 
     cdef size_t _hypothesis_boundaries(self, int c, const Hypothesis *hyp, int32_t tail0,
                                        int32_t tail1) noexcept nogil:

@@ -45,8 +45,15 @@ def test_sweep_processes_and_report_on_the_tiny_system(system, tmp_path):
         verses = run["verses"]
         assert run["sentences"] == 5 and verses["words"] == [len(s.split()) for s in SENTENCES[:5]]
         assert run["model_cost"] == pytest.approx(-sum(verses["model_score"]), abs=1e-3)
-        assert 0 <= sum(verses["lm_state_minimized_recombinations"]) <= sum(verses["recombinations"])
         assert run["recombinations"] == sum(verses["recombinations"]) and 0 <= run["bleu"] <= 100
+        assert "lm_state_minimized_recombinations" not in run  # the timed runs do not count them
+    counted = {r["search"]: r for r in runs if r["kind"] == "minimization"}
+    assert set(counted) == {"cube", "incremental"}
+    for search, run in counted.items():
+        timed = next(r for r in sweep if r["search"] == search and r["pop_limit"] == 100)
+        assert run["pop_limit"] == 100 and run["verses"]["model_score"] == timed["verses"]["model_score"]
+        assert run["verses"]["recombinations"] == timed["verses"]["recombinations"]
+        assert 0 <= run["lm_state_minimized_recombinations"] <= run["recombinations"]
     # the tiny grammar's search space is small: pop limit 100 is exhaustive, both searches find the best
     best = {r["search"]: r["model_cost"] for r in sweep if r["pop_limit"] == 100}
     assert best["cube"] == pytest.approx(best["incremental"], abs=1e-3)
@@ -70,6 +77,7 @@ def test_sweep_processes_and_report_on_the_tiny_system(system, tmp_path):
     summary = json.loads((results / "search.json").read_text())
     assert summary["machine"]["cpus"] >= 1 and summary["peak_rss"]["kind"] == "peak_rss"
     assert {r["search"] for r in summary["model_cost"]} == {"cube", "incremental"}
+    assert summary["recombination"]["cube"]["same_model_cost_as_timed_run"]
     assert set(summary["length"]) == {"cube", "incremental"}
     text = (results / "search.md").read_text()
     for heading in ("## (a)", "## (b)", "## (c)", "## (d)", "## KenLM state minimization"):

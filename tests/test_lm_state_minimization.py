@@ -65,5 +65,9 @@ def test_the_states_of_x_and_y_are_equal_and_z_differs(system):
 def test_minimized_recombinations_counted(system, driver, sentence, expected):
     store, lm, weights = system
     search = driver(store, lm, weights, SearchSpace(), pop_limit=1000, table_limit=0)
-    stats = search.run(sentence.split()).stats
-    assert (stats["recombinations"], stats["lm_state_minimized_recombinations"]) == expected
+    plain = search.run(sentence.split())
+    assert plain.stats["recombinations"] == expected[0] and "lm_state_minimized_recombinations" not in plain.stats
+    search.count_minimized_recombinations = True
+    counted = search.run(sentence.split())
+    assert (counted.stats["recombinations"], counted.stats["lm_state_minimized_recombinations"]) == expected
+    assert counted.stats["items"] == plain.stats["items"] and counted.stats["edges"] == plain.stats["edges"]
