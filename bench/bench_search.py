@@ -513,6 +513,11 @@ def plot(runs: list[dict], summary: dict, path: str) -> None:
                 title="model cost vs novel LM queries")
     axes[2].set(xscale="log", yscale="log", xlabel="source words", ylabel="CPU seconds per verse",
                 title=f"seconds vs length, pop limit {LENGTH_POP_LIMIT}")
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    axes[2].set_xticks([5, 10, 20, 40, 80])
+    axes[2].xaxis.set_major_formatter(ScalarFormatter())
+    axes[2].xaxis.set_minor_formatter(NullFormatter())
     for axis in axes:
         if axis.get_legend_handles_labels()[0]:
             axis.legend(fontsize=8)
