@@ -5,6 +5,8 @@
     cky bench --demo           # the README's demo: build and run the default system end to end
     cky bench --sdig SDIG.toml [--sdig-word-grammar DIR] [--test-sentences N]
                                # SDIG beside GHKM and the word-ET baseline (bench.bench_sdig)
+    cky bench --searches [--test-sentences N] [--pop-limits ...]
+                               # issue 16's search benchmarks (bench.bench_search; resumes)
 
 Results go to --out (default bench/results): results.json (numbers, machine,
 versions, settings), results.md (the tables) and PNG plots.
@@ -57,6 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="benchmark this `system = \"sdig\"` config beside GHKM (bench.bench_sdig; "
                              "writes sdig.json and sdig.md to --out)")
     parser.add_argument("--sdig-word-grammar", default=None, help="with --sdig: the word-ET baseline's grammar")
+    parser.add_argument("--searches", action="store_true",
+                        help="cube and incremental search over pop limits, time against length, workers, peak "
+                             "memory (bench.bench_search on the demo config; resumes; writes search.* to --out)")
 
 
 def settings_from(args) -> Settings:
@@ -90,6 +95,13 @@ def main(args) -> int:
         sdig_args.sentences = args.test_sentences or sdig_args.sentences
         sdig_args.out = args.out or DEFAULT_OUT
         return bench_sdig.main(sdig_args)
+    if args.searches:
+        from bench import bench_search
+
+        out = args.out or DEFAULT_OUT
+        return bench_search.main(["--resume", "--out", os.path.join(out, "search.jsonl"), "--results-dir", out]
+                                 + (["--sentences", str(args.test_sentences)] if args.test_sentences else [])
+                                 + (["--pop-limits", *map(str, args.pop_limits)] if args.pop_limits else []))
     if args.demo:
         from bench.experiments_demo import run_demo
 

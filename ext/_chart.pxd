@@ -2,7 +2,7 @@
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
 
-from decoder._ext._kenlm cimport ChartState, Model
+from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState, Model
 from decoder._ext._lm cimport LanguageModel
 
 cdef extern from "chart_containers.hh":
@@ -91,6 +91,15 @@ cdef struct Hypothesis:
     int32_t rule
 
 
+# The unminimized LM boundary of a state's target yield: its first and its last min(length, order - 1)
+# words (KenLM ids; first: left to right, last: left to right). Items whose ChartStates are equal
+# but whose boundaries differ recombine only because KenLM minimized their states.
+cdef struct BoundaryWords:
+    int32_t first[KENLM_MAX_ORDER - 1]
+    int32_t last[KENLM_MAX_ORDER - 1]
+    int8_t n
+
+
 cdef struct LmCacheEntry:
     float lm
     uint64_t state_hash
@@ -127,6 +136,9 @@ cdef class ChartSearch:
     cdef public double beam_threshold
     cdef public bint exhaustive
     cdef public bint recombine_on_symbol        # two-pass first pass: items are (X, i, j, round), e^1 of the best
+    # keep each state's unminimized boundary words and count lm_state_minimized_recombinations (about 5%
+    # more instructions in the search: off unless asked for; set between sentences)
+    cdef public bint count_minimized_recombinations
 
     # ---- per sentence
     cdef int n
@@ -137,6 +149,8 @@ cdef class ChartSearch:
     cdef vector[Edge] edges
     cdef vector[ChartState] states
     cdef vector[uint64_t] state_hashes          # chart_state_hash of each state
+    cdef vector[BoundaryWords] state_boundaries # the unminimized boundary words of each state (when counted)
+    cdef int boundary_length                    # order - 1: the words a boundary keeps at each end
     cdef vector[int32_t] item_lists             # [0] = -1: the placeholder list for runs and absent children
     cdef vector[int32_t] cell_group_lo          # per cell: its symbol groups in cell_groups
     cdef vector[int32_t] cell_group_n
@@ -152,6 +166,7 @@ cdef class ChartSearch:
     cdef vector[Hypothesis] hypotheses
     cdef vector[ChartState] pending_states
     cdef vector[uint64_t] pending_hashes
+    cdef vector[BoundaryWords] pending_boundaries  # of the hypothesis being added (_hypothesis_boundaries)
     cdef CkyHashMap seen
     cdef CkyHashMap recombine_map               # item hash -> newest item with it (chain: next_same_hash)
     cdef CkyHashMap lm_cache_index
@@ -162,6 +177,10 @@ cdef class ChartSearch:
 
     # ---- per-sentence counters
     cdef public unsigned long long edges_proposed, edges_kept, lm_queries, lm_queries_novel
+    # hypotheses added to an existing item; with count_minimized_recombinations, those of them whose
+    # unminimized boundary words differ from the item's (its first hypothesis's): the recombinations
+    # that KenLM's state minimization allows
+    cdef public unsigned long long recombinations, lm_state_minimized_recombinations
     cdef vector[int32_t] items_in_cell          # alive items after pruning, per cell
 
     # ---- the chart (see _chart.pyx)
@@ -171,6 +190,8 @@ cdef class ChartSearch:
     cdef bint _same_states(self, const Item *item, int32_t symbol, const ChartState *states, int n_states) noexcept nogil
     cdef int32_t _add_edge(self, int32_t head, int32_t rule, int32_t tail0, int32_t tail1, double score, float lm) noexcept nogil
     cdef void _add_hypothesis(self, int c, int round, Hypothesis *hyp) noexcept nogil
+    cdef size_t _hypothesis_boundaries(self, int c, const Hypothesis *hyp, int32_t tail0, int32_t tail1) noexcept nogil
+    cdef void _concatenate_boundaries(self, const int32_t *target, Py_ssize_t length, const BoundaryWords *children, BoundaryWords *out) noexcept nogil
     cdef void _add_oov_items(self, int i, int c) noexcept nogil
     cdef float _score(self, const int32_t *target, Py_ssize_t length, uint64_t target_hash, ChartState *out, uint64_t *out_hash) noexcept nogil
     cdef void _push_group(self, int8_t kind, int64_t rules_lo, int32_t n_rules, int8_t single, int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right, double fixed_score) noexcept nogil

@@ -13,6 +13,10 @@ entry and exit runs without the GIL and without Python objects:
   rank) per cell, up to `pop_limit` pops; or every combination in exhaustive mode;
 - recombination hashing: items equal in (X, e) in one cell and unary round are
   one item (KenLM's hash_value and operator==), with every edge kept for k-best;
+  since KenLM minimizes e, items whose first or last order-1 target words differ
+  can still be equal: with `count_minimized_recombinations` on, each state also keeps
+  its unminimized boundary words (BoundaryWords) and `lm_state_minimized_recombinations`
+  counts those merges;
 - unary rounds, beam pruning (histogram and threshold), glue over [0, j);
 - LM scoring through KenLM's RuleScore (decoder._ext._lm.score_target), cached
   per sentence by (target side, child states).
@@ -26,7 +30,7 @@ from libc.math cimport isnan, INFINITY
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-from decoder._ext._kenlm cimport ChartState, Model, WordIndex
+from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState, Model, WordIndex
 from decoder._ext._lm cimport (LanguageModel, chart_state_hash, empty_chart_state, score_sentence_boundaries,
                                score_target, score_word_ids)
 
@@ -64,8 +68,10 @@ cdef class ChartSearch:
         self.goal_symbol = goal_symbol
         self.lm = lm
         self.model = lm.model
+        self.boundary_length = min(lm.order - 1, KENLM_MAX_ORDER - 1)
         # the two-pass search's first pass recombines on (X, i, j) alone (Venugopal et al. 2007, 3.1)
         self.recombine_on_symbol = False
+        self.count_minimized_recombinations = False
         self.configure(settings, weight_lm, weight_oov, weight_glue, weight_word_count)
 
     def configure(self, settings, double weight_lm, double weight_oov, double weight_glue,
@@ -206,6 +212,7 @@ cdef class ChartSearch:
         self.edges.clear()
         self.states.clear()
         self.state_hashes.clear()
+        self.state_boundaries.clear()
         self.item_lists.clear()
         self.item_lists.push_back(-1)
         self.cell_group_lo.assign(cells, 0)
@@ -222,6 +229,8 @@ cdef class ChartSearch:
         self.edges_kept = 0
         self.lm_queries = 0
         self.lm_queries_novel = 0
+        self.recombinations = 0
+        self.lm_state_minimized_recombinations = 0
 
     cdef void _build_cell(self, int i, int j) noexcept nogil:
         cdef int n1 = self.n + 1
@@ -294,6 +303,9 @@ cdef class ChartSearch:
         cdef double tails = 0.0
         cdef Item item
         cdef int32_t *chain = self.recombine_map.find(h)
+        cdef size_t bounds = 0
+        if self.count_minimized_recombinations:
+            bounds = self._hypothesis_boundaries(c, hyp, tail0, tail1)
         if tail0 >= 0:
             tails += self.items[tail0].score
         if tail1 >= 0:
@@ -307,7 +319,15 @@ cdef class ChartSearch:
                     found = candidate
                     break
                 candidate = self.items[candidate].next_same_hash
-        if found < 0:
+        if found >= 0:
+            self.recombinations += 1
+            if self.count_minimized_recombinations and not self.recombine_on_symbol:
+                for s in range(hyp.n_states):
+                    if not same_boundaries(&self.state_boundaries[self.items[found].state_offset + s],
+                                           &self.pending_boundaries[bounds + s]):
+                        self.lm_state_minimized_recombinations += 1
+                        break
+        else:
             item.symbol = hyp.lhs
             item.cell = c
             item.state_offset = self.states.size()
@@ -322,6 +342,8 @@ cdef class ChartSearch:
             for s in range(hyp.n_states):
                 self.states.push_back(self.pending_states[hyp.state_offset + s])
                 self.state_hashes.push_back(self.pending_hashes[hyp.state_offset + s])
+                if self.count_minimized_recombinations:
+                    self.state_boundaries.push_back(self.pending_boundaries[bounds + s])
             self.items.push_back(item)
             found = self.items.size() - 1
             self.recombine_map.set(h, found)
@@ -333,6 +355,77 @@ cdef class ChartSearch:
                 for s in range(hyp.n_states):
                     self.states[self.items[found].state_offset + s] = hyp_states[s]
                     self.state_hashes[self.items[found].state_offset + s] = self.pending_hashes[hyp.state_offset + s]
+                    if self.count_minimized_recombinations:
+                        self.state_boundaries[self.items[found].state_offset + s] = self.pending_boundaries[bounds + s]
+
+    cdef size_t _hypothesis_boundaries(self, int c, const Hypothesis *hyp, int32_t tail0,
+                                       int32_t tail1) noexcept nogil:
+        """The unminimized boundary words of the hypothesis's states, from its target side and its tails'
+        boundaries (each tail item's are those of the hypothesis that made it): written to
+        pending_boundaries[b : b + hyp.n_states] after the tails' own; returns b."""
+        cdef size_t b
+        cdef int32_t s, side, tail, word
+        cdef int64_t t_lo, t_hi
+        self.pending_boundaries.clear()
+        for side in range(2):
+            tail = tail0 if side == 0 else tail1
+            if tail >= 0:
+                for s in range(self.items[tail].n_states):
+                    self.pending_boundaries.push_back(self.state_boundaries[self.items[tail].state_offset + s])
+        b = self.pending_boundaries.size()
+        self.pending_boundaries.resize(b + hyp.n_states)
+        if hyp.rule == EDGE_OOV:
+            word = self.words_lm[c // (self.n + 1)]
+            self._concatenate_boundaries(&word, 1, NULL, &self.pending_boundaries[b])
+        elif hyp.rule == EDGE_GLUE_START or (hyp.rule >= 0 and self.rule_carries[hyp.rule]):
+            for s in range(hyp.n_states):  # the children's blocks, carried as they are
+                self.pending_boundaries[b + s] = self.pending_boundaries[s]
+        elif hyp.rule == EDGE_GLUE_CONCAT:
+            self._concatenate_boundaries(GLUE_CONCAT_TARGET, 2, self.pending_boundaries.data(),
+                                         &self.pending_boundaries[b])
+        else:
+            t_lo = self.rule_target_offsets[hyp.rule]
+            t_hi = self.rule_target_offsets[hyp.rule + 1]
+            self._concatenate_boundaries(&self.rule_target_lm[t_lo] if t_hi > t_lo else NULL, t_hi - t_lo,
+                                         self.pending_boundaries.data(), &self.pending_boundaries[b])
+        return b
+
+    cdef void _concatenate_boundaries(self, const int32_t *target, Py_ssize_t length,
+                                      const BoundaryWords *children, BoundaryWords *out) noexcept nogil:
+        """The boundary of a target side (words >= 0, child block -k - 1 < 0 as in score_target)."""
+        cdef int k = self.boundary_length, n = 0, m = 0, u
+        cdef Py_ssize_t t
+        cdef const BoundaryWords *child
+        cdef int32_t reversed_last[KENLM_MAX_ORDER - 1]
+        for t in range(length):
+            if n >= k:
+                break
+            if target[t] >= 0:
+                out.first[n] = target[t]
+                n += 1
+            else:
+                child = &children[-target[t] - 1]
+                u = 0
+                while u < child.n and n < k:
+                    out.first[n] = child.first[u]
+                    n += 1
+                    u += 1
+        t = length - 1
+        while t >= 0 and m < k:
+            if target[t] >= 0:
+                reversed_last[m] = target[t]
+                m += 1
+            else:
+                child = &children[-target[t] - 1]
+                u = child.n - 1
+                while u >= 0 and m < k:
+                    reversed_last[m] = child.last[u]
+                    m += 1
+                    u -= 1
+            t -= 1
+        for u in range(m):
+            out.last[u] = reversed_last[m - 1 - u]
+        out.n = <int8_t>n
 
     cdef void _add_oov_items(self, int i, int c) noexcept nogil:
         cdef Hypothesis hyp
@@ -791,6 +884,16 @@ cdef class ChartSearch:
         for t in range(kept.size()):
             self.item_lists.push_back(kept[t].id)
         self.goal_list_n[j] = kept.size()
+
+
+cdef inline bint same_boundaries(const BoundaryWords *a, const BoundaryWords *b) noexcept nogil:
+    cdef int u
+    if a.n != b.n:
+        return False
+    for u in range(a.n):
+        if a.first[u] != b.first[u] or a.last[u] != b.last[u]:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------- grammar preparation (once per decoder)

@@ -105,3 +105,22 @@ def test_resume_ignores_a_checkpoint_of_another_input(tmp_path):
         json.dump({"input_sha256": "0" * 64, "outputs": outputs, "lines_done": 1, "offsets": {"out": 4}}, f)
     translate_to_files(ToyDecoder(), ["e f", "g h"], outputs, job, resume=True, progress=False)
     assert open(outputs["out"]).read() == "f e\nh g\n"
+
+
+def frozen_objects(decoder, sentence):
+    import gc
+
+    return gc.get_freeze_count()
+
+
+def test_forked_workers_keep_the_parents_objects_out_of_the_collector():
+    """The parent's objects are frozen while the workers fork (no copy-on-write by the workers'
+    collections), and only then: the parent collects them again afterwards."""
+    import gc
+
+    if "fork" not in __import__("multiprocessing").get_all_start_methods():
+        pytest.skip("no fork")
+    parent_objects = len(gc.get_objects())
+    counts = translate_batch(SimpleNamespace(), ["a", "b", "c"], workers=2, job=frozen_objects)
+    assert all(count >= parent_objects // 2 for count in counts)
+    assert gc.get_freeze_count() == 0

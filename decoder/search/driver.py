@@ -46,6 +46,10 @@ class ChartSearchDriver:
     settings win, and the space is kept in step with them."""
 
     algorithm = "cube"  # the `search` setting this driver implements (decoder.settings.SEARCH_ALGORITHMS)
+    # Set to True to count, in the stats, the recombinations that only KenLM's state minimization allows
+    # (`lm_state_minimized_recombinations`, ext/_chart.pyx): a measurement (bench.bench_search), not a
+    # setting; it costs about 5% more instructions in the search.
+    count_minimized_recombinations = False
 
     def __init__(self, store, lm, weights: Weights, space: SearchSpace | None = None,
                  settings: SearchSettings | None = None, **setting_changes):
@@ -108,6 +112,7 @@ class ChartSearchDriver:
         words_lm = (self.lm.vocab_indices([unescape_word(w) for w in words]).astype(np.int32) if n
                     else np.zeros(0, np.int32))
         engine = self.engine
+        engine.count_minimized_recombinations = self.count_minimized_recombinations
         engine.decode(words_lm, runs, oov_at)
         roots, boundary = engine.roots()
         chart = engine.export()
@@ -118,12 +123,15 @@ class ChartSearchDriver:
             "edges_kept": int(engine.edges_kept),
             "lm_queries": int(engine.lm_queries),
             "lm_queries_novel": int(engine.lm_queries_novel),
+            "recombinations": int(engine.recombinations),
             "items": int(engine.n_items),
             "edges": int(engine.n_edges),
             "items_per_cell": _items_per_cell_by_span(items_in_cells, min(n, engine.max_span)),
             "chart_cells": _chart_cells(items_in_cells, chart, self.grammar.goal_symbol),
             "search_seconds": time.perf_counter() - started,
         }
+        if self.count_minimized_recombinations:  # of the recombinations, those only KenLM's state minimization allowed
+            stats["lm_state_minimized_recombinations"] = int(engine.lm_state_minimized_recombinations)
         return SearchResult(n, roots, boundary, chart, stats)
 
     search = run  # the old name (tests and callers of ChartDecoder.search)
