@@ -17,7 +17,8 @@ from ..binarize import binarize, garbage_collector_paused
 from ..errors import FeatureNamesError
 from ..grammar import feature_names_path, read_feature_names, read_rules
 from .compile import compile_grammar, save_store
-from .filter import filter_rules, read_sentences
+from ..rule_arrays import read_rule_arrays
+from .filter import filter_rule_arrays, filter_rules, read_sentences
 
 
 @dataclass
@@ -43,9 +44,11 @@ def build_store(rules_path: str | os.PathLike, store_dir: str | os.PathLike, str
     `sentences` (word lists), if given. The score columns are named by `feature_names`, else by
     the table's names file (decoder.grammar.read_feature_names); with neither, FeatureNamesError:
     positional names would silently stop tuned weights from applying. `source_table` (default:
-    `rules_path`) is recorded in meta.json. The binary rules go from the binarization kernel to
-    the store as integer arrays (`binarize(..., arrays=True)`); `reference` takes the path
-    through BinaryRule objects instead (the same store, byte for byte; slower). Errors:
+    `rules_path`) is recorded in meta.json. The table is read into integer arrays by the compiled
+    reader (decoder.rule_arrays.read_rule_arrays), whose rows the binarization kernel reads, and
+    the binary rules go from the kernel to the store as integer arrays (`binarize(...,
+    arrays=True)`); `reference` takes the path through Rule and BinaryRule objects instead
+    (decoder.grammar.read_rules; the same store, byte for byte; slower). Errors:
     GrammarFormatError, InputError (file, line), FeatureNamesError, StoreError, OSError."""
     # Reading, binarizing and compiling a table make millions of objects that cannot form a cycle:
     # the cyclic collector would walk them all again and again (see garbage_collector_paused).
@@ -58,14 +61,20 @@ def _build_store(rules_path, store_dir, strategy, seed, filter_path, sentences, 
                  progress, source_table, reference) -> StoreBuild:
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    rules = list(read_rules(rules_path, uniform_scores=True))
+    if reference:
+        rules = list(read_rules(rules_path, uniform_scores=True))
+        n_scores = len(rules[0].scores) if rules else None
+    else:
+        rules = read_rule_arrays(rules_path)
+        n_scores = rules.n_scores if len(rules) else None
     timings["read"] = time.perf_counter() - started
     n_read = len(rules)
-    feature_names = _feature_names(rules_path, feature_names, len(rules[0].scores) if rules else None)
+    feature_names = _feature_names(rules_path, feature_names, n_scores)
 
     if filter_path is not None or sentences is not None:
         started = time.perf_counter()
-        rules = filter_rules(rules, read_sentences(filter_path) if filter_path is not None else sentences)
+        sentences = read_sentences(filter_path) if filter_path is not None else sentences
+        rules = filter_rules(rules, sentences) if reference else filter_rule_arrays(rules, sentences)
         timings["filter"] = time.perf_counter() - started
 
     started = time.perf_counter()

@@ -21,6 +21,7 @@ from itertools import chain
 import numpy as np
 
 from ..binarize import SYMBOL_KINDS, BinaryGrammar, BinaryRuleArrays
+from ..rule_arrays import RuleTableArrays
 from .format import (ARRAYS, FORMAT_VERSION, META_FILE, NONTERMINALS_FILE, SOURCE_VOCAB_FILE,
                      TARGET_VOCAB_FILE, TREES_FILE, StoreError)
 from .runs import hash_runs
@@ -227,9 +228,13 @@ def _compile_columns(columns: RuleColumns, grammar: BinaryGrammar | BinaryRuleAr
     tops = np.flatnonzero(origin >= 0)
     source_top_rule[origin[tops]] = tops
     features, feature_names = _features(source_rules, feature_names)
-    encoded_trees = [(r.tree or "").encode("utf-8") for r in source_rules]
-    tree_offsets = np.zeros(n_source + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, encoded_trees), dtype=np.int64, count=n_source), out=tree_offsets[1:])
+    if isinstance(source_rules, RuleTableArrays):  # the trees in UTF-8 already
+        trees, tree_offsets = source_rules.trees, source_rules.tree_offsets.copy()
+    else:
+        encoded_trees = [(r.tree or "").encode("utf-8") for r in source_rules]
+        tree_offsets = np.zeros(n_source + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, encoded_trees), dtype=np.int64, count=n_source), out=tree_offsets[1:])
+        trees = b"".join(encoded_trees)
 
     symbol_is_virtual = np.zeros(n_nonterminals, dtype=np.uint8)
     symbol_is_virtual[n_real:] = 1
@@ -293,8 +298,8 @@ def _compile_columns(columns: RuleColumns, grammar: BinaryGrammar | BinaryRuleAr
     }
     for name, (dtype, _) in ARRAYS.items():
         assert arrays[name].dtype == dtype, (name, arrays[name].dtype, dtype)
-    return CompiledGrammar(arrays, nonterminals, list(source_word_id), target_words,
-                           b"".join(encoded_trees), meta, order.astype(np.int64))
+    return CompiledGrammar(arrays, nonterminals, list(source_word_id), target_words, trees, meta,
+                           order.astype(np.int64))
 
 
 def save_store(compiled: CompiledGrammar, path: str | os.PathLike) -> None:
@@ -433,12 +438,16 @@ def _carried_blocks(symbol_rule: np.ndarray, child0: np.ndarray, child1: np.ndar
 
 def _features(source_rules, feature_names):
     """float32[n, F] natural logs of the Moses scores (0 -> -100, as Rule.log_scores), and F names."""
-    lengths = {len(r.scores) for r in source_rules}
-    if len(lengths) > 1:
-        raise ValueError(f"rules have different numbers of scores: {sorted(lengths)}")
-    n_features = lengths.pop() if lengths else len(feature_names or ())
-    scores = np.fromiter(chain.from_iterable(r.scores for r in source_rules), dtype=np.float64,
-                         count=len(source_rules) * n_features).reshape(len(source_rules), n_features)
+    if isinstance(source_rules, RuleTableArrays):
+        n_features = source_rules.n_scores if len(source_rules) else len(feature_names or ())
+        scores = source_rules.scores.reshape(len(source_rules), n_features)
+    else:
+        lengths = {len(r.scores) for r in source_rules}
+        if len(lengths) > 1:
+            raise ValueError(f"rules have different numbers of scores: {sorted(lengths)}")
+        n_features = lengths.pop() if lengths else len(feature_names or ())
+        scores = np.fromiter(chain.from_iterable(r.scores for r in source_rules), dtype=np.float64,
+                             count=len(source_rules) * n_features).reshape(len(source_rules), n_features)
     with np.errstate(divide="ignore", invalid="ignore"):
         logs = np.where(scores > 0, np.log(np.where(scores > 0, scores, 1.0)), MOSES_LOG_OF_ZERO)
     if feature_names is None:
