@@ -121,6 +121,7 @@ cdef class RuleBinarizer:
     cdef vector[int] stack_lo, stack_hi, stack_ref
     cdef vector[char] attached
     cdef vector[char] contiguous, derivable, in_tree  # n_tokens x n_tokens span tables
+    cdef vector[int] span_ways  # bracketings of each span, counted up to 2 (bracketing_has_choice)
     # Node templates (post-order, top last); items: >= 0 a carried block, < 0 the word at -(item + 1).
     cdef int n_nodes
     cdef vector[int] node_left, node_right, node_first, node_last, node_lo, node_hi
@@ -138,6 +139,7 @@ cdef class RuleBinarizer:
     cdef int shift_reduce_tree(self, bint mirrored) noexcept
     cdef int right_tree(self) noexcept
     cdef void compute_span_tables(self) noexcept
+    cdef bint bracketing_has_choice(self) noexcept
     cdef int random_tree(self, rng) except ERROR
     cdef int random_subtree(self, int p, int q, rng) except ERROR
     cdef int tree_from_codes(self, const int32_t[::1] codes, int64_t lo, int64_t hi) except ERROR

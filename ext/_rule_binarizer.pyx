@@ -436,6 +436,27 @@ cdef class RuleBinarizer:
                         self.derivable[p * n + q] = 1
                         break
 
+    cdef bint bracketing_has_choice(self) noexcept:
+        """Whether the derivable spans (compute_span_tables) allow more than one bracketing:
+        the number of bracketings per span, counted up to 2."""
+        cdef int n = self.n_tokens, p, q, k, length, ways
+        self.span_ways.assign(n * n, 0)
+        for p in range(n):
+            self.span_ways[p * n + p] = 1
+        for length in range(2, n + 1):
+            for p in range(0, n - length + 1):
+                q = p + length - 1
+                if not self.derivable[p * n + q]:
+                    continue
+                ways = 0
+                for k in range(p, q):
+                    ways += self.span_ways[p * n + k] * self.span_ways[(k + 1) * n + q]
+                    if ways >= 2:
+                        ways = 2
+                        break
+                self.span_ways[p * n + q] = ways
+        return self.span_ways[n - 1] >= 2
+
     cdef int random_tree(self, rng) except ERROR:
         """strategies.random_tree: a uniform feasible split top-down, drawn with rng.choice."""
         cdef int n = self.n_tokens
@@ -1226,7 +1247,9 @@ cdef class RuleBinarizer:
                     for q in range(p + 1, n):
                         if self.derivable[p * n + q]:
                             span_bucket[table_offsets[i] + p * n + q] = self.span_bucket_id(ids, p, q)
-                active[i] = 1
+                # A rule with one feasible bracketing (the left one) cannot change: the sweep
+                # would take its nodes out and put the same ones back. It stays inactive.
+                active[i] = self.bracketing_has_choice()
             else:
                 root = self.monolingual_tree()
             count = 0

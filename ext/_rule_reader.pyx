@@ -17,9 +17,9 @@ lines as Python's text files do (universal newlines: "\\n", "\\r\\n" and "\\r" e
 tests/test_rule_arrays.py checks both readers row by row.
 """
 from libc.math cimport isfinite
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport strtod
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memchr, memcmp, memcpy
 from libcpp.vector cimport vector
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 
@@ -39,9 +39,21 @@ cdef int _utf8_scan(const unsigned char* s, int n, bint* special, bint* blank) n
     and tabs."""
     cdef int i = 0
     cdef unsigned int c, c1, c2, c3, cp
+    cdef uint64_t word
     special[0] = False
     blank[0] = True
     while i < n:
+        # Eight bytes at a time while they are ASCII without control characters (no byte with
+        # its high bit set, none below 0x20): the usual case, with nothing to check.
+        while i + 8 <= n:
+            memcpy(&word, s + i, 8)
+            if ((word - 0x2020202020202020ULL) | word) & 0x8080808080808080ULL:
+                break
+            if word != 0x2020202020202020ULL:
+                blank[0] = False
+            i += 8
+        if i >= n:
+            break
         c = s[i]
         if c < 0x80:
             if c != 0x20 and c != 0x09:
@@ -158,28 +170,53 @@ cdef inline int _nonterminal(const char* line, Span token, Span* label) noexcept
     return 1
 
 
+# Powers of ten that are exact doubles (Clinger's fast path).
+cdef double[23] EXACT_POWERS_OF_TEN = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+                                       1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
+
+
 cdef inline bint _number(const char* line, Span token, double* value) noexcept nogil:
     """A decimal number written [+-]digits[.digits][e[+-]digits] (at least one digit before the
-    exponent), finite: what float() and strtod read alike. Anything else (inf, nan, "1_0",
-    hexadecimal, ...) is False: parse_rule decides."""
-    cdef int i = token.start, end = token.end, digits = 0, n = end - token.start
+    exponent), finite: what float() and strtod read alike (both round correctly). Anything else
+    (inf, nan, "1_0", hexadecimal, ...) is False: parse_rule decides.
+
+    Without an exponent and with at most 15 significant digits the number is an integer
+    below 2**53 divided by an exact power of ten, and that one division rounds correctly (Clinger
+    1990): the usual scores and counts ("0.781977", "2.71828", "1597") need no strtod."""
+    cdef int i = token.start, end = token.end, n = end - token.start
+    cdef int digits = 0, fraction = 0, significant = 0, d
+    cdef bint negative = False, exponent = False
+    cdef uint64_t mantissa = 0
     cdef char buffer[80]
     cdef char* stop
     if n <= 0 or n >= 80:
         return False
     if line[i] == b'+' or line[i] == b'-':
+        negative = line[i] == b'-'
         i += 1
     while i < end and b'0' <= line[i] <= b'9':
-        i += 1
+        d = line[i] - 48
+        if significant or d:
+            significant += 1
+            if significant <= 15:
+                mantissa = mantissa * 10 + <uint64_t>d
         digits += 1
+        i += 1
     if i < end and line[i] == b'.':
         i += 1
         while i < end and b'0' <= line[i] <= b'9':
-            i += 1
+            d = line[i] - 48
+            if significant or d:
+                significant += 1
+            if significant <= 15:
+                mantissa = mantissa * 10 + <uint64_t>d
             digits += 1
+            fraction += 1
+            i += 1
     if digits == 0:
         return False
     if i < end and (line[i] == b'e' or line[i] == b'E'):
+        exponent = True
         i += 1
         if i < end and (line[i] == b'+' or line[i] == b'-'):
             i += 1
@@ -189,6 +226,11 @@ cdef inline bint _number(const char* line, Span token, double* value) noexcept n
             i += 1
     if i != end:
         return False
+    if not exponent and significant <= 15 and fraction <= 22:
+        value[0] = <double>mantissa / EXACT_POWERS_OF_TEN[fraction]
+        if negative:
+            value[0] = -value[0]
+        return True
     memcpy(buffer, line + token.start, n)
     buffer[n] = 0
     value[0] = strtod(buffer, &stop)
@@ -208,11 +250,17 @@ cdef inline int _ascii_int(const char* line, int start, int end) noexcept nogil:
 
 
 cdef inline int _find(const char* line, int start, int end, const char* needle, int n) noexcept nogil:
-    """The first index >= start where needle occurs within line[:end], or -1."""
-    cdef int i
-    for i in range(start, end - n + 1):
-        if memcmp(line + i, needle, n) == 0:
-            return i
+    """The first index >= start where needle occurs within line[:end], or -1 (memchr for its
+    first byte: the needles are short and their first byte rare)."""
+    cdef const char* at = line + start
+    cdef const char* stop = line + end - n + 1
+    while at < stop:
+        at = <const char*>memchr(at, needle[0], stop - at)
+        if at == NULL:
+            return -1
+        if memcmp(at, needle, n) == 0:
+            return <int>(at - line)
+        at += 1
     return -1
 
 
@@ -288,14 +336,13 @@ cdef class RuleTableReader:
         caller keeps the rest for the next call). With `final`, every byte is read."""
         cdef Py_ssize_t n = data.shape[0], position = 0, end, following
         cdef const char* text = <const char*>&data[0] if n else NULL
-        cdef unsigned char c
+        cdef const char* found
         while position < n:
-            end = position
-            while end < n:
-                c = data[end]
-                if c == b'\n' or c == b'\r':
-                    break
-                end += 1
+            found = <const char*>memchr(text + position, b'\n', n - position)
+            end = n if found == NULL else found - text
+            found = <const char*>memchr(text + position, b'\r', end - position)
+            if found != NULL:
+                end = found - text
             if end == n:
                 if not final:
                     break
@@ -340,15 +387,15 @@ cdef class RuleTableReader:
         cdef Span field
         cdef int i = 0, start = 0
         self.fields.clear()
-        while i + 2 < length:
-            if line[i] == b'|' and line[i + 1] == b'|' and line[i + 2] == b'|':
-                field.start = start
-                field.end = i
-                self.fields.push_back(_strip(line, field))
-                i += 3
-                start = i
-            else:
-                i += 1
+        while True:
+            i = _find(line, i, length, b"|||", 3)
+            if i < 0:
+                break
+            field.start = start
+            field.end = i
+            self.fields.push_back(_strip(line, field))
+            i += 3
+            start = i
         field.start = start
         field.end = length
         self.fields.push_back(_strip(line, field))
@@ -491,8 +538,7 @@ cdef class RuleTableReader:
         for i in range(<int>self.line_scores.size()):
             self.scores.push_back(self.line_scores[i])
         self.push_links()
-        for i in range(tree.start, tree.end):
-            self.trees.push_back(line[i])
+        self.trees.insert(self.trees.end(), line + tree.start, line + tree.end)
         self.tree_offsets.push_back(<int64_t>self.trees.size())
         self.line_numbers.push_back(self.line_number)
         return LINE_RULE
