@@ -8,6 +8,7 @@ test fixtures all call `build_store`.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import time
 from dataclasses import dataclass, field
@@ -52,7 +53,7 @@ def build_store(rules_path: str | os.PathLike, store_dir: str | os.PathLike, str
     GrammarFormatError, InputError (file, line), FeatureNamesError, StoreError, OSError."""
     # Reading, binarizing and compiling a table make millions of objects that cannot form a cycle:
     # the cyclic collector would walk them all again and again (see garbage_collector_paused).
-    with garbage_collector_paused():
+    with garbage_collector_paused(), _heap_kept():
         return _build_store(os.fspath(rules_path), store_dir, strategy, seed, filter_path, sentences, feature_names,
                             non_binarizable, progress, source_table, reference)
 
@@ -91,6 +92,36 @@ def _build_store(rules_path, store_dir, strategy, seed, filter_path, sentences, 
     save_store(compiled, store_dir)
     timings["write"] = time.perf_counter() - started
     return StoreBuild(os.fspath(store_dir), n_read, len(rules), grammar.report, compiled.meta, timings)
+
+
+class _heap_kept:
+    """While a store is built, glibc's malloc keeps freed memory for the next allocation instead
+    of giving it back to the system: the steps allocate and free arrays of hundreds of MB one
+    after another, and each one mapped anew costs a page fault per 4 KiB on first touch (on the
+    full Bible table, 1.8 of its 3.5 s of system time; measured in docs/store-format.md). After,
+    the thresholds are set back to glibc's defaults (128 KiB; fixed from then on, where glibc
+    would move the mmap threshold up by itself) and the kept memory is given back (malloc_trim).
+    Nothing is done where the C library has no mallopt."""
+
+    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # malloc.h
+    KEEP = 2**31 - 1
+    DEFAULT = 128 * 1024
+
+    def __enter__(self):
+        try:
+            self.libc = ctypes.CDLL(None)
+            self.libc.mallopt, self.libc.malloc_trim  # noqa: B018 (glibc only)
+        except (OSError, AttributeError):
+            self.libc = None
+            return
+        self.libc.mallopt(self.M_MMAP_THRESHOLD, self.KEEP)
+        self.libc.mallopt(self.M_TRIM_THRESHOLD, self.KEEP)
+
+    def __exit__(self, *exc_info):
+        if self.libc is not None:
+            self.libc.mallopt(self.M_MMAP_THRESHOLD, self.DEFAULT)
+            self.libc.mallopt(self.M_TRIM_THRESHOLD, self.DEFAULT)
+            self.libc.malloc_trim(ctypes.c_size_t(0))
 
 
 def _feature_names(rules_path: str, given: Sequence[str] | None, n_scores: int | None) -> list[str]:
