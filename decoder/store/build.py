@@ -24,7 +24,8 @@ from .filter import filter_rule_arrays, filter_rules, read_sentences
 
 @dataclass
 class StoreBuild:
-    """What building a store did: rule counts, the binarization report, meta.json, seconds per step."""
+    """What building a store did: rule counts, the binarization report, meta.json, seconds per
+    step (wall clock, and CPU seconds of this process)."""
 
     store_dir: str
     n_read: int
@@ -32,6 +33,7 @@ class StoreBuild:
     report: dict
     meta: dict
     timings: dict[str, float] = field(default_factory=dict)
+    cpu_timings: dict[str, float] = field(default_factory=dict)
 
 
 def build_store(rules_path: str | os.PathLike, store_dir: str | os.PathLike, strategy: str = "left", *,
@@ -61,37 +63,52 @@ def build_store(rules_path: str | os.PathLike, store_dir: str | os.PathLike, str
 def _build_store(rules_path, store_dir, strategy, seed, filter_path, sentences, feature_names, non_binarizable,
                  progress, source_table, reference) -> StoreBuild:
     timings: dict[str, float] = {}
-    started = time.perf_counter()
-    if reference:
-        rules = list(read_rules(rules_path, uniform_scores=True))
-        n_scores = len(rules[0].scores) if rules else None
-    else:
-        rules = read_rule_arrays(rules_path)
-        n_scores = rules.n_scores if len(rules) else None
-    timings["read"] = time.perf_counter() - started
+    cpu_timings: dict[str, float] = {}
+    step = _Steps(timings, cpu_timings)
+    with step("read"):
+        if reference:
+            rules = list(read_rules(rules_path, uniform_scores=True))
+            n_scores = len(rules[0].scores) if rules else None
+        else:
+            rules = read_rule_arrays(rules_path)
+            n_scores = rules.n_scores if len(rules) else None
     n_read = len(rules)
     feature_names = _feature_names(rules_path, feature_names, n_scores)
 
     if filter_path is not None or sentences is not None:
-        started = time.perf_counter()
-        sentences = read_sentences(filter_path) if filter_path is not None else sentences
-        rules = filter_rules(rules, sentences) if reference else filter_rule_arrays(rules, sentences)
-        timings["filter"] = time.perf_counter() - started
+        with step("filter"):
+            sentences = read_sentences(filter_path) if filter_path is not None else sentences
+            rules = filter_rules(rules, sentences) if reference else filter_rule_arrays(rules, sentences)
 
-    started = time.perf_counter()
-    grammar = binarize(rules, strategy=strategy, seed=seed, non_binarizable=non_binarizable, progress=progress,
-                       arrays=not reference)
-    timings["binarize"] = time.perf_counter() - started
+    with step("binarize"):
+        grammar = binarize(rules, strategy=strategy, seed=seed, non_binarizable=non_binarizable, progress=progress,
+                           arrays=not reference)
+    with step("compile"):
+        compiled = compile_grammar(grammar, feature_names=feature_names,
+                                   source_table=os.path.abspath(source_table if source_table is not None
+                                                                else rules_path),
+                                   filter_path=os.path.abspath(filter_path) if filter_path is not None else None)
+    with step("write"):
+        save_store(compiled, store_dir)
+    return StoreBuild(os.fspath(store_dir), n_read, len(rules), grammar.report, compiled.meta, timings, cpu_timings)
 
-    started = time.perf_counter()
-    compiled = compile_grammar(grammar, feature_names=feature_names,
-                               source_table=os.path.abspath(source_table if source_table is not None else rules_path),
-                               filter_path=os.path.abspath(filter_path) if filter_path is not None else None)
-    timings["compile"] = time.perf_counter() - started
-    started = time.perf_counter()
-    save_store(compiled, store_dir)
-    timings["write"] = time.perf_counter() - started
-    return StoreBuild(os.fspath(store_dir), n_read, len(rules), grammar.report, compiled.meta, timings)
+
+class _Steps:
+    """`with steps("name"):` records the wall and CPU seconds of a step."""
+
+    def __init__(self, timings: dict, cpu_timings: dict):
+        self.timings, self.cpu_timings, self.name = timings, cpu_timings, None
+
+    def __call__(self, name: str) -> "_Steps":
+        self.name = name
+        return self
+
+    def __enter__(self):
+        self.started, self.cpu_started = time.perf_counter(), time.process_time()
+
+    def __exit__(self, *exc_info):
+        self.timings[self.name] = time.perf_counter() - self.started
+        self.cpu_timings[self.name] = time.process_time() - self.cpu_started
 
 
 class _heap_kept:
