@@ -175,14 +175,15 @@ cdef double[23] EXACT_POWERS_OF_TEN = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1
                                        1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
 
 
-cdef inline bint _number(const char* line, Span token, double* value) noexcept nogil:
+cdef inline bint _number(const char* line, Span token, double* value, bint need_value=True) noexcept nogil:
     """A decimal number written [+-]digits[.digits][e[+-]digits] (at least one digit before the
     exponent), finite: what float() and strtod read alike (both round correctly). Anything else
     (inf, nan, "1_0", hexadecimal, ...) is False: parse_rule decides.
 
     Without an exponent and with at most 15 significant digits the number is an integer
     below 2**53 divided by an exact power of ten, and that one division rounds correctly (Clinger
-    1990): the usual scores and counts ("0.781977", "2.71828", "1597") need no strtod."""
+    1990): the usual scores and counts ("0.781977", "2.71828", "1597") need no strtod. Without
+    `need_value` (a count, only checked) a decimal without an exponent is finite as it is."""
     cdef int i = token.start, end = token.end, n = end - token.start
     cdef int digits = 0, fraction = 0, significant = 0, d
     cdef bint negative = False, exponent = False
@@ -226,6 +227,8 @@ cdef inline bint _number(const char* line, Span token, double* value) noexcept n
             i += 1
     if i != end:
         return False
+    if not exponent and not need_value:
+        return True
     if not exponent and significant <= 15 and fraction <= 22:
         value[0] = <double>mantissa / EXACT_POWERS_OF_TEN[fraction]
         if negative:
@@ -489,7 +492,7 @@ cdef class RuleTableReader:
         if n_fields > 4 and self.fields[4].end > self.fields[4].start:
             _split(line, self.fields[4], self.numbers)
             for i in range(<int>self.numbers.size()):
-                if not _number(line, self.numbers[i], &value):
+                if not _number(line, self.numbers[i], &value, False):
                     return LINE_PYTHON  # parse_rule reads any count, but this reader only finite decimals
 
         # The tree fragment: "{{Tree", whitespace, the tree, the first "}}" (_TREE_PROPERTY's match).
