@@ -39,7 +39,7 @@ MODULES = {
     "_rule_reader": (None, [], {}),
     "_extract": (None, [], {}),
     "_sequence_index": (None, ["prefetch.hh"], {}),
-    "_icr": (None, [], {}),
+    "_icr": (None, ["prefetch.hh"], {}),
     "_rule_binarizer": (None, [], {}),
 }
 

@@ -9,6 +9,9 @@ exactly, and put the nodes back. tests/test_binarize.py compares the two.
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 
+cdef extern from "prefetch.hh":
+    void cky_prefetch(const void* address) noexcept nogil
+
 cdef int64_t INF = 1 << 62
 
 
@@ -91,6 +94,19 @@ cdef inline bint _unchanged(int n, const int32_t* span_bucket, const int64_t* bu
     return True
 
 
+cdef inline void _prefetch_buckets(int n, const int32_t* span_bucket, const int64_t* counts,
+                                   const int64_t* bucket_changed) noexcept nogil:
+    """Request the sizes and change times of a rule's feasible buckets (scattered over tables
+    too big for the cache) while the rule before it is evaluated."""
+    cdef int p, q, b
+    for p in range(n):
+        for q in range(p + 1, n):
+            b = span_bucket[p * n + q]
+            if b >= 0:
+                cky_prefetch(&counts[b])
+                cky_prefetch(&bucket_changed[b])
+
+
 def icr_sweep(const int32_t[::1] n_tokens, const int64_t[::1] table_offsets,
               const int32_t[::1] span_bucket, const int64_t[::1] tree_offsets,
               int32_t[::1] tree_spans, const uint8_t[::1] active, int64_t[::1] counts,
@@ -105,6 +121,7 @@ def icr_sweep(const int32_t[::1] n_tokens, const int64_t[::1] table_offsets,
     cdef Py_ssize_t i
     cdef int n, m, j
     cdef int64_t base, lo, now = clock[0]
+    cdef Py_ssize_t ahead
     cdef int changed = 0
     cdef int64_t* best = <int64_t*> malloc(MAX_TOKENS * MAX_TOKENS * sizeof(int64_t))
     cdef int32_t* split_at = <int32_t*> malloc(MAX_TOKENS * MAX_TOKENS * sizeof(int32_t))
@@ -127,6 +144,12 @@ def icr_sweep(const int32_t[::1] n_tokens, const int64_t[::1] table_offsets,
         for i in range(n_rules):
             if not active[i]:
                 continue
+            ahead = i + 1
+            while ahead < n_rules and not active[ahead]:
+                ahead += 1
+            if ahead < n_rules:
+                _prefetch_buckets(n_tokens[ahead], &span_bucket[table_offsets[ahead]], &counts[0],
+                                  &bucket_changed[0])
             n = n_tokens[i]
             base = table_offsets[i]
             now += 1
