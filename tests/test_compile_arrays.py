@@ -201,3 +201,11 @@ def test_feature_names_are_required_on_both_paths(tmp_path):
             build_store(path, tmp_path / "store", "left", reference=reference)
         with pytest.raises(FeatureNamesError, match="2 feature names"):
             build_store(path, tmp_path / "store", "left", feature_names=["a", "b"], reference=reference)
+
+
+@pytest.mark.parametrize("strategy", ["left", "icr"])
+def test_an_empty_table_on_both_paths(strategy, tmp_path):
+    path = tmp_path / "rules.txt"
+    path.write_text("\n  \n")
+    n_read, n_kept, files = _build_both(path, tmp_path, strategy)
+    assert n_read == n_kept == 0 and files["meta.json"]["n_rules"] == 0
