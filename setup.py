@@ -36,9 +36,10 @@ MODULES = {
     "_kbest": ("headers", ["kbest_containers.hh"], {"initializedcheck": False}),  # headers: cimports _chart's
     "_two_pass": ("headers", ["chart_containers.hh", "two_pass_containers.hh"], {"initializedcheck": False}),
     "_rule_table": (None, [], {}),
+    "_rule_reader": (None, [], {}),
     "_extract": (None, [], {}),
     "_sequence_index": (None, ["prefetch.hh"], {}),
-    "_icr": (None, [], {}),
+    "_icr": (None, ["prefetch.hh"], {}),
     "_rule_binarizer": (None, [], {}),
 }
 

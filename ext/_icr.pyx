@@ -9,6 +9,9 @@ exactly, and put the nodes back. tests/test_binarize.py compares the two.
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 
+cdef extern from "prefetch.hh":
+    void cky_prefetch(const void* address) noexcept nogil
+
 cdef int64_t INF = 1 << 62
 
 
@@ -79,14 +82,46 @@ cdef inline int64_t exact_increase(int m, const int32_t* buckets, const int64_t*
     return total
 
 
+cdef inline bint _unchanged(int n, const int32_t* span_bucket, const int64_t* bucket_changed,
+                            int64_t checked) noexcept nogil:
+    """No feasible bucket of the rule changed size at or after time `checked`."""
+    cdef int p, q, b
+    for p in range(n):
+        for q in range(p + 1, n):
+            b = span_bucket[p * n + q]
+            if b >= 0 and bucket_changed[b] >= checked:
+                return False
+    return True
+
+
+cdef inline void _prefetch_buckets(int n, const int32_t* span_bucket, const int64_t* counts,
+                                   const int64_t* bucket_changed) noexcept nogil:
+    """Request the sizes and change times of a rule's feasible buckets (scattered over tables
+    too big for the cache) while the rule before it is evaluated."""
+    cdef int p, q, b
+    for p in range(n):
+        for q in range(p + 1, n):
+            b = span_bucket[p * n + q]
+            if b >= 0:
+                cky_prefetch(&counts[b])
+                cky_prefetch(&bucket_changed[b])
+
+
 def icr_sweep(const int32_t[::1] n_tokens, const int64_t[::1] table_offsets,
               const int32_t[::1] span_bucket, const int64_t[::1] tree_offsets,
-              int32_t[::1] tree_spans, const uint8_t[::1] active, int64_t[::1] counts):
-    """One sweep over all rules, in place. Returns the number of rules re-bracketed."""
+              int32_t[::1] tree_spans, const uint8_t[::1] active, int64_t[::1] counts,
+              int64_t[::1] clock, int64_t[::1] bucket_changed, int64_t[::1] rule_checked):
+    """One sweep over all rules, in place. Returns the number of rules re-bracketed.
+
+    `clock` (one value), `bucket_changed` and `rule_checked` carry over from sweep to sweep
+    (decoder.binarize.icr.SpanTables): a rule is evaluated only if one of its feasible buckets
+    changed size at or after its last evaluation (its choice depends on nothing else), which
+    after the first sweeps is a small part of the rules."""
     cdef Py_ssize_t n_rules = n_tokens.shape[0]
     cdef Py_ssize_t i
     cdef int n, m, j
-    cdef int64_t base, lo
+    cdef int64_t base, lo, now = clock[0]
+    cdef Py_ssize_t ahead
     cdef int changed = 0
     cdef int64_t* best = <int64_t*> malloc(MAX_TOKENS * MAX_TOKENS * sizeof(int64_t))
     cdef int32_t* split_at = <int32_t*> malloc(MAX_TOKENS * MAX_TOKENS * sizeof(int32_t))
@@ -94,6 +129,9 @@ def icr_sweep(const int32_t[::1] n_tokens, const int64_t[::1] table_offsets,
     cdef int32_t old_buckets[MAX_TOKENS]
     cdef int32_t new_buckets[MAX_TOKENS]
     cdef bint same
+    if bucket_changed.shape[0] != counts.shape[0] or rule_checked.shape[0] != n_rules or clock.shape[0] != 1:
+        free(best); free(split_at)
+        raise ValueError("bucket_changed, rule_checked and clock must have one value per bucket, per rule and one")
     if best == NULL or split_at == NULL:
         free(best); free(split_at)
         raise MemoryError()
@@ -106,8 +144,18 @@ def icr_sweep(const int32_t[::1] n_tokens, const int64_t[::1] table_offsets,
         for i in range(n_rules):
             if not active[i]:
                 continue
+            ahead = i + 1
+            while ahead < n_rules and not active[ahead]:
+                ahead += 1
+            if ahead < n_rules:
+                _prefetch_buckets(n_tokens[ahead], &span_bucket[table_offsets[ahead]], &counts[0],
+                                  &bucket_changed[0])
             n = n_tokens[i]
             base = table_offsets[i]
+            now += 1
+            if rule_checked[i] > 0 and _unchanged(n, &span_bucket[base], &bucket_changed[0], rule_checked[i]):
+                continue
+            rule_checked[i] = now
             lo = tree_offsets[i]
             m = <int>(tree_offsets[i + 1] - lo)
             for j in range(m):
@@ -128,12 +176,15 @@ def icr_sweep(const int32_t[::1] n_tokens, const int64_t[::1] table_offsets,
                 for j in range(m):
                     tree_spans[lo + j] = new_codes[j]
                     counts[new_buckets[j]] += 1
+                    bucket_changed[old_buckets[j]] = now
+                    bucket_changed[new_buckets[j]] = now
                 changed += 1
             else:
                 for j in range(m):
                     counts[old_buckets[j]] += 1
     free(best)
     free(split_at)
+    clock[0] = now
     return changed
 
 

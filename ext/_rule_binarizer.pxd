@@ -63,6 +63,22 @@ cdef class RuleBinarizer:
     cdef SequenceIndex rule_keys  # a virtual rule's (lhs, children, target) as canonical ints -> id
     cdef vector[int32_t] rule_buffer  # a rule key being looked up
 
+    # Table input (use_table): the rules as rows of a decoder.rule_arrays.RuleTableArrays instead
+    # of Rule objects; tokens are then interned by word, label and run id, never by string.
+    cdef bint from_table
+    cdef Py_ssize_t table_rows
+    cdef const int32_t[::1] table_lhs, table_source, table_target, table_labels
+    cdef const int64_t[::1] table_source_offsets, table_target_offsets, table_label_offsets
+    cdef list table_words, table_label_names  # word id -> word, label id -> label
+    cdef int64_t row_source, row_target, row_labels  # the current row's offsets
+    cdef vector[int32_t] word_symbol  # word id -> symbol of its one-word run, or -1
+    cdef vector[int32_t] label_symbol  # label id -> its symbol, or -1
+    cdef vector[int32_t] word_target_id  # word id -> its id in target_word_ids, or -1
+    cdef vector[int32_t] lhs_label_of  # label id -> its index in lhs_labels, or -1
+    cdef SequenceIndex run_keys  # a run of several words (word ids) -> run id
+    cdef vector[int32_t] run_symbol  # run id -> symbol
+    cdef vector[int32_t] items_buffer  # read_rule's items for read_items
+
     # Symbols: tokens (labels and terminal runs) and virtual nodes.
     cdef dict token_symbols  # label (str) or terminal run (tuple) -> symbol id
     cdef dict word_symbols  # word -> symbol id of the one-word run (word,): no tuple to build for a lookup
@@ -105,6 +121,7 @@ cdef class RuleBinarizer:
     cdef vector[int] stack_lo, stack_hi, stack_ref
     cdef vector[char] attached
     cdef vector[char] contiguous, derivable, in_tree  # n_tokens x n_tokens span tables
+    cdef vector[int] span_ways  # bracketings of each span, counted up to 2 (bracketing_has_choice)
     # Node templates (post-order, top last); items: >= 0 a carried block, < 0 the word at -(item + 1).
     cdef int n_nodes
     cdef vector[int] node_left, node_right, node_first, node_last, node_lo, node_hi
@@ -114,11 +131,15 @@ cdef class RuleBinarizer:
 
     # Reading a rule; its bracketing (strategies.py); node templates (rule_shape.node_templates).
     cdef int read_rule(self, rule) except -1
+    cdef int read_row(self, Py_ssize_t i) except -1
+    cdef int read_input(self, list rules, Py_ssize_t i) except -1
+    cdef int read_items(self, const int32_t* source, int n_source, const int32_t* target, int n_target) except -2
     cdef int new_node(self, int left, int right) noexcept
     cdef int monolingual_tree(self) noexcept
     cdef int shift_reduce_tree(self, bint mirrored) noexcept
     cdef int right_tree(self) noexcept
     cdef void compute_span_tables(self) noexcept
+    cdef bint bracketing_has_choice(self) noexcept
     cdef int random_tree(self, rng) except ERROR
     cdef int random_subtree(self, int p, int q, rng) except ERROR
     cdef int tree_from_codes(self, const int32_t[::1] codes, int64_t lo, int64_t hi) except ERROR
@@ -135,6 +156,7 @@ cdef class RuleBinarizer:
     cdef int concatenated_bucket(self, int left, int right) except -1
     cdef int concatenation_in_buffer(self, int left, int right, int n, uint64_t h) except -1
     cdef int intern_token(self, int t) except -1
+    cdef int intern_row_token(self, int slot, int start, int end) except -1
     cdef int add_token_symbol(self, token, bint is_label) except -1
     cdef int child_symbol(self, int child) noexcept
     cdef tuple node_children(self, int j)
@@ -149,8 +171,9 @@ cdef class RuleBinarizer:
     cdef str virtual_name(self, int j, tuple bucket, bint monolingual)
     cdef int emit_rule(self, Py_ssize_t rule_index, lhs) except -1
     cdef int emit_rule_arrays(self, Py_ssize_t rule_index, lhs) except -1
+    cdef int lhs_label(self, Py_ssize_t rule_index, lhs) except -1
     cdef int virtual_symbol_arrays(self, int j, int left, int right) except -1
     cdef int push_target(self, int j) except -1
     # ICR span tables.
     cdef void collect_tree_spans(self, int ref, int32_t* codes, int* count, int* first, int* last) noexcept
-    cdef int span_bucket_id(self, dict ids, int p, int q) except -1
+    cdef int span_bucket_id(self, SequenceIndex ids, int p, int q) except -1

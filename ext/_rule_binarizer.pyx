@@ -220,11 +220,48 @@ cdef class RuleBinarizer:
         cdef Py_ssize_t n_source = PyTuple_GET_SIZE(self.source)
         cdef Py_ssize_t n_target = PyTuple_GET_SIZE(self.target)
         cdef Py_ssize_t position
-        cdef int n = 0, slot, rank = 0, t, first = 0
         cdef object symbol
         self.n_slots = <int>PyTuple_GET_SIZE(self.labels)
-        self.n_target = <int>n_target
-        if <Py_ssize_t>self.token_slot.size() < n_source:
+        self.items_buffer.resize(n_source + n_target)
+        for position in range(n_source):
+            symbol = <object>PyTuple_GET_ITEM(self.source, position)
+            self.items_buffer[position] = -1 - <int>symbol if PyLong_Check(symbol) else 0
+        for position in range(n_target):
+            symbol = <object>PyTuple_GET_ITEM(self.target, position)
+            if PyLong_Check(symbol):
+                if symbol < 0 or symbol >= self.n_slots:
+                    raise ValueError(f"rule {rule}: target slot {symbol} out of range")
+                self.items_buffer[n_source + position] = -1 - <int>symbol
+            else:
+                self.items_buffer[n_source + position] = 0
+        if self.read_items(&self.items_buffer[0], <int>n_source, &self.items_buffer[n_source], <int>n_target) < 0:
+            raise ValueError(f"rule {rule}: a source slot out of range, or an empty source side")
+        return 0
+
+    cdef int read_row(self, Py_ssize_t i) except -1:
+        """read_rule for row i of the table (use_table): word ids >= 0, slot k as -1 - k."""
+        cdef int64_t source = self.table_source_offsets[i], target = self.table_target_offsets[i]
+        self.row_source = source
+        self.row_target = target
+        self.row_labels = self.table_label_offsets[i]
+        self.n_slots = <int>(self.table_label_offsets[i + 1] - self.row_labels)
+        if self.read_items(&self.table_source[source] if self.table_source_offsets[i + 1] > source else NULL,
+                           <int>(self.table_source_offsets[i + 1] - source),
+                           &self.table_target[target] if self.table_target_offsets[i + 1] > target else NULL,
+                           <int>(self.table_target_offsets[i + 1] - target)) < 0:
+            raise ValueError(f"rule {i} of the table: a slot out of range, or an empty source side")
+        return 0
+
+    cdef int read_input(self, list rules, Py_ssize_t i) except -1:
+        if self.from_table:
+            return self.read_row(i)
+        return self.read_rule(rules[i])
+
+    cdef int read_items(self, const int32_t* source, int n_source, const int32_t* target, int n_target) except -2:
+        """The tokens of a source side and the slots of a target side given as items (slot k as
+        -1 - k, anything else a word); -1 if a slot is out of range or the source side empty."""
+        cdef int position, n = 0, slot, rank = 0, t, first = 0
+        if <int>self.token_slot.size() < n_source:
             self.token_slot.resize(n_source)
             self.token_start.resize(n_source)
             self.token_end.resize(n_source)
@@ -233,35 +270,34 @@ cdef class RuleBinarizer:
             self.token_symbol.resize(n_source)
             self.token_key.resize(n_source)
         for position in range(n_source):
-            symbol = <object>PyTuple_GET_ITEM(self.source, position)
-            if PyLong_Check(symbol):
-                self.token_slot[n] = symbol
-                self.token_start[n] = <int>position
-                self.token_end[n] = <int>position + 1
+            if source[position] < 0:
+                self.token_slot[n] = -1 - source[position]
+                self.token_start[n] = position
+                self.token_end[n] = position + 1
                 n += 1
             elif n > 0 and self.token_slot[n - 1] == -1:
-                self.token_end[n - 1] = <int>position + 1  # a run continues
+                self.token_end[n - 1] = position + 1  # a run continues
             else:
                 self.token_slot[n] = -1
-                self.token_start[n] = <int>position
-                self.token_end[n] = <int>position + 1
+                self.token_start[n] = position
+                self.token_end[n] = position + 1
                 n += 1
         self.n_tokens = n
+        self.n_target = n_target
         if n == 0:
-            raise ValueError(f"rule {rule} has an empty source side")
+            return -1
         self.slot_rank.resize(self.n_slots)
         self.slot_target_position.resize(self.n_slots)
         self.target_slot.resize(n_target)
         self.target_word.assign(n_target, -1)
         for position in range(n_target):
-            symbol = <object>PyTuple_GET_ITEM(self.target, position)
-            if PyLong_Check(symbol):
-                slot = symbol
-                if slot < 0 or slot >= self.n_slots:
-                    raise ValueError(f"rule {rule}: target slot {slot} out of range")
+            if target[position] < 0:
+                slot = -1 - target[position]
+                if slot >= self.n_slots:
+                    return -1
                 self.target_slot[position] = slot
                 self.slot_rank[slot] = rank
-                self.slot_target_position[slot] = <int>position
+                self.slot_target_position[slot] = position
                 rank += 1
             else:
                 self.target_slot[position] = -1
@@ -270,12 +306,34 @@ cdef class RuleBinarizer:
             slot = self.token_slot[t]
             if slot >= 0:
                 if slot >= self.n_slots:
-                    raise ValueError(f"rule {rule}: source slot {slot} out of range")
+                    return -1
                 self.token_rank[t] = self.slot_rank[slot]
                 first += 1
             else:
                 self.token_rank[t] = -1
         return 0
+
+    def use_table(self, table):
+        """Read the rules from a decoder.rule_arrays.RuleTableArrays (its rows) instead of Rule
+        objects: binarize_rules and icr_tables then take `rules=None`. Only with emit_arrays."""
+        if not self.emit_arrays:
+            raise ValueError("a RuleBinarizer reads a table's arrays only with emit_arrays=True")
+        self.from_table = True
+        self.table_source = table.source
+        self.table_source_offsets = table.source_offsets
+        self.table_target = table.target
+        self.table_target_offsets = table.target_offsets
+        self.table_labels = table.rule_labels
+        self.table_label_offsets = table.label_offsets
+        self.table_lhs = table.lhs
+        self.table_rows = len(table)
+        self.table_words = list(table.words)
+        self.table_label_names = list(table.labels)
+        self.word_symbol.assign(len(self.table_words), -1)
+        self.word_target_id.assign(len(self.table_words), -1)
+        self.label_symbol.assign(len(self.table_label_names), -1)
+        self.lhs_label_of.assign(len(self.table_label_names), -1)
+        self.run_keys = SequenceIndex()
 
     # -- bracketings (strategies.py) -----------------------------------------
 
@@ -377,6 +435,27 @@ cdef class RuleBinarizer:
                     if self.derivable[p * n + k] and self.derivable[(k + 1) * n + q]:
                         self.derivable[p * n + q] = 1
                         break
+
+    cdef bint bracketing_has_choice(self) noexcept:
+        """Whether the derivable spans (compute_span_tables) allow more than one bracketing:
+        the number of bracketings per span, counted up to 2."""
+        cdef int n = self.n_tokens, p, q, k, length, ways
+        self.span_ways.assign(n * n, 0)
+        for p in range(n):
+            self.span_ways[p * n + p] = 1
+        for length in range(2, n + 1):
+            for p in range(0, n - length + 1):
+                q = p + length - 1
+                if not self.derivable[p * n + q]:
+                    continue
+                ways = 0
+                for k in range(p, q):
+                    ways += self.span_ways[p * n + k] * self.span_ways[(k + 1) * n + q]
+                    if ways >= 2:
+                        ways = 2
+                        break
+                self.span_ways[p * n + q] = ways
+        return self.span_ways[n - 1] >= 2
 
     cdef int random_tree(self, rng) except ERROR:
         """strategies.random_tree: a uniform feasible split top-down, drawn with rng.choice."""
@@ -613,6 +692,8 @@ cdef class RuleBinarizer:
         """Symbol of token t: its label, or its terminal run (binary_grammar._token_child / _token_key)."""
         cdef int slot = self.token_slot[t], start = self.token_start[t], end = self.token_end[t]
         cdef int symbol = <int>len(self.symbol_child)
+        if self.from_table:
+            return self.intern_row_token(slot, start, end)
         if slot < 0 and end - start == 1:
             word = <object>PyTuple_GET_ITEM(self.source, start)
             found = self.word_symbols.get(word)
@@ -630,6 +711,37 @@ cdef class RuleBinarizer:
             return found
         self.token_symbols[token] = symbol
         self.add_token_symbol(token, slot >= 0)
+        return symbol
+
+    cdef int intern_row_token(self, int slot, int start, int end) except -1:
+        """intern_token for a table row: symbols by word, label and run id, no dict look-up."""
+        cdef int symbol = <int>len(self.symbol_child), i, found, word, label, run
+        cdef bint added
+        cdef tuple run_words
+        if slot >= 0:
+            label = self.table_labels[self.row_labels + slot]
+            found = self.label_symbol[label]
+            if found >= 0:
+                return found
+            self.label_symbol[label] = symbol
+            self.add_token_symbol(self.table_label_names[label], True)
+            return symbol
+        if end - start == 1:
+            word = self.table_source[self.row_source + start]
+            found = self.word_symbol[word]
+            if found >= 0:
+                return found
+            self.word_symbol[word] = symbol
+            self.add_token_symbol(_acyclic((self.table_words[word],)), False)
+            return symbol
+        run = self.run_keys.find_or_add(&self.table_source[self.row_source + start], end - start, &added)
+        if not added:
+            return self.run_symbol[run]
+        self.run_symbol.push_back(symbol)
+        run_words = PyTuple_New(end - start)
+        for i in range(start, end):
+            _set_item(run_words, i - start, self.table_words[self.table_source[self.row_source + i]])
+        self.add_token_symbol(_acyclic(run_words), False)
         return symbol
 
     cdef int add_token_symbol(self, token, bint is_label) except -1:
@@ -676,8 +788,20 @@ cdef class RuleBinarizer:
 
     cdef int target_word_id(self, int position) except -1:
         """Dense id of the target word at `position` of the current rule (for virtual-node keys)."""
-        cdef int word_id = self.target_word[position]
+        cdef int word_id = self.target_word[position], table_word
         if word_id >= 0:
+            return word_id
+        if self.from_table:
+            table_word = self.table_target[self.row_target + position]
+            word_id = self.word_target_id[table_word]
+            if word_id < 0:
+                word_id = <int>len(self.target_word_ids)
+                self.word_target_id[table_word] = word_id
+                word = self.table_words[table_word]
+                self.target_word_ids[word] = word_id
+                if not _spells_one_name_token(word):
+                    self.count_names_by_string()
+            self.target_word[position] = word_id
             return word_id
         word = <object>PyTuple_GET_ITEM(self.target, position)
         found = self.target_word_ids.get(word)
@@ -830,7 +954,9 @@ cdef class RuleBinarizer:
                     _set_list_item(parts, at, " ")
                     at += 1
                 k = self.target_slot[position]
-                if k < 0:
+                if k < 0 and self.from_table:
+                    _set_list_item(parts, at, self.table_words[self.table_target[self.row_target + position]])
+                elif k < 0:
                     _set_list_item(parts, at, <object>PyTuple_GET_ITEM(self.target, position))
                 elif k - base < PyTuple_GET_SIZE(SLOT_TEXTS):
                     _set_list_item(parts, at, <object>PyTuple_GET_ITEM(SLOT_TEXTS, k - base))
@@ -878,7 +1004,8 @@ cdef class RuleBinarizer:
         return 0
 
     def binarize_rules(self, list rules, Py_ssize_t start, Py_ssize_t stop, rng=None, tables=None):
-        """Binarize rules[start:stop] (in order; `rng` for random, ICR's final `tables` for icr)."""
+        """Binarize rules[start:stop] (in order; `rng` for random, ICR's final `tables` for icr);
+        with use_table, rows start..stop-1 of the table (`rules` None)."""
         cdef const int32_t[::1] tree_spans = None
         cdef const int64_t[::1] tree_offsets = None
         cdef const uint8_t[::1] active = None
@@ -888,8 +1015,7 @@ cdef class RuleBinarizer:
         if self.strategy == ICR:
             tree_spans, tree_offsets, active = tables.tree_spans, tables.tree_offsets, tables.active
         for i in range(start, stop):
-            rule = rules[i]
-            self.read_rule(rule)
+            self.read_input(rules, i)
             root = self.choose_tree(i, rng, tree_spans, tree_offsets, active, &synchronous)
             if root == NO_TREE:
                 if not self.emit_arrays:
@@ -897,10 +1023,12 @@ cdef class RuleBinarizer:
                     self.bucket_keys.append(())
                 continue
             self.compute_templates(root, synchronous)
-            if self.emit_arrays:
-                self.emit_rule_arrays(i, rule.lhs)
+            if self.from_table:
+                self.emit_rule_arrays(i, None)
+            elif self.emit_arrays:
+                self.emit_rule_arrays(i, (<object>rules[i]).lhs)
             else:
-                self.emit_rule(i, rule.lhs)
+                self.emit_rule(i, (<object>rules[i]).lhs)
 
     # -- the binary rules of one source rule, as array rows ("Array output") ---
 
@@ -917,15 +1045,7 @@ cdef class RuleBinarizer:
                     bucket = self.concatenated_bucket(self.symbol_bucket[left], self.symbol_bucket[right])
                 else:
                     bucket = self.symbol_bucket[left]
-                found = self.lhs_label_ids.get(lhs)
-                if found is None:
-                    label = <int>len(self.lhs_labels)
-                    self.lhs_label_ids[lhs] = label
-                    self.lhs_labels.append(lhs)
-                    if not isinstance(lhs, str) or (<str>lhs).startswith("<"):
-                        self.label_like_virtual = True
-                else:
-                    label = found
+                label = self.lhs_label(rule_index, lhs)
                 self.out_lhs.push_back(-1 - label)
                 self.out_child0.push_back(self.symbol_canonical[left])
                 # (not a conditional expression: Cython makes it a reference to its -1)
@@ -942,6 +1062,28 @@ cdef class RuleBinarizer:
             self.bucket_counts[bucket] += 1
         self.instances += self.n_nodes
         return 0
+
+    cdef int lhs_label(self, Py_ssize_t rule_index, lhs) except -1:
+        """The index in lhs_labels of a top rule's LHS (`lhs`, or with use_table the row's)."""
+        cdef int label, table_label = -1
+        if self.from_table:
+            table_label = self.table_lhs[rule_index]
+            label = self.lhs_label_of[table_label]
+            if label >= 0:
+                return label
+            lhs = self.table_label_names[table_label]
+        else:
+            found = self.lhs_label_ids.get(lhs)
+            if found is not None:
+                return found
+        label = <int>len(self.lhs_labels)
+        self.lhs_label_ids[lhs] = label
+        self.lhs_labels.append(lhs)
+        if table_label >= 0:
+            self.lhs_label_of[table_label] = label
+        if not isinstance(lhs, str) or (<str>lhs).startswith("<"):
+            self.label_like_virtual = True
+        return label
 
     cdef int push_target(self, int j) except -1:
         """Node j's target items as a row of out_target: a word as its id, carried block k as -1 - k."""
@@ -1045,15 +1187,10 @@ cdef class RuleBinarizer:
         codes[count[0]] = first[0] * self.n_tokens + last[0]
         count[0] += 1
 
-    cdef int span_bucket_id(self, dict ids, int p, int q) except -1:
+    cdef int span_bucket_id(self, SequenceIndex ids, int p, int q) except -1:
         """Bucket of tokens p..q for ICR: keyed by the token keys' bucket ids (so equal L(v), equal id)."""
-        key = PyBytes_FromStringAndSize(<char*>&self.token_key[p], (q - p + 1) * sizeof(int32_t))
-        found = ids.get(key)
-        if found is not None:
-            return found
-        cdef int b = <int>len(ids)
-        ids[key] = b
-        return b
+        cdef bint added
+        return ids.find_or_add(&self.token_key[p], q - p + 1, &added)
 
     def icr_tables(self, list rules):
         """Flat CKY span tables for ICR, starting from the left-heavy trees.
@@ -1064,7 +1201,7 @@ cdef class RuleBinarizer:
         Rules whose permutation is not binarizable keep the monolingual tree
         (inactive), or no tree when they are dropped.
         """
-        cdef Py_ssize_t n_rules = len(rules), i
+        cdef Py_ssize_t n_rules = self.table_rows if self.from_table else len(rules), i
         cdef int n, root, p, q, t, count, first, last, code
         n_tokens_array = np.zeros(n_rules, dtype=np.int32)
         binarizable_array = np.zeros(n_rules, dtype=np.uint8)
@@ -1078,7 +1215,7 @@ cdef class RuleBinarizer:
         cdef uint8_t[::1] active = active_array
         # Pass 1: table and tree sizes.
         for i in range(n_rules):
-            self.read_rule(rules[i])
+            self.read_input(rules, i)
             n = self.n_tokens
             n_tokens[i] = n
             binarizable[i] = self.shift_reduce_tree(False) != NO_TREE
@@ -1089,18 +1226,18 @@ cdef class RuleBinarizer:
         tree_spans_array = np.zeros(tree_offsets[n_rules], dtype=np.int32)
         cdef int32_t[::1] span_bucket = span_bucket_array
         cdef int32_t[::1] tree_spans = tree_spans_array
-        cdef dict ids = {}
+        cdef SequenceIndex ids = SequenceIndex()
         cdef dict single_sizes = {}
         # Pass 2: bucket ids of the feasible spans, and the current trees.
         for i in range(n_rules):
             n = n_tokens[i]
             if tree_offsets[i + 1] == tree_offsets[i]:
                 if n == 1:  # one-token rules sit in buckets no multi-token node shares
-                    self.read_rule(rules[i])
+                    self.read_input(rules, i)
                     key = self.symbol_bucket[self.intern_token(0)]
                     single_sizes[key] = single_sizes.get(key, 0) + 1
                 continue
-            self.read_rule(rules[i])
+            self.read_input(rules, i)
             for t in range(n):
                 self.token_key[t] = self.symbol_bucket[self.intern_token(t)]
             if binarizable[i]:
@@ -1110,7 +1247,9 @@ cdef class RuleBinarizer:
                     for q in range(p + 1, n):
                         if self.derivable[p * n + q]:
                             span_bucket[table_offsets[i] + p * n + q] = self.span_bucket_id(ids, p, q)
-                active[i] = 1
+                # A rule with one feasible bracketing (the left one) cannot change: the sweep
+                # would take its nodes out and put the same ones back. It stays inactive.
+                active[i] = self.bracketing_has_choice()
             else:
                 root = self.monolingual_tree()
             count = 0

@@ -3,12 +3,15 @@ what `cky compile` does) against the reference path through BinaryRule objects: 
 stores (every .npy and text file; meta.json equal but for the time it was made and took)."""
 import json
 import os
+import random
 
 import numpy as np
 import pytest
 
 from decoder.binarize import STRATEGIES, BinaryGrammar, BinaryRuleArrays, binarize
-from decoder.grammar import Rule, parse_rule
+from decoder.errors import FeatureNamesError
+from decoder.grammar import Rule, parse_rule, write_rules
+from decoder.rule_arrays import read_rule_arrays
 from decoder.store import build_store, save_store
 from decoder.store.compile import compile_grammar
 from decoder.synthetic import random_grammar
@@ -121,3 +124,88 @@ def test_build_store_equals_the_reference_path_on_the_fixture_grammar(fixture_pa
         assert build.meta["n_rules"] > build.n_kept  # virtual rules
         stores[reference] = _store_files(build.store_dir)
     assert stores[False] == stores[True]
+
+
+# -- the compiled table reader (decoder.rule_arrays) against read_rules, through build_store ------
+
+def _build_both(path, tmp_path, strategy, **kwargs):
+    """build_store's stores from the compiled reader's rows and from Rule objects (reference)."""
+    stores = {}
+    for reference in (False, True):
+        build = build_store(path, tmp_path / f"{strategy}-{reference}", strategy, feature_names=["p"],
+                            reference=reference, **kwargs)
+        stores[reference] = (build.n_read, build.n_kept, _store_files(build.store_dir))
+    assert stores[False] == stores[True]
+    return stores[False]
+
+
+@pytest.mark.parametrize("grammar", sorted(GRAMMARS))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_build_store_from_the_table_arrays_equals_the_reference(grammar, strategy, tmp_path):
+    config = dict(GRAMMARS[grammar])
+    rules = random_grammar(config.pop("n_rules"), n_features=1, **config)
+    path = tmp_path / "rules.gz"
+    write_rules(rules, path)
+    n_read, _, _ = _build_both(path, tmp_path, strategy, seed=4)
+    assert n_read == len(rules)
+    _build_both(path, tmp_path, strategy, non_binarizable="drop")
+
+
+@pytest.mark.parametrize("strategy", ["left", "icr"])
+def test_filtered_table_arrays_equal_the_reference(strategy, tmp_path):
+    rules = random_grammar(1500, seed=6, n_features=1)
+    path = tmp_path / "rules.txt"
+    write_rules(rules, path)
+    words = sorted({w for r in rules for w in r.source_terminals})
+    rng = random.Random(3)
+    sentences = [rng.sample(words, 6) for _ in range(25)] + [[]]
+    test_path = tmp_path / "test.txt"
+    test_path.write_text("".join(" ".join(s) + "\n" for s in sentences))
+    n_read, n_kept, _ = _build_both(path, tmp_path, strategy, filter_path=test_path)
+    assert 0 < n_kept < n_read
+    n_read, n_kept, _ = _build_both(path, tmp_path, strategy, sentences=[])
+    assert n_kept == 0
+
+
+@pytest.mark.parametrize("strategy", ["left", "icr"])
+def test_a_table_with_a_label_spelled_like_a_virtual_name(strategy, tmp_path):
+    # read into arrays, binarized through Rule objects (decoder.binarize.binarize): the same store
+    lines = EDGE_CASES + ["[X][<A>] q [X] ||| [X][<A>] r [S] ||| 0.5 ||| 0-0", "q [X] ||| r [<A>] ||| 0.5"]
+    path = tmp_path / "rules.txt"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    assert read_rule_arrays(path).labels_look_virtual()
+    _build_both(path, tmp_path, strategy)
+
+
+def test_binarize_takes_the_table_arrays(tmp_path):
+    rules = random_grammar(400, seed=9)
+    path = tmp_path / "rules.txt"
+    write_rules(rules, path)
+    table = read_rule_arrays(path)
+    from_table = binarize(table, "icr", arrays=True)
+    assert isinstance(from_table, BinaryRuleArrays) and from_table.source_rules is table
+    from_rules = binarize(rules, "icr", arrays=True)
+    for name in ("rule_lhs", "rule_child0", "rule_child1", "rule_target_offsets", "rule_target", "rule_carries",
+                 "rule_origin", "symbol_kind", "symbol_canonical"):
+        assert np.array_equal(getattr(from_table, name), getattr(from_rules, name)), name
+    assert from_table.symbol_objects == from_rules.symbol_objects
+    assert from_table.target_words == from_rules.target_words
+    assert binarize(table, "icr").rules == binarize(rules, "icr").rules  # objects: the rows made Rules
+
+
+def test_feature_names_are_required_on_both_paths(tmp_path):
+    path = tmp_path / "rules.txt"
+    write_rules(random_grammar(20, seed=1, n_features=3), path)
+    for reference in (False, True):
+        with pytest.raises(FeatureNamesError, match="3 score columns have no names"):
+            build_store(path, tmp_path / "store", "left", reference=reference)
+        with pytest.raises(FeatureNamesError, match="2 feature names"):
+            build_store(path, tmp_path / "store", "left", feature_names=["a", "b"], reference=reference)
+
+
+@pytest.mark.parametrize("strategy", ["left", "icr"])
+def test_an_empty_table_on_both_paths(strategy, tmp_path):
+    path = tmp_path / "rules.txt"
+    path.write_text("\n  \n")
+    n_read, n_kept, files = _build_both(path, tmp_path, strategy)
+    assert n_read == n_kept == 0 and files["meta.json"]["n_rules"] == 0

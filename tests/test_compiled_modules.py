@@ -27,6 +27,7 @@ IMPORTERS = [
     ("decoder.extract.alignment", "_extract"),
     ("decoder.extract.pipeline", "_extract"),
     ("decoder.grammar", "_rule_table"),
+    ("decoder.rule_arrays", "_rule_reader"),
     ("decoder.binarize", "_rule_binarizer"),
     ("decoder.binarize.icr", "_icr"),
     ("decoder.lm", "_lm"),

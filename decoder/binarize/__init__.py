@@ -29,6 +29,7 @@ import numpy as np
 
 from .._ext import compiled_module
 from ..grammar import Rule
+from ..rule_arrays import RuleTableArrays
 from .binary_grammar import (SYMBOL_KINDS, BinaryGrammar, BinaryGrammarBuilder, BinaryRule, BinaryRuleArrays,
                              expand, expansion_table, is_monolingual_virtual, is_virtual, read_binary_rules,
                              unbinarize, unbinarize_rule, write_binary_grammar)
@@ -57,12 +58,28 @@ def binarize(rules: Iterable[Rule], strategy: str = "left", seed: int = 0, max_i
     With `arrays`, the rules come as a BinaryRuleArrays (no BinaryRule objects: what the store
     compiles fastest); the same report, and the same store from decoder.store.compile_grammar.
     A table with a label spelled like a virtual name ("<...") gets a BinaryGrammar even then:
-    only objects can say that such a label and a virtual name are one symbol."""
+    only objects can say that such a label and a virtual name are one symbol.
+
+    `rules` may be a decoder.rule_arrays.RuleTableArrays (what `cky compile` reads): with
+    `arrays`, the kernel reads its rows without a Rule object per rule, and the grammar's
+    `source_rules` is the table; otherwise (or for a label spelled like a virtual name) its
+    rows are made Rules first (`table.rules()`)."""
     check_arguments(strategy, non_binarizable)
     started = time.perf_counter()
-    rules = list(rules)
+    table = None
+    if isinstance(rules, RuleTableArrays):
+        table = rules
+        rules = None if arrays and not table.labels_look_virtual() else table.rules()
+    else:
+        rules = list(rules)
     with garbage_collector_paused():
-        grammar = _binarize_with_kernel(rules, strategy, seed, max_iterations, non_binarizable, progress, arrays)
+        grammar = None
+        if rules is None:
+            grammar = _binarize_with_kernel(table, strategy, seed, max_iterations, non_binarizable, progress, True)
+            if grammar is None:  # (labels_look_virtual says so first)
+                rules = table.rules()
+        if grammar is None:
+            grammar = _binarize_with_kernel(rules, strategy, seed, max_iterations, non_binarizable, progress, arrays)
         if grammar is None:
             grammar = _binarize_with_kernel(rules, strategy, seed, max_iterations, non_binarizable, progress, False)
     grammar.report["seconds"] = round(time.perf_counter() - started, 3)
@@ -84,10 +101,15 @@ class garbage_collector_paused:
             gc.enable()
 
 
-def _binarize_with_kernel(rules: list[Rule], strategy: str, seed: int, max_iterations: int,
+def _binarize_with_kernel(rules: list[Rule] | RuleTableArrays, strategy: str, seed: int, max_iterations: int,
                           non_binarizable: str, progress: bool, arrays: bool) -> BinaryGrammar | BinaryRuleArrays | None:
-    """The kernel's grammar (arrays: as BinaryRuleArrays, or None when a label looks virtual)."""
+    """The kernel's grammar (arrays: as BinaryRuleArrays, or None when a label looks virtual).
+    `rules` a RuleTableArrays: its rows are read as they are (only with `arrays`)."""
     kernel = _rule_binarizer.RuleBinarizer(strategy, non_binarizable == "drop", BinaryRule, arrays)
+    source_rules = rules
+    if isinstance(rules, RuleTableArrays):
+        kernel.use_table(rules)
+        rules = None
 
     # ICR first re-brackets the synchronous rules to lower Q(G'), starting from `left`.
     iterations: list[int] = []
@@ -97,14 +119,15 @@ def _binarize_with_kernel(rules: list[Rule], strategy: str, seed: int, max_itera
 
     # Each rule's bracketing (random draws from rng in rule order), then its binary rules.
     rng = random.Random(seed)
-    chunk = _PROGRESS_CHUNK if progress else max(len(rules), 1)
+    n_rules = len(source_rules)
+    chunk = _PROGRESS_CHUNK if progress else max(n_rules, 1)
     bar = None
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(rules), desc=f"binarize ({strategy})", unit="rule", mininterval=1.0)
-    for start in range(0, len(rules), chunk):
-        stop = min(start + chunk, len(rules))
+        bar = tqdm(total=n_rules, desc=f"binarize ({strategy})", unit="rule", mininterval=1.0)
+    for start in range(0, n_rules, chunk):
+        stop = min(start + chunk, n_rules)
         kernel.binarize_rules(rules, start, stop, rng, tables)
         if bar is not None:
             bar.update(stop - start)
@@ -114,7 +137,7 @@ def _binarize_with_kernel(rules: list[Rule], strategy: str, seed: int, max_itera
     if arrays:
         if kernel.label_like_virtual:
             return None
-        grammar = BinaryRuleArrays(strategy, rules, **kernel.rule_arrays(), non_binarizable=kernel.not_binarizable)
+        grammar = BinaryRuleArrays(strategy, source_rules, **kernel.rule_arrays(), non_binarizable=kernel.not_binarizable)
     else:
         grammar = BinaryGrammar(strategy, rules, kernel.rules, kernel.binarizations, kernel.bucket_keys,
                                 kernel.not_binarizable)
@@ -123,7 +146,7 @@ def _binarize_with_kernel(rules: list[Rule], strategy: str, seed: int, max_itera
     grammar.report = {
         "strategy": strategy,
         "seed": seed if strategy == "random" else None,
-        "source_rules": len(rules),
+        "source_rules": n_rules,
         "binary_rules": len(grammar),
         "binary_rule_instances": kernel.instances,
         "virtual_nonterminals": kernel.virtual_nonterminals(),

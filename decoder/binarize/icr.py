@@ -65,6 +65,19 @@ class SpanTables:
     tree_spans: np.ndarray  # int32
     active: np.ndarray  # uint8
     counts: np.ndarray  # int64, bucket sizes
+    # What the compiled sweep remembers between sweeps (icr_sweep): a clock that ticks once per
+    # rule visited, per bucket the time its size last changed, per rule the time it was last
+    # evaluated. A rule none of whose feasible buckets changed since is not evaluated again: its
+    # CKY would see the same sizes and make the same choice.
+    clock: np.ndarray = None  # int64[1]
+    bucket_changed: np.ndarray = None  # int64, per bucket
+    rule_checked: np.ndarray = None  # int64, per rule
+
+    def __post_init__(self):
+        if self.clock is None:
+            self.clock = np.zeros(1, dtype=np.int64)
+            self.bucket_changed = np.zeros(len(self.counts), dtype=np.int64)
+            self.rule_checked = np.zeros(len(self.n_tokens), dtype=np.int64)
 
 
 def cost_of(counts: np.ndarray) -> int:
@@ -151,6 +164,8 @@ def icr_sweep_reference(tables: SpanTables) -> int:
 
 
 def icr_sweep(tables: SpanTables) -> int:
-    """One ICR sweep in compiled code (same result as icr_sweep_reference)."""
+    """One ICR sweep in compiled code (same result as icr_sweep_reference; the rules whose
+    feasible buckets kept their sizes since their last evaluation are skipped: SpanTables.clock)."""
     return _icr.icr_sweep(tables.n_tokens, tables.table_offsets, tables.span_bucket,
-                          tables.tree_offsets, tables.tree_spans, tables.active, tables.counts)
+                          tables.tree_offsets, tables.tree_spans, tables.active, tables.counts,
+                          tables.clock, tables.bucket_changed, tables.rule_checked)

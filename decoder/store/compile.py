@@ -21,6 +21,7 @@ from itertools import chain
 import numpy as np
 
 from ..binarize import SYMBOL_KINDS, BinaryGrammar, BinaryRuleArrays
+from ..rule_arrays import RuleTableArrays
 from .format import (ARRAYS, FORMAT_VERSION, META_FILE, NONTERMINALS_FILE, SOURCE_VOCAB_FILE,
                      TARGET_VOCAB_FILE, TREES_FILE, StoreError)
 from .runs import hash_runs
@@ -193,8 +194,8 @@ def _compile_columns(columns: RuleColumns, grammar: BinaryGrammar | BinaryRuleAr
     new_id[new_order] = np.arange(len(new_order), dtype=np.int32)
     new_id[-1] = -1  # child1 of a one-child rule
     lhs, child0, child1 = new_id[lhs_seen], new_id[child0_seen], new_id[child1_seen]
-    nonterminals = [symbols[i] for i in new_order[:len(new_order) - int(is_run.sum())]]
-    runs = [symbols[i] for i in new_order[len(nonterminals):]]
+    nonterminals = list(map(symbols.__getitem__, new_order[:len(new_order) - int(is_run.sum())].tolist()))
+    runs = list(map(symbols.__getitem__, new_order[len(nonterminals):].tolist()))
     n_real = len(real_seen)
     n_nonterminals = len(nonterminals)
     n_runs = len(runs)
@@ -211,7 +212,10 @@ def _compile_columns(columns: RuleColumns, grammar: BinaryGrammar | BinaryRuleAr
     target_words = columns.target_words
 
     # Sort the rules by index key: one-child rules by child0, then pairs by (child0, child1).
-    order = np.lexsort((origin, lhs, child1, child0, child1 >= 0))
+    # (pairs after singles, child0, child1) in one int64 key: ids are below 2**31
+    index_key = ((child1 >= 0).astype(np.int64) << 62) | (child0.astype(np.int64) << 31) | (child1.astype(np.int64) + 1)
+    order = np.lexsort((origin, lhs, index_key))
+    del index_key
     lhs, child0, child1, origin, carries = lhs[order], child0[order], child1[order], origin[order], carries[order]
     target_offsets, target_items = _permute_ragged(target_lengths, target_items, order)
 
@@ -227,9 +231,13 @@ def _compile_columns(columns: RuleColumns, grammar: BinaryGrammar | BinaryRuleAr
     tops = np.flatnonzero(origin >= 0)
     source_top_rule[origin[tops]] = tops
     features, feature_names = _features(source_rules, feature_names)
-    encoded_trees = [(r.tree or "").encode("utf-8") for r in source_rules]
-    tree_offsets = np.zeros(n_source + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, encoded_trees), dtype=np.int64, count=n_source), out=tree_offsets[1:])
+    if isinstance(source_rules, RuleTableArrays):  # the trees in UTF-8 already
+        trees, tree_offsets = source_rules.trees, source_rules.tree_offsets.copy()
+    else:
+        encoded_trees = [(r.tree or "").encode("utf-8") for r in source_rules]
+        tree_offsets = np.zeros(n_source + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, encoded_trees), dtype=np.int64, count=n_source), out=tree_offsets[1:])
+        trees = b"".join(encoded_trees)
 
     symbol_is_virtual = np.zeros(n_nonterminals, dtype=np.uint8)
     symbol_is_virtual[n_real:] = 1
@@ -282,7 +290,7 @@ def _compile_columns(columns: RuleColumns, grammar: BinaryGrammar | BinaryRuleAr
         "n_source_words": len(source_word_id),
         "n_target_words": len(target_words),
         # sizes of the text files as save_store writes them (one line per name), checked at open
-        "text_file_bytes": {name: sum(len(x.encode("utf-8")) + 1 for x in lines) for name, lines in
+        "text_file_bytes": {name: _text_file_bytes(lines) for name, lines in
                             ((NONTERMINALS_FILE, nonterminals), (SOURCE_VOCAB_FILE, source_word_id),
                              (TARGET_VOCAB_FILE, target_words))},
         "max_run_length": int(np.diff(run_offsets).max()) if n_runs else 0,
@@ -293,8 +301,8 @@ def _compile_columns(columns: RuleColumns, grammar: BinaryGrammar | BinaryRuleAr
     }
     for name, (dtype, _) in ARRAYS.items():
         assert arrays[name].dtype == dtype, (name, arrays[name].dtype, dtype)
-    return CompiledGrammar(arrays, nonterminals, list(source_word_id), target_words,
-                           b"".join(encoded_trees), meta, order.astype(np.int64))
+    return CompiledGrammar(arrays, nonterminals, list(source_word_id), target_words, trees, meta,
+                           order.astype(np.int64))
 
 
 def save_store(compiled: CompiledGrammar, path: str | os.PathLike) -> None:
@@ -374,7 +382,8 @@ def _write_files(compiled: CompiledGrammar, path: str) -> None:
                              (SOURCE_VOCAB_FILE, compiled.source_vocab),
                              (TARGET_VOCAB_FILE, compiled.target_vocab)):
         with open(os.path.join(path, file_name), "w", encoding="utf-8", newline="\n") as out:
-            out.writelines(line + "\n" for line in lines)
+            if lines:
+                out.write("\n".join(lines) + "\n")
     with open(os.path.join(path, TREES_FILE), "wb") as out:
         out.write(compiled.trees)
     with open(os.path.join(path, META_FILE), "w", encoding="utf-8") as out:
@@ -431,16 +440,26 @@ def _carried_blocks(symbol_rule: np.ndarray, child0: np.ndarray, child1: np.ndar
     return carried[:n].copy()
 
 
+def _text_file_bytes(lines) -> int:
+    """The size of a text file of these lines, one a line (UTF-8 encodes a joined text as the sum of its parts)."""
+    lines = list(lines)
+    return len("\n".join(lines).encode("utf-8")) + 1 if lines else 0
+
+
 def _features(source_rules, feature_names):
     """float32[n, F] natural logs of the Moses scores (0 -> -100, as Rule.log_scores), and F names."""
-    lengths = {len(r.scores) for r in source_rules}
-    if len(lengths) > 1:
-        raise ValueError(f"rules have different numbers of scores: {sorted(lengths)}")
-    n_features = lengths.pop() if lengths else len(feature_names or ())
-    scores = np.fromiter(chain.from_iterable(r.scores for r in source_rules), dtype=np.float64,
-                         count=len(source_rules) * n_features).reshape(len(source_rules), n_features)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logs = np.where(scores > 0, np.log(np.where(scores > 0, scores, 1.0)), MOSES_LOG_OF_ZERO)
+    if isinstance(source_rules, RuleTableArrays):
+        n_features = source_rules.n_scores if len(source_rules) else len(feature_names or ())
+        scores = source_rules.scores.reshape(len(source_rules), n_features)
+    else:
+        lengths = {len(r.scores) for r in source_rules}
+        if len(lengths) > 1:
+            raise ValueError(f"rules have different numbers of scores: {sorted(lengths)}")
+        n_features = lengths.pop() if lengths else len(feature_names or ())
+        scores = np.fromiter(chain.from_iterable(r.scores for r in source_rules), dtype=np.float64,
+                             count=len(source_rules) * n_features).reshape(len(source_rules), n_features)
+    logs = np.full(scores.shape, MOSES_LOG_OF_ZERO)
+    np.log(scores, out=logs, where=scores > 0)
     if feature_names is None:
         feature_names = [f"f{i}" for i in range(n_features)]
     if len(feature_names) != n_features:

@@ -14,6 +14,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..grammar import Rule, escape_word, open_text
+from ..rule_arrays import RuleTableArrays
 
 
 def read_sentences(path: str | os.PathLike) -> list[list[str]]:
@@ -76,3 +77,28 @@ def filter_rules(rules: Iterable[Rule], sentences: Sequence[Sequence[str]]) -> l
         if where:
             kept.append(rule)
     return kept
+
+
+def filter_rule_arrays(table: RuleTableArrays, sentences: Sequence[Sequence[str]]) -> RuleTableArrays:
+    """filter_rules over the rows of a table: the same rules, in the same order (the runs are
+    found with numpy and looked up as tuples of word ids)."""
+    source, offsets = table.source, table.source_offsets
+    n_items = len(source)
+    is_word = source >= 0
+    row_start = np.zeros(n_items + 1, dtype=bool)
+    row_start[offsets] = True
+    previous_is_word = np.r_[False, is_word[:-1]] & ~row_start[:-1]
+    next_is_word = np.r_[is_word[1:], False] & ~row_start[1:]
+    starts = np.flatnonzero(is_word & ~previous_is_word)
+    ends = np.flatnonzero(is_word & ~next_is_word) + 1
+    run_rows = np.searchsorted(offsets, starts, side="right") - 1
+    word_id = {word: i for i, word in enumerate(table.words)}
+    index = ngram_index([[word_id.get(w, -1) for w in words] for words in sentences],
+                        int((ends - starts).max()) if len(starts) else 0)
+    everything = (1 << len(sentences)) - 1
+    where = [everything] * len(table)
+    items = source.tolist()
+    for row, start, end in zip(run_rows.tolist(), starts.tolist(), ends.tolist()):
+        if where[row]:
+            where[row] &= index.get(tuple(items[start:end]), 0)
+    return table.subset([row for row, found in enumerate(where) if found])
