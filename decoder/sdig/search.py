@@ -41,6 +41,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from .deptree import DepTree
 from .elementary import et_key, parse_key, rooted_subsets
 from .grammar import MODEL1, Grammar
@@ -50,6 +52,8 @@ FEATURES = ("tm_fe", "tm_ef", "transition", "model1_et", "et_count", "word_count
 DEFAULT_WEIGHTS = {"tm_fe": 1.0, "tm_ef": 0.0, "transition": 1.0, "model1_et": 0.0, "et_count": 0.0,
                    "word_count": 0.0, "oov": -10.0, "lm": 0.0}
 LM_INDEX = FEATURES.index("lm")
+# decoder._ext._sdig.SdigSide: where a child ET goes (see Search._side)
+SIDE_CODES = {"L": 0, "l": 1, "r": 2, "R": 3}
 
 
 @dataclass
@@ -82,6 +86,7 @@ class _Translation:
     target: str
     kind: str
     score: float = 0.0
+    id: int = -1          # its id in the compiled search's option table (-1: not there yet)
 
 
 class Search:
@@ -101,6 +106,9 @@ class Search:
         self.reorder = bool(reorder)
         self._targets: dict[str, tuple[list, list, int]] = {}
         self._options: dict[tuple, _Translation] = {}
+        self._compiled = None          # decoder._ext._sdig.CompiledSearch, built on first use
+        self._option_list: list[_Translation] = []   # by compiled option id
+        self._word_ids: dict[str, int] = {}           # transition vocabulary
 
     def weights(self) -> dict:
         return dict(zip(FEATURES, self.weight_vector))
@@ -137,7 +145,97 @@ class Search:
     # ---------------------------------------------------------------- search
 
     def search(self, tree: DepTree, k: int | None = None) -> tuple[list[Hypothesis], dict]:
-        """The best hypotheses (best first) of a non-empty tree, and statistics."""
+        """The best hypotheses (best first) of a non-empty tree, and statistics: the compiled
+        search (decoder._ext._sdig), the same program as search_reference."""
+        compiled = self._compiled_search()
+        options, kids = self.forest(tree)
+        n = len(tree)
+        node_shape_start, shape_child_start, children, sides, shape_option_start, option_ids = [0], [0], [], [], [0], []
+        shape_sides: list[list[str]] = []
+        for v in range(n):
+            for nodes, pairs in options[v]:
+                inside = set(nodes)
+                attached = sorted(c for node in nodes for c in kids[node] if c not in inside)
+                shape = [self._side(tree, c, v) for c in attached]
+                shape_sides.append(shape)
+                children.extend(attached)
+                sides.extend(SIDE_CODES[side] for side in shape)
+                shape_child_start.append(len(children))
+                word = tree.words[v]
+                option_ids.extend(self._option_id(pair, word) for pair in pairs)
+                shape_option_start.append(len(option_ids))
+            node_shape_start.append(len(shape_child_start) - 1)
+        depth = [0] * n
+        for v in range(n):
+            node, d = v, 0
+            while tree.heads[node] != -1:
+                node, d = tree.heads[node], d + 1
+            depth[v] = d
+        order = sorted(range(n), key=lambda v: -depth[v])   # children before their parents
+        finals, counters = compiled.decode(order, node_shape_start, shape_child_start, children, sides,
+                                           shape_option_start, option_ids, tree.root, self._word_id(ROOT), k or 1)
+        stats = {"forest_nodes": sum(len(o) for o in options),
+                 "et_options": sum(len(p) for o in options for _, p in o),
+                 "states": counters["states"], "lm_calls": counters["lm_calls"]}
+        built: dict[int, Hypothesis] = {}
+
+        def hypothesis(entry: int) -> Hypothesis:
+            found = built.get(entry)
+            if found is None:
+                score, transition, candidate, _ = compiled.entry(entry)
+                option, shape, chosen, increment = compiled.candidate(candidate)
+                found = built[entry] = self._assemble(score, self._option_list[option], transition, shape_sides[shape],
+                                                      tuple(hypothesis(c) for c in chosen), increment, None)
+            return found
+
+        out = []
+        for entry, score, features in finals:
+            h = hypothesis(entry)
+            out.append(Hypothesis(score, features, h.words, h.heads, None, h.derivation))
+        return out, stats
+
+    def _compiled_search(self):
+        if self._compiled is None:
+            from .._ext._sdig import CompiledSearch
+
+            compiled = CompiledSearch(self.weight_vector, self.lm, self.beam_size)
+            t = self.grammar.transitions
+            for word in list(t.unigram) + list(t.by_parent):
+                self._word_id(word, compiled)
+            words = len(self._word_ids)
+            unigram, totals, types = np.zeros(words, np.int64), np.zeros(words, np.int64), np.zeros(words, np.int64)
+            for word, count in t.unigram.items():
+                unigram[self._word_ids[word]] = count
+            for parent, kids in t.by_parent.items():
+                totals[self._word_ids[parent]] = t.parent_totals[parent]
+                types[self._word_ids[parent]] = len(kids)
+            pairs = [(self._word_ids[p], self._word_ids[c], count) for (p, c), count in t.counts.items()]
+            compiled.set_transitions(t.total, t.vocabulary, unigram, totals, types,
+                                     [p for p, _, _ in pairs], [c for _, c, _ in pairs], [c for _, _, c in pairs])
+            self._compiled = compiled
+        return self._compiled
+
+    def _word_id(self, word: str, compiled=None) -> int:
+        """The transition-vocabulary id of an English word (new words: never seen in the transitions)."""
+        found = self._word_ids.get(word)
+        if found is None:
+            found = self._word_ids[word] = len(self._word_ids)
+            if compiled is None:   # after set_transitions: grow the compiled tables
+                assert self._compiled.add_word() == found
+        return found
+
+    def _option_id(self, pair, word: str) -> int:
+        option = self._option(pair, word)
+        if option.id < 0:
+            lm_ids = self.lm.vocab_indices(option.words).tolist() if self.lm is not None else [0] * len(option.words)
+            option.id = self._compiled.add_option(lm_ids, self._word_id(option.words[option.root]), option.local,
+                                                  option.score)
+            self._option_list.append(option)
+        return option.id
+
+    def search_reference(self, tree: DepTree, k: int | None = None) -> tuple[list[Hypothesis], dict]:
+        """The pure-Python dynamic program (what the compiled search is tested against): the best
+        hypotheses (best first) of a non-empty tree, and statistics."""
         options, kids = self.forest(tree)
         beam = max(self.beam_size, k or 1)
         memo: dict[tuple[int, str], list[Hypothesis]] = {}
