@@ -73,3 +73,20 @@ def test_train_grammar_and_decode_a_training_verse(tmp_path):
     decoder = SdigDecoder(tmp_path / "grammar", beam_size=2)
     assert decoder.translate("a b c", tree=f[0]).text == "x y z"
     assert decoder.translate("a b d", tree=f[1]).text == "x y w"
+
+
+def test_word_baseline_grammar_has_word_ets_and_word_transitions(tmp_path):
+    from decoder.sdig.decoder import SdigDecoder
+    from decoder.sdig.grammar import MODEL1, Grammar
+    from decoder.sdig.train import train_word_grammar
+
+    f = write_parallel_trees(tmp_path)
+    stats = train_word_grammar(tmp_path, tmp_path / "gword")
+    grammar = Grammar.load(tmp_path / "gword")
+    pairs = [p for ps in grammar.by_source.values() for p in ps]
+    assert stats["induced_et_pairs"] == 0 and len(pairs) == stats["model1_et_pairs"]
+    assert all(p.kind == MODEL1 and " " not in p.source and " " not in p.target for p in pairs)
+    # by hand: every verse gives <root> -> y, y -> x and y -> z (or w), 10 verses each
+    assert grammar.transitions.counts == {("<root>", "y"): 20, ("y", "x"): 20, ("y", "z"): 10, ("y", "w"): 10}
+    decoder = SdigDecoder(tmp_path / "gword", beam_size=2)
+    assert decoder.translate("a b c", tree=f[0]).text == "x y z"

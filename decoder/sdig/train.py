@@ -1,8 +1,9 @@
 """Train an SDIG grammar from a data build: Model 1 both ways, the max-ent scorer on the
 eflomal alignments, hierarchical partitioning of every tree pair, ET pairs + Model 1 word ETs.
 
-    from decoder.sdig.train import train_grammar
+    from decoder.sdig.train import train_grammar, train_word_grammar
     stats = train_grammar("models/bible-es-en/build", "model-sdig/grammar")
+    stats = train_word_grammar("models/bible-es-en/build", "model-sdig/gword")   # the baseline
 
 Inputs (a `cky data bible-es-en --dependencies` build): train.es.conllu, train.en.conllu,
 train.align (Pharaoh, Spanish index first). `limit` uses only the first verses.
@@ -16,6 +17,8 @@ from pathlib import Path
 
 from ..data.align import read_pharaoh
 from ..errors import InputError
+from collections import Counter
+
 from .deptree import read_conllu
 from .grammar import MAX_ET_WORDS, et_pairs, swapped_orders, write_grammar
 from .heuristics import FEATURES, PairContext, train_maxent, training_examples
@@ -104,4 +107,41 @@ def train_grammar(data_dir, out_dir, limit: int | None = None, maxent_sentences:
                             "swapped": sorted(f"{r} {s}" for r, s in swapped_orders(counts.orders))}
     write_grammar(out_dir, pairs, counts.transitions, stats, counts.orders)
     log(f"{len(counts.pairs)} induced ET pairs, {stats['model1_et_pairs']} Model 1 word ETs -> {os.fspath(out_dir)}")
+    return stats
+
+
+def word_transitions(e_trees) -> Counter:
+    """(head word, dependent word) counts of the English trees ("<root>" heads the root): the
+    transitions of a derivation where every English word is its own ET."""
+    from .induce import ROOT
+
+    counts: Counter = Counter()
+    for tree in e_trees:
+        for i, head in enumerate(tree.heads):
+            counts[ROOT if head == -1 else tree.words[head], tree.words[i]] += 1
+    return counts
+
+
+def train_word_grammar(data_dir, out_dir, limit: int | None = None, model1_iterations: int = 5) -> dict:
+    """The word-based baseline of the paper's comparison, needing nothing new: only the Model 1
+    word-pair ETs of section 4 (every Spanish word's likeliest English words, as train_grammar
+    adds them) and word-to-word transitions (every English word its own ET): no partitioning."""
+    data_dir = Path(data_dir)
+    started = time.perf_counter()
+    f_trees = list(read_conllu(data_dir / "train.es.conllu"))[:limit]
+    e_trees = list(read_conllu(data_dir / "train.en.conllu"))[:limit]
+    if len(f_trees) != len(e_trees):
+        raise InputError(data_dir, f"{len(f_trees)} Spanish trees and {len(e_trees)} English trees: "
+                                   f"the files do not match")
+    f_sentences = [t.words for t in f_trees]
+    e_sentences = [t.words for t in e_trees]
+    t_ef = train_model1(f_sentences, e_sentences, model1_iterations)
+    t_fe = train_model1(e_sentences, f_sentences, model1_iterations)
+    pairs = et_pairs(Counter(), t_ef, t_fe, {w for s in f_sentences for w in s})
+    transitions = word_transitions(e_trees)
+    stats = {"verses": len(f_trees), "word_baseline": True, "induced_et_pairs": 0, "model1_et_pairs": len(pairs),
+             "transitions": len(transitions), "model1_iterations": model1_iterations,
+             "timings_seconds": {"total": round(time.perf_counter() - started, 1)}}
+    write_grammar(out_dir, pairs, transitions, stats)
+    log(f"word baseline: {len(pairs)} Model 1 word ETs, {len(transitions)} transitions -> {os.fspath(out_dir)}")
     return stats
