@@ -14,7 +14,12 @@ Systems, all decoded from the tokenized, lowercased test text, one process, one 
 - sdig: the SDIG config (its grammar, LM, beam and weights);
 - sdig-word: the same config with --word-grammar, a grammar of Model 1 word-pair ETs only
   (no induced multi-word ETs): the paper's word-based baseline, needing nothing new;
-- sdig-paper (--paper): the SDIG grammar without the LM, the paper's own model (default weights).
+- sdig-paper (--paper): the SDIG grammar without the LM, the paper's own model (default weights);
+  sdig-word-paper (--paper with --word-grammar): the baseline's grammar the same way;
+- sdig-order: the SDIG config with the child order model (reorder = true), the third step of
+  the issue's "no LM, + LM, + order model" (--no-order skips it).
+
+The word-ET grammar: `python -m decoder.sdig train BUILD GWORD_DIR --word-baseline`.
 
 Per system: BLEU (sacrebleu, tokenize none: the text is tokenized) and chrF on the first
 --sentences test verses, sentences per second and ms per verse (CPU time of this process,
@@ -39,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sdig-config", required=True, help="a `system = \"sdig\"` config (tuned weights)")
     parser.add_argument("--word-grammar", help="grammar of Model 1 word ETs only (the baseline)")
     parser.add_argument("--paper", action="store_true", help="also the paper's model (no LM, default weights)")
+    parser.add_argument("--no-order", action="store_true", help="skip the config + child order model step")
     parser.add_argument("--ghkm-config", default=os.path.join(BUILD, "demo", "config.toml"))
     parser.add_argument("--ghkm-hypotheses", default=None,
                         help="an existing output of --ghkm-config on the test set, to score (default: decode)")
@@ -54,6 +60,10 @@ def _lines(path: str, n: int) -> list[str]:
     from decoder.evaluate import read_lines
 
     return read_lines(path)[:n]
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _quality(hypotheses: list[str], references: list[str]) -> dict:
@@ -112,7 +122,7 @@ def run(args, log=lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
     sources = _lines(args.source, args.sentences)
     references = _lines(args.reference, args.sentences)
     results: dict = {"sentences": len(sources), "source": args.source, "reference": args.reference,
-                     "systems": {}}
+                     "systems": {}, "machine": {"cpus": os.cpu_count(), "load_before": _load()}}
 
     def system(name, decoder, config, note, texts=None, timing_sentences=None):
         log(f"{name}: {decoder!r}")
@@ -138,21 +148,32 @@ def run(args, log=lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
         system("ghkm", ghkm, args.ghkm_config, "decoded here")
     del ghkm
 
-    sdig = load_decoder(args.sdig_config)
-    system("sdig", sdig, args.sdig_config, "SDIG grammar + LM beam search")
-    if args.paper:
-        from decoder.sdig.decoder import SdigDecoder
+    from decoder.sdig.decoder import SdigDecoder
 
-        paper = SdigDecoder(sdig.grammar, None, None, beam_size=1, parser=sdig.parser)
-        paper.grammar_path = sdig.grammar_path
-        system("sdig-paper", paper, args.sdig_config, "the paper's model: SDIG grammar, no LM, default weights")
+    def paper_model(decoder, name, note):
+        paper = SdigDecoder(decoder.grammar, None, None, beam_size=1, parser=decoder.parser)
+        paper.grammar_path = decoder.grammar_path
+        system(name, paper, args.sdig_config, note)
+
+    sdig = load_decoder(args.sdig_config)
+    if args.paper:
+        paper_model(sdig, "sdig-paper", "the paper's model: SDIG grammar, no LM, default weights")
+    system("sdig", sdig, args.sdig_config, "SDIG grammar + LM beam search")
     del sdig
+    if not args.no_order:
+        ordered = load_decoder(args.sdig_config, reorder=True)
+        system("sdig-order", ordered, args.sdig_config, "SDIG grammar + LM beam search + the child order model")
+        del ordered
     if args.word_grammar:
         word = load_decoder(args.sdig_config, grammar=os.path.abspath(args.word_grammar))
+        if args.paper:
+            paper_model(word, "sdig-word-paper", f"baseline without LM: Model 1 word ETs only "
+                                                 f"({args.word_grammar}), default weights")
         system("sdig-word", word, args.sdig_config, f"baseline: Model 1 word ETs only ({args.word_grammar}), "
                                                      f"the SDIG config's LM, beam and weights")
     cfg = read_config(args.sdig_config)
     results["sdig_config"] = cfg
+    results["machine"]["load_after"] = _load()
     return results
 
 
@@ -166,9 +187,17 @@ def markdown(results: dict) -> str:
         rows.append(f"| {name} | {s['bleu']:.2f} | {s['chrf']:.2f} | {s['sentences_per_second']} | "
                     f"{s['ms_per_verse']} | {s['parse_ms_per_verse']} | {s['decode_ms_per_verse']} | {size} | "
                     f"{s['sentences']} |")
+    systems = results["systems"]
+    if "ghkm" in systems and "sdig" in systems and systems["sdig"]["decode_ms_per_verse"]:
+        rows.append("")
+        rows.append(f"SDIG decoding (without parsing) is {systems['ghkm']['decode_ms_per_verse'] / systems['sdig']['decode_ms_per_verse']:.1f} "
+                    f"times faster per verse than GHKM (CKY, pop limit {systems['ghkm']['settings'].get('pop_limit')}); "
+                    f"with parsing {systems['ghkm']['ms_per_verse'] / systems['sdig']['ms_per_verse']:.1f} times.")
     notes = "\n".join(f"- {name}: {s['note']}; config {s['config']}" for name, s in results["systems"].items())
+    machine = results.get("machine", {})
     return (f"# SDIG vs GHKM on the Bible test set ({results['sentences']} verses)\n\n" + "\n".join(rows)
-            + "\n\n" + notes + "\n")
+            + "\n\n" + notes + "\n\n" + f"Load average before / after: {machine.get('load_before')} / "
+            f"{machine.get('load_after')} (CPU times of one process; the machine is shared).\n")
 
 
 def main(args) -> int:
