@@ -27,6 +27,11 @@ def main(argv=None) -> int:
     train.add_argument("--limit", type=int, default=None)
     train.add_argument("--maxent-sentences", type=int, default=2000)
     train.add_argument("--threshold", type=float, default=0.5)
+    train.add_argument("--min-count", type=float, default=None,
+                       help="drop induced ET pairs larger than word-to-word seen fewer times "
+                            "(default decoder.sdig.grammar.MIN_ET_COUNT)")
+    train.add_argument("--refilter", metavar="GRAMMAR_DIR", default=None,
+                       help="instead of training: copy this grammar with --min-count applied")
     train.add_argument("--word-baseline", action="store_true",
                        help="the word-based baseline grammar: Model 1 word ETs and word transitions only")
     tune = commands.add_parser("tune", help="MERT (decoder.tune.run_mert) on pre-parsed dev trees")
@@ -59,11 +64,18 @@ def main(argv=None) -> int:
 
         print(json.dumps(train_word_grammar(args.data_dir, args.grammar_dir, limit=args.limit), indent=1))
         return 0
+    if args.command == "train" and args.refilter:
+        from .grammar import refilter_grammar
+
+        print(json.dumps(refilter_grammar(args.refilter, args.grammar_dir, args.min_count or 1), indent=1))
+        return 0
     if args.command == "train":
+        from .grammar import MIN_ET_COUNT
         from .train import train_grammar
 
         stats = train_grammar(args.data_dir, args.grammar_dir, limit=args.limit,
-                              maxent_sentences=args.maxent_sentences, threshold=args.threshold)
+                              maxent_sentences=args.maxent_sentences, threshold=args.threshold,
+                              min_count=args.min_count if args.min_count is not None else MIN_ET_COUNT)
         print(json.dumps({k: v for k, v in stats.items() if k != "maxent"}, indent=1))
         return 0
 

@@ -35,6 +35,7 @@ INDUCED, MODEL1 = "induced", "model1"
 
 
 MAX_ET_WORDS = 7
+MIN_ET_COUNT = 1     # induced ET pairs larger than word-to-word seen fewer times are dropped (kept_induced)
 
 
 def plausible_sizes(source_words: int, target_words: int, max_words: int = MAX_ET_WORDS) -> bool:
@@ -55,10 +56,21 @@ class ETPair:
     kind: str
 
 
+def is_word_pair(source: str, target: str) -> bool:
+    return " " not in source and " " not in target
+
+
+def kept_induced(pairs: Counter, min_count: float = 1) -> Counter:
+    """The induced pairs kept: word-to-word pairs always, larger ones seen at least min_count
+    times (a larger ET pair seen once is mostly a verse-specific piece of a partition error)."""
+    return Counter({key: c for key, c in pairs.items() if c >= min_count or is_word_pair(*key)})
+
+
 def et_pairs(pairs: Counter, t_ef: Model1, t_fe: Model1, source_words, per_word: int = 10,
-             threshold: float = 0.01) -> list[ETPair]:
-    """Induced pairs with relative frequencies, plus Model 1 word pairs for every source word:
-    its `per_word` likeliest English words with t(e|f) >= threshold."""
+             threshold: float = 0.01, min_count: float = 1) -> list[ETPair]:
+    """Induced pairs (kept_induced) with relative frequencies, plus Model 1 word pairs for
+    every source word: its `per_word` likeliest English words with t(e|f) >= threshold."""
+    pairs = kept_induced(pairs, min_count)
     source_totals, target_totals = Counter(), Counter()
     for (f, e), c in pairs.items():
         source_totals[f] += c
@@ -193,3 +205,44 @@ class Grammar:
                         raise GrammarFormatError(path, number, "expected: relation, L|R, left count, right count")
                     orders[fields[0], fields[1]] = Counter(L=int(fields[2]), R=int(fields[3]))
         return cls(pairs, transitions, max_source_words, orders)
+
+
+def refilter_grammar(source_dir, out_dir, min_count: float) -> dict:
+    """Write a copy of a grammar whose induced pairs are kept_induced(min_count) with their relative
+    frequencies recomputed from the counts: the grammar train_grammar(min_count=...) writes,
+    without partitioning again (the Model 1 word pairs and transitions are unchanged)."""
+    import shutil
+
+    source_dir, out_dir = os.fspath(source_dir), os.fspath(out_dir)
+    path = os.path.join(source_dir, ETS_FILE)
+    induced, model1 = Counter(), []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) != 6:
+                raise GrammarFormatError(path, number, "expected 6 tab-separated fields")
+            if fields[5] == INDUCED:
+                induced[fields[0], fields[1]] = float(fields[2])
+            else:
+                model1.append(ETPair(fields[0], fields[1], float(fields[2]), float(fields[3]), float(fields[4]),
+                                     fields[5]))
+    kept = kept_induced(induced, min_count)
+    source_totals, target_totals = Counter(), Counter()
+    for (f, e), c in kept.items():
+        source_totals[f] += c
+        target_totals[e] += c
+    pairs = [ETPair(f, e, c, c / target_totals[e], c / source_totals[f], INDUCED) for (f, e), c in sorted(kept.items())]
+    os.makedirs(out_dir, exist_ok=True)
+    for name in (TRANSITIONS_FILE, ORDERS_FILE):
+        if os.path.exists(os.path.join(source_dir, name)):
+            shutil.copy(os.path.join(source_dir, name), os.path.join(out_dir, name))
+    stats_path = os.path.join(source_dir, STATS_FILE)
+    stats = json.load(open(stats_path, encoding="utf-8")) if os.path.exists(stats_path) else {}
+    stats.update(induced_et_pairs_kept=len(kept), min_count=min_count, refiltered_from=source_dir)
+    with open(os.path.join(out_dir, ETS_FILE), "w", encoding="utf-8") as out:
+        for p in pairs + model1:
+            out.write(f"{p.source}\t{p.target}\t{p.count:g}\t{p.p_source_given_target:.6g}\t"
+                      f"{p.p_target_given_source:.6g}\t{p.kind}\n")
+    with open(os.path.join(out_dir, STATS_FILE), "w", encoding="utf-8") as out:
+        json.dump(stats, out, indent=2)
+    return stats

@@ -20,7 +20,7 @@ from ..errors import InputError
 from collections import Counter
 
 from .deptree import read_conllu
-from .grammar import MAX_ET_WORDS, et_pairs, swapped_orders, write_grammar
+from .grammar import MAX_ET_WORDS, MIN_ET_COUNT, et_pairs, swapped_orders, write_grammar
 from .heuristics import FEATURES, PairContext, train_maxent, training_examples
 from .induce import CATEGORY_SEQUENCE, induce, maxent_pair_scorer
 from .model1 import train_model1
@@ -41,7 +41,8 @@ def read_alignments(path, limit: int | None = None) -> list[set[tuple[int, int]]
 
 
 def train_grammar(data_dir, out_dir, limit: int | None = None, maxent_sentences: int = 2000,
-                  model1_iterations: int = 5, threshold: float = 0.5, max_source_words: int = MAX_ET_WORDS) -> dict:
+                  model1_iterations: int = 5, threshold: float = 0.5, max_source_words: int = MAX_ET_WORDS,
+                  min_count: float = MIN_ET_COUNT) -> dict:
     data_dir = Path(data_dir)
     started = time.perf_counter()
     timings = {}
@@ -83,7 +84,7 @@ def train_grammar(data_dir, out_dir, limit: int | None = None, maxent_sentences:
     counts = induce(e_trees, f_trees, lambda k: PairContext(e_trees[k], f_trees[k], t_ef, t_fe),
                     lambda k: scorer, threshold, max_source_words, progress)
     timings["partition"] = round(time.perf_counter() - stage, 1)
-    pairs = et_pairs(counts.pairs, t_ef, t_fe, {w for s in f_sentences for w in s})
+    pairs = et_pairs(counts.pairs, t_ef, t_fe, {w for s in f_sentences for w in s}, min_count=min_count)
     induced_sizes: dict[int, int] = {}
     for (f_key, _), c in counts.pairs.items():
         induced_sizes[f_key.count(" ") + 1] = induced_sizes.get(f_key.count(" ") + 1, 0) + 1
@@ -93,6 +94,7 @@ def train_grammar(data_dir, out_dir, limit: int | None = None, maxent_sentences:
         "splits_per_level": counts.splits_per_level,
         "new_pieces_per_level": counts.new_pieces_per_level,
         "induced_et_pairs": len(counts.pairs),
+        "induced_et_pairs_kept": sum(1 for p in pairs if p.kind != "model1"), "min_count": min_count,
         "induced_et_pairs_by_source_words": dict(sorted(induced_sizes.items())),
         "model1_et_pairs": sum(1 for p in pairs if p.kind == "model1"),
         "transitions": len(counts.transitions),
