@@ -189,3 +189,11 @@ def test_compiled_search_equals_the_reference_with_narrow_beams(seed, tmp_path):
     reference, r_stats = Search(grammar, weights, lm=lm, beam_size=beam, reorder=reorder).search_reference(tree, k=k)
     assert_same_hypotheses(compiled, reference)
     assert c_stats == r_stats
+
+
+def test_table_limit_keeps_the_likeliest_english_sides():
+    pairs = [ETPair("a/0", f"x{i}/0", 1, 0.5, p, INDUCED) for i, p in enumerate([0.1, 0.3, 0.2, 0.3, 0.05])]
+    kept = Grammar(pairs, Counter(), table_limit=3).by_source["a/0"]
+    # by hand: P(e|f) 0.3 (x1, first in the file), 0.3 (x3), 0.2 (x2)
+    assert [p.target for p in kept] == ["x1/0", "x3/0", "x2/0"]
+    assert len(Grammar(pairs, Counter(), table_limit=0).by_source["a/0"]) == 5

@@ -35,6 +35,11 @@ INDUCED, MODEL1 = "induced", "model1"
 
 
 MAX_ET_WORDS = 7
+# The translation-table limit: the decoder keeps the TABLE_LIMIT likeliest English sides
+# (by P(target | source)) of each source ET (0: all). Without it a frequent word had hundreds
+# of options (1,025 for "de", most induced pieces with a multi-word English side), which
+# made the search 10 times slower for nothing.
+TABLE_LIMIT = 20
 MIN_ET_COUNT = 1     # induced ET pairs larger than word-to-word seen fewer times are dropped (kept_induced)
 
 
@@ -144,15 +149,21 @@ class Grammar:
     """ET pairs indexed by source key, and the transitions."""
 
     def __init__(self, pairs: list[ETPair], transitions: Counter, max_source_words: int = MAX_ET_WORDS,
-                 orders: dict | None = None):
+                 orders: dict | None = None, table_limit: int = TABLE_LIMIT):
         self.by_source: dict[str, list[ETPair]] = defaultdict(list)
         self.max_source_words = 1
+        self.table_limit = table_limit
         for pair in pairs:
             size = pair.source.count(" ") + 1
             if not plausible_sizes(size, pair.target.count(" ") + 1, max_source_words):
                 continue
             self.max_source_words = max(self.max_source_words, size)
             self.by_source[pair.source].append(pair)
+        if table_limit > 0:
+            for source, options in self.by_source.items():
+                if len(options) > table_limit:
+                    options.sort(key=lambda pair: -pair.p_target_given_source)   # stable: file order on ties
+                    del options[table_limit:]
         self.transitions = Transitions(transitions)
         # root word -> the other words of the source ETs rooted at it: the forest grows an ET
         # at a node only through children with one of these words
@@ -167,7 +178,7 @@ class Grammar:
         return (relation, side) in self.swapped
 
     @classmethod
-    def load(cls, directory, max_source_words: int = MAX_ET_WORDS) -> "Grammar":
+    def load(cls, directory, max_source_words: int = MAX_ET_WORDS, table_limit: int = TABLE_LIMIT) -> "Grammar":
         directory = os.fspath(directory)
         pairs = []
         path = os.path.join(directory, ETS_FILE)
@@ -204,7 +215,7 @@ class Grammar:
                     if len(fields) != 4 or fields[1] not in ("L", "R") or not (fields[2] + fields[3]).isdigit():
                         raise GrammarFormatError(path, number, "expected: relation, L|R, left count, right count")
                     orders[fields[0], fields[1]] = Counter(L=int(fields[2]), R=int(fields[3]))
-        return cls(pairs, transitions, max_source_words, orders)
+        return cls(pairs, transitions, max_source_words, orders, table_limit)
 
 
 def refilter_grammar(source_dir, out_dir, min_count: float) -> dict:

@@ -109,6 +109,7 @@ class Search:
         self._compiled = None          # decoder._ext._sdig.CompiledSearch, built on first use
         self._option_list: list[_Translation] = []   # by compiled option id
         self._word_ids: dict[str, int] = {}           # transition vocabulary
+        self._pair_ids: dict[int, tuple[list, list[int]]] = {}
 
     def weights(self) -> dict:
         return dict(zip(FEATURES, self.weight_vector))
@@ -161,8 +162,7 @@ class Search:
                 children.extend(attached)
                 sides.extend(SIDE_CODES[side] for side in shape)
                 shape_child_start.append(len(children))
-                word = tree.words[v]
-                option_ids.extend(self._option_id(pair, word) for pair in pairs)
+                option_ids.extend(self._option_ids(pairs, tree.words[v]))
                 shape_option_start.append(len(option_ids))
             node_shape_start.append(len(shape_child_start) - 1)
         depth = [0] * n
@@ -223,6 +223,16 @@ class Search:
             if compiled is None:   # after set_transitions: grow the compiled tables
                 assert self._compiled.add_word() == found
         return found
+
+    def _option_ids(self, pairs: list, word: str) -> list[int]:
+        """The compiled option ids of a grammar list of ET pairs (cached by the list's identity:
+        the grammar's lists live as long as it) or of a pass-through ([None])."""
+        if pairs[0] is None:
+            return [self._option_id(None, word)]
+        cached = self._pair_ids.get(id(pairs))
+        if cached is None or cached[0] is not pairs:
+            cached = self._pair_ids[id(pairs)] = (pairs, [self._option_id(pair, word) for pair in pairs])
+        return cached[1]
 
     def _option_id(self, pair, word: str) -> int:
         option = self._option(pair, word)
