@@ -74,6 +74,22 @@ def _order(sides: list[str], chosen: tuple) -> tuple[list, list]:
     return left, right
 
 
+class _Reachable:
+    """children[n] restricted to the words in `companions`, computed for the nodes asked for only
+    (rooted_subsets walks down from one node)."""
+
+    __slots__ = ("kids", "words", "companions", "memo")
+
+    def __init__(self, kids, words, companions):
+        self.kids, self.words, self.companions, self.memo = kids, words, companions, {}
+
+    def __getitem__(self, node: int) -> list[int]:
+        found = self.memo.get(node)
+        if found is None:
+            found = self.memo[node] = [c for c in self.kids[node] if self.words[c] in self.companions]
+        return found
+
+
 @dataclass
 class _Translation:
     """One option for the ET at a node: local features (transition 0: it depends on the
@@ -133,7 +149,7 @@ class Search:
         for v in range(len(tree)):
             found = []
             companions = self.grammar.companions.get(tree.words[v], ())
-            reachable = [[c for c in children if tree.words[c] in companions] for children in kids]
+            reachable = _Reachable(kids, tree.words, companions)
             for nodes in rooted_subsets(v, reachable, self.grammar.max_source_words):
                 pairs = self.grammar.by_source.get(et_key(tree, nodes))
                 if pairs:
