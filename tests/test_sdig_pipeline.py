@@ -73,6 +73,10 @@ def test_train_grammar_and_decode_a_training_verse(tmp_path):
     decoder = SdigDecoder(tmp_path / "grammar", beam_size=2)
     assert decoder.translate("a b c", tree=f[0]).text == "x y z"
     assert decoder.translate("a b d", tree=f[1]).text == "x y w"
+    # by hand: the final partitions' root pairs (every word its own piece here) plus the English
+    # trees' head-dependent pairs: each verse gives <root> -> y, y -> x, y -> z (or w), twice
+    assert decoder.grammar.transitions.counts == {("<root>", "y"): 40, ("y", "x"): 40, ("y", "z"): 20,
+                                                  ("y", "w"): 20}
 
 
 def test_word_baseline_grammar_has_word_ets_and_word_transitions(tmp_path):
