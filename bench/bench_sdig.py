@@ -43,6 +43,8 @@ RESULTS = os.path.join(REPO, "bench", "results")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sdig-config", required=True, help="a `system = \"sdig\"` config (tuned weights)")
     parser.add_argument("--word-grammar", help="grammar of Model 1 word ETs only (the baseline)")
+    parser.add_argument("--word-config", help="the baseline's own config (its tuned weights; default: the SDIG "
+                                              "config with --word-grammar)")
     parser.add_argument("--paper", action="store_true", help="also the paper's model (no LM, default weights)")
     parser.add_argument("--no-order", action="store_true", help="skip the config + child order model step")
     parser.add_argument("--ghkm-config", default=os.path.join(BUILD, "demo", "config.toml"))
@@ -164,13 +166,17 @@ def run(args, log=lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
         ordered = load_decoder(args.sdig_config, reorder=True)
         system("sdig-order", ordered, args.sdig_config, "SDIG grammar + LM beam search + the child order model")
         del ordered
-    if args.word_grammar:
-        word = load_decoder(args.sdig_config, grammar=os.path.abspath(args.word_grammar))
+    if args.word_grammar or args.word_config:
+        if args.word_config:
+            word, config = load_decoder(args.word_config), args.word_config
+            note = "baseline: Model 1 word ETs only, its own config (LM, beam, tuned weights)"
+        else:
+            word, config = load_decoder(args.sdig_config, grammar=os.path.abspath(args.word_grammar)), args.sdig_config
+            note = f"baseline: Model 1 word ETs only ({args.word_grammar}), the SDIG config's LM, beam and weights"
         if args.paper:
             paper_model(word, "sdig-word-paper", f"baseline without LM: Model 1 word ETs only "
-                                                 f"({args.word_grammar}), default weights")
-        system("sdig-word", word, args.sdig_config, f"baseline: Model 1 word ETs only ({args.word_grammar}), "
-                                                     f"the SDIG config's LM, beam and weights")
+                                                 f"({word.grammar_path}), default weights")
+        system("sdig-word", word, config, note)
     cfg = read_config(args.sdig_config)
     results["sdig_config"] = cfg
     results["machine"]["load_after"] = _load()
