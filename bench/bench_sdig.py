@@ -152,10 +152,10 @@ def run(args, log=lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
 
     from decoder.sdig.decoder import SdigDecoder
 
-    def paper_model(decoder, name, note):
+    def paper_model(decoder, name, note, config=args.sdig_config):
         paper = SdigDecoder(decoder.grammar, None, None, beam_size=1, parser=decoder.parser)
         paper.grammar_path = decoder.grammar_path
-        system(name, paper, args.sdig_config, note)
+        system(name, paper, config, note)
 
     sdig = load_decoder(args.sdig_config)
     if args.paper:
@@ -175,7 +175,7 @@ def run(args, log=lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
             note = f"baseline: Model 1 word ETs only ({args.word_grammar}), the SDIG config's LM, beam and weights"
         if args.paper:
             paper_model(word, "sdig-word-paper", f"baseline without LM: Model 1 word ETs only "
-                                                 f"({word.grammar_path}), default weights")
+                                                 f"({word.grammar_path}), default weights", config)
         system("sdig-word", word, config, note)
     cfg = read_config(args.sdig_config)
     results["sdig_config"] = cfg
