@@ -19,6 +19,10 @@ Systems, all decoded from the tokenized, lowercased test text, one process, one 
 - sdig-order: the SDIG config with the child order model (reorder = true), the third step of
   the issue's "no LM, + LM, + order model" (--no-order skips it).
 
+--check-reference N also decodes the first N pre-parsed test verses (--trees, default
+SOURCE.conllu) with the compiled search and the pure-Python reference and counts identical
+10-best lists (with the LM, with the order model, without the LM).
+
 The word-ET grammar: `python -m decoder.sdig train BUILD GWORD_DIR --word-baseline`.
 
 Per system: BLEU (sacrebleu, tokenize none: the text is tokenized) and chrF on the first
@@ -47,6 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                               "config with --word-grammar)")
     parser.add_argument("--paper", action="store_true", help="also the paper's model (no LM, default weights)")
     parser.add_argument("--no-order", action="store_true", help="skip the config + child order model step")
+    parser.add_argument("--check-reference", type=int, default=0, metavar="N",
+                        help="also compare the compiled search with the pure-Python reference on the first N "
+                             "test verses (10-best lists, with and without the LM and the order model)")
+    parser.add_argument("--trees", default=None, help="pre-parsed test trees for --check-reference "
+                                                       "(default: SOURCE with .conllu)")
     parser.add_argument("--ghkm-config", default=os.path.join(BUILD, "demo", "config.toml"))
     parser.add_argument("--ghkm-hypotheses", default=None,
                         help="an existing output of --ghkm-config on the test set, to score (default: decode)")
@@ -177,10 +186,50 @@ def run(args, log=lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
             paper_model(word, "sdig-word-paper", f"baseline without LM: Model 1 word ETs only "
                                                  f"({word.grammar_path}), default weights", config)
         system("sdig-word", word, config, note)
+    if args.check_reference:
+        results["reference_check"] = check_reference(args, log)
     cfg = read_config(args.sdig_config)
     results["sdig_config"] = cfg
     results["machine"]["load_after"] = _load()
     return results
+
+
+def check_reference(args, log) -> list[dict]:
+    """The compiled search (Search.search) against the pure-Python reference (search_reference) on
+    real verses: identical 10-best lists (scores and features to 1e-9, words, derivations)."""
+    from decoder.sdig.deptree import read_conllu
+    from decoder.tune.decoding import load_decoder
+
+    trees = [t for t in read_conllu(args.trees or args.source + ".conllu")][:args.check_reference]
+    out = []
+    from decoder.sdig.decoder import SdigDecoder
+
+    base = load_decoder(args.sdig_config)
+    settings = dict(weights=base.search.weights(), beam_size=base.search.beam_size)
+    for name, decoder in (("lm", base), ("lm+order", SdigDecoder(base.grammar, base.lm, reorder=True, **settings)),
+                          ("no-lm", SdigDecoder(base.grammar, None, **settings))):
+        identical = compiled_cpu = reference_cpu = 0.0
+        verses = 0
+        for tree in trees:
+            if not len(tree):
+                continue
+            started = time.process_time()
+            compiled, compiled_stats = decoder.search.search(tree, k=10)
+            middle = time.process_time()
+            reference, reference_stats = decoder.search.search_reference(tree, k=10)
+            compiled_cpu += middle - started
+            reference_cpu += time.process_time() - middle
+            verses += 1
+            identical += (compiled_stats == reference_stats and len(compiled) == len(reference) and all(
+                abs(c.score - r.score) < 1e-9 and c.words == r.words and c.derivation == r.derivation
+                and max(abs(x - y) for x, y in zip(c.features, r.features)) < 1e-9
+                for c, r in zip(compiled, reference)))
+        entry = {"setting": name, "verses": verses, "identical_10best": int(identical),
+                 "compiled_ms_per_verse": round(1000 * compiled_cpu / max(verses, 1), 2),
+                 "reference_ms_per_verse": round(1000 * reference_cpu / max(verses, 1), 2)}
+        log(f"reference check: {json.dumps(entry)}")
+        out.append(entry)
+    return out
 
 
 def markdown(results: dict) -> str:
@@ -199,6 +248,12 @@ def markdown(results: dict) -> str:
         rows.append(f"SDIG decoding (without parsing) is {systems['ghkm']['decode_ms_per_verse'] / systems['sdig']['decode_ms_per_verse']:.1f} "
                     f"times faster per verse than GHKM (CKY, pop limit {systems['ghkm']['settings'].get('pop_limit')}); "
                     f"with parsing {systems['ghkm']['ms_per_verse'] / systems['sdig']['ms_per_verse']:.1f} times.")
+    for k, check in enumerate(results.get("reference_check", [])):
+        rows.extend([""] if k == 0 else [])
+        rows.append(f"Compiled search vs the Python reference ({check['setting']}, 10-best): "
+                    f"{check['identical_10best']} of {check['verses']} verses identical; "
+                    f"{check['compiled_ms_per_verse']} vs {check['reference_ms_per_verse']} ms per verse "
+                    f"(search only, options registered on first use included).")
     notes = "\n".join(f"- {name}: {s['note']}; config {s['config']}" for name, s in results["systems"].items())
     machine = results.get("machine", {})
     return (f"# SDIG vs GHKM on the Bible test set ({results['sentences']} verses)\n\n" + "\n".join(rows)
