@@ -236,8 +236,10 @@ class Search:
         found = self._word_ids.get(word)
         if found is None:
             found = self._word_ids[word] = len(self._word_ids)
-            if compiled is None:   # after set_transitions: grow the compiled tables
-                assert self._compiled.add_word() == found
+            if compiled is None:   # after set_transitions: grow the compiled tables (same ids)
+                added = self._compiled.add_word()
+                if added != found:
+                    raise RuntimeError(f"transition vocabulary out of step: word id {found}, compiled {added}")
         return found
 
     def _option_ids(self, pairs: list, word: str) -> list[int]:
