@@ -35,6 +35,10 @@ exact k best. With an LM (KenLM's chart-state scoring, the same compiled scorer 
 decoder), combinations are ranked by their score without the new LM terms, the best
 `beam_size` of each ET translation are LM-scored, and the best `beam_size` overall are
 kept: a beam search.
+
+`Search.search` runs this program compiled (decoder._ext._sdig, ext/_sdig.pyx: the forest as
+flat integer arrays, nogil); `Search.search_reference` is the pure-Python program the tests
+hold it to (same hypotheses, scores, features and derivations: stable sorts, same sums).
 """
 from __future__ import annotations
 
