@@ -35,6 +35,7 @@ MODULES = {
     "_incremental": ("headers", ["chart_containers.hh", "incremental_sort.hh"], {"initializedcheck": False}),
     "_kbest": ("headers", ["kbest_containers.hh"], {"initializedcheck": False}),  # headers: cimports _chart's
     "_two_pass": ("headers", ["chart_containers.hh", "two_pass_containers.hh"], {"initializedcheck": False}),
+    "_sdig": ("headers", ["sdig_containers.hh"], {"initializedcheck": False}),
     "_rule_table": (None, [], {}),
     "_rule_reader": (None, [], {}),
     "_extract": (None, [], {}),

@@ -14,7 +14,16 @@ Systems, all decoded from the tokenized, lowercased test text, one process, one 
 - sdig: the SDIG config (its grammar, LM, beam and weights);
 - sdig-word: the same config with --word-grammar, a grammar of Model 1 word-pair ETs only
   (no induced multi-word ETs): the paper's word-based baseline, needing nothing new;
-- sdig-paper (--paper): the SDIG grammar without the LM, the paper's own model (default weights).
+- sdig-paper (--paper): the SDIG grammar without the LM, the paper's own model (default weights);
+  sdig-word-paper (--paper with --word-grammar): the baseline's grammar the same way;
+- sdig-order: the SDIG config with the child order model (reorder = true), the third step of
+  the issue's "no LM, + LM, + order model" (--no-order skips it).
+
+--check-reference N also decodes the first N pre-parsed test verses (--trees, default
+SOURCE.conllu) with the compiled search and the pure-Python reference and counts identical
+10-best lists (with the LM, with the order model, without the LM).
+
+The word-ET grammar: `python -m decoder.sdig train BUILD GWORD_DIR --word-baseline`.
 
 Per system: BLEU (sacrebleu, tokenize none: the text is tokenized) and chrF on the first
 --sentences test verses, sentences per second and ms per verse (CPU time of this process,
@@ -38,7 +47,15 @@ RESULTS = os.path.join(REPO, "bench", "results")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sdig-config", required=True, help="a `system = \"sdig\"` config (tuned weights)")
     parser.add_argument("--word-grammar", help="grammar of Model 1 word ETs only (the baseline)")
+    parser.add_argument("--word-config", help="the baseline's own config (its tuned weights; default: the SDIG "
+                                              "config with --word-grammar)")
     parser.add_argument("--paper", action="store_true", help="also the paper's model (no LM, default weights)")
+    parser.add_argument("--no-order", action="store_true", help="skip the config + child order model step")
+    parser.add_argument("--check-reference", type=int, default=0, metavar="N",
+                        help="also compare the compiled search with the pure-Python reference on the first N "
+                             "test verses (10-best lists, with and without the LM and the order model)")
+    parser.add_argument("--trees", default=None, help="pre-parsed test trees for --check-reference "
+                                                       "(default: SOURCE with .conllu)")
     parser.add_argument("--ghkm-config", default=os.path.join(BUILD, "demo", "config.toml"))
     parser.add_argument("--ghkm-hypotheses", default=None,
                         help="an existing output of --ghkm-config on the test set, to score (default: decode)")
@@ -54,6 +71,10 @@ def _lines(path: str, n: int) -> list[str]:
     from decoder.evaluate import read_lines
 
     return read_lines(path)[:n]
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _quality(hypotheses: list[str], references: list[str]) -> dict:
@@ -112,7 +133,7 @@ def run(args, log=lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
     sources = _lines(args.source, args.sentences)
     references = _lines(args.reference, args.sentences)
     results: dict = {"sentences": len(sources), "source": args.source, "reference": args.reference,
-                     "systems": {}}
+                     "systems": {}, "machine": {"cpus": os.cpu_count(), "load_before": _load()}}
 
     def system(name, decoder, config, note, texts=None, timing_sentences=None):
         log(f"{name}: {decoder!r}")
@@ -138,22 +159,77 @@ def run(args, log=lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
         system("ghkm", ghkm, args.ghkm_config, "decoded here")
     del ghkm
 
-    sdig = load_decoder(args.sdig_config)
-    system("sdig", sdig, args.sdig_config, "SDIG grammar + LM beam search")
-    if args.paper:
-        from decoder.sdig.decoder import SdigDecoder
+    from decoder.sdig.decoder import SdigDecoder
 
-        paper = SdigDecoder(sdig.grammar, None, None, beam_size=1, parser=sdig.parser)
-        paper.grammar_path = sdig.grammar_path
-        system("sdig-paper", paper, args.sdig_config, "the paper's model: SDIG grammar, no LM, default weights")
+    def paper_model(decoder, name, note, config=args.sdig_config):
+        paper = SdigDecoder(decoder.grammar, None, None, beam_size=1, parser=decoder.parser)
+        paper.grammar_path = decoder.grammar_path
+        system(name, paper, config, note)
+
+    sdig = load_decoder(args.sdig_config)
+    if args.paper:
+        paper_model(sdig, "sdig-paper", "the paper's model: SDIG grammar, no LM, default weights")
+    system("sdig", sdig, args.sdig_config, "SDIG grammar + LM beam search")
     del sdig
-    if args.word_grammar:
-        word = load_decoder(args.sdig_config, grammar=os.path.abspath(args.word_grammar))
-        system("sdig-word", word, args.sdig_config, f"baseline: Model 1 word ETs only ({args.word_grammar}), "
-                                                     f"the SDIG config's LM, beam and weights")
+    if not args.no_order:
+        ordered = load_decoder(args.sdig_config, reorder=True)
+        system("sdig-order", ordered, args.sdig_config, "SDIG grammar + LM beam search + the child order model")
+        del ordered
+    if args.word_grammar or args.word_config:
+        if args.word_config:
+            word, config = load_decoder(args.word_config), args.word_config
+            note = "baseline: Model 1 word ETs only, its own config (LM, beam, tuned weights)"
+        else:
+            word, config = load_decoder(args.sdig_config, grammar=os.path.abspath(args.word_grammar)), args.sdig_config
+            note = f"baseline: Model 1 word ETs only ({args.word_grammar}), the SDIG config's LM, beam and weights"
+        if args.paper:
+            paper_model(word, "sdig-word-paper", f"baseline without LM: Model 1 word ETs only "
+                                                 f"({word.grammar_path}), default weights", config)
+        system("sdig-word", word, config, note)
+    if args.check_reference:
+        results["reference_check"] = check_reference(args, log)
     cfg = read_config(args.sdig_config)
     results["sdig_config"] = cfg
+    results["machine"]["load_after"] = _load()
     return results
+
+
+def check_reference(args, log) -> list[dict]:
+    """The compiled search (Search.search) against the pure-Python reference (search_reference) on
+    real verses: identical 10-best lists (scores and features to 1e-9, words, derivations)."""
+    from decoder.sdig.deptree import read_conllu
+    from decoder.tune.decoding import load_decoder
+
+    trees = [t for t in read_conllu(args.trees or args.source + ".conllu")][:args.check_reference]
+    out = []
+    from decoder.sdig.decoder import SdigDecoder
+
+    base = load_decoder(args.sdig_config)
+    settings = dict(weights=base.search.weights(), beam_size=base.search.beam_size)
+    for name, decoder in (("lm", base), ("lm+order", SdigDecoder(base.grammar, base.lm, reorder=True, **settings)),
+                          ("no-lm", SdigDecoder(base.grammar, None, **settings))):
+        identical = compiled_cpu = reference_cpu = 0.0
+        verses = 0
+        for tree in trees:
+            if not len(tree):
+                continue
+            started = time.process_time()
+            compiled, compiled_stats = decoder.search.search(tree, k=10)
+            middle = time.process_time()
+            reference, reference_stats = decoder.search.search_reference(tree, k=10)
+            compiled_cpu += middle - started
+            reference_cpu += time.process_time() - middle
+            verses += 1
+            identical += (compiled_stats == reference_stats and len(compiled) == len(reference) and all(
+                abs(c.score - r.score) < 1e-9 and c.words == r.words and c.derivation == r.derivation
+                and max(abs(x - y) for x, y in zip(c.features, r.features)) < 1e-9
+                for c, r in zip(compiled, reference)))
+        entry = {"setting": name, "verses": verses, "identical_10best": int(identical),
+                 "compiled_ms_per_verse": round(1000 * compiled_cpu / max(verses, 1), 2),
+                 "reference_ms_per_verse": round(1000 * reference_cpu / max(verses, 1), 2)}
+        log(f"reference check: {json.dumps(entry)}")
+        out.append(entry)
+    return out
 
 
 def markdown(results: dict) -> str:
@@ -166,9 +242,23 @@ def markdown(results: dict) -> str:
         rows.append(f"| {name} | {s['bleu']:.2f} | {s['chrf']:.2f} | {s['sentences_per_second']} | "
                     f"{s['ms_per_verse']} | {s['parse_ms_per_verse']} | {s['decode_ms_per_verse']} | {size} | "
                     f"{s['sentences']} |")
+    systems = results["systems"]
+    if "ghkm" in systems and "sdig" in systems and systems["sdig"]["decode_ms_per_verse"]:
+        rows.append("")
+        rows.append(f"SDIG decoding (without parsing) is {systems['ghkm']['decode_ms_per_verse'] / systems['sdig']['decode_ms_per_verse']:.1f} "
+                    f"times faster per verse than GHKM (CKY, pop limit {systems['ghkm']['settings'].get('pop_limit')}); "
+                    f"with parsing {systems['ghkm']['ms_per_verse'] / systems['sdig']['ms_per_verse']:.1f} times.")
+    for k, check in enumerate(results.get("reference_check", [])):
+        rows.extend([""] if k == 0 else [])
+        rows.append(f"Compiled search vs the Python reference ({check['setting']}, 10-best): "
+                    f"{check['identical_10best']} of {check['verses']} verses identical; "
+                    f"{check['compiled_ms_per_verse']} vs {check['reference_ms_per_verse']} ms per verse "
+                    f"(search only, options registered on first use included).")
     notes = "\n".join(f"- {name}: {s['note']}; config {s['config']}" for name, s in results["systems"].items())
+    machine = results.get("machine", {})
     return (f"# SDIG vs GHKM on the Bible test set ({results['sentences']} verses)\n\n" + "\n".join(rows)
-            + "\n\n" + notes + "\n")
+            + "\n\n" + notes + "\n\n" + f"Load average before / after: {machine.get('load_before')} / "
+            f"{machine.get('load_after')} (CPU times of one process; the machine is shared).\n")
 
 
 def main(args) -> int:

@@ -73,3 +73,49 @@ def test_train_grammar_and_decode_a_training_verse(tmp_path):
     decoder = SdigDecoder(tmp_path / "grammar", beam_size=2)
     assert decoder.translate("a b c", tree=f[0]).text == "x y z"
     assert decoder.translate("a b d", tree=f[1]).text == "x y w"
+    # by hand: the final partitions' root pairs (every word its own piece here) plus the English
+    # trees' head-dependent pairs: each verse gives <root> -> y, y -> x, y -> z (or w), twice
+    assert decoder.grammar.transitions.counts == {("<root>", "y"): 40, ("y", "x"): 40, ("y", "z"): 20,
+                                                  ("y", "w"): 20}
+
+
+def test_word_baseline_grammar_has_word_ets_and_word_transitions(tmp_path):
+    from decoder.sdig.decoder import SdigDecoder
+    from decoder.sdig.grammar import MODEL1, Grammar
+    from decoder.sdig.train import train_word_grammar
+
+    f = write_parallel_trees(tmp_path)
+    stats = train_word_grammar(tmp_path, tmp_path / "gword")
+    grammar = Grammar.load(tmp_path / "gword")
+    pairs = [p for ps in grammar.by_source.values() for p in ps]
+    assert stats["induced_et_pairs"] == 0 and len(pairs) == stats["model1_et_pairs"]
+    assert all(p.kind == MODEL1 and " " not in p.source and " " not in p.target for p in pairs)
+    # by hand: every verse gives <root> -> y, y -> x and y -> z (or w), 10 verses each
+    assert grammar.transitions.counts == {("<root>", "y"): 20, ("y", "x"): 20, ("y", "z"): 10, ("y", "w"): 10}
+    decoder = SdigDecoder(tmp_path / "gword", beam_size=2)
+    assert decoder.translate("a b c", tree=f[0]).text == "x y z"
+
+
+def test_refiltered_grammar_equals_training_with_min_count(tmp_path):
+    """refilter_grammar(min_count) of a grammar trained with min_count 1 is byte for byte the
+    grammar trained with that min_count; the larger pairs seen fewer times are gone."""
+    from decoder.sdig.grammar import ETS_FILE, refilter_grammar
+    from decoder.sdig.train import train_grammar
+
+    f = write_parallel_trees(tmp_path)
+    # one more verse pair seen once, whose "c" (category O) cannot pair with "z" (NP): its root
+    # piece "e c" / "v z" is a larger pair with count 1
+    with open(tmp_path / "train.es.conllu", "a") as out:
+        out.write(DepTree("a e c".split(), [1, -1, 1], categories=["NP", "VP", "O"]).to_conllu() + "\n")
+    with open(tmp_path / "train.en.conllu", "a") as out:
+        out.write(DepTree("x v z".split(), [1, -1, 1], categories=["NP", "VP", "NP"]).to_conllu() + "\n")
+    with open(tmp_path / "train.align", "a") as out:
+        out.write("0-0 1-1 2-2\n")
+    train_grammar(tmp_path, tmp_path / "all", min_count=1)
+    train_grammar(tmp_path, tmp_path / "min2", min_count=2)
+    refilter_grammar(tmp_path / "all", tmp_path / "refiltered", 2)
+    everything = (tmp_path / "all" / ETS_FILE).read_text()
+    kept = (tmp_path / "min2" / ETS_FILE).read_text()
+    assert (tmp_path / "refiltered" / ETS_FILE).read_text() == kept
+    assert "e/0 c/1\tv/0 z/1\t1\t" in everything and "e/0 c/1" not in kept
+    assert "a/0\tx/0\t21\t" in kept

@@ -1,5 +1,7 @@
 """The SDIG dynamic program against brute-force enumeration of every ET decomposition and
-every choice of ET translations, on tiny random grammars."""
+every choice of ET translations, on tiny random grammars: both the pure-Python reference
+(Search.search_reference) and the compiled search (Search.search, decoder._ext._sdig), and
+the compiled search against the reference hypothesis by hypothesis."""
 import itertools
 import math
 import random
@@ -102,8 +104,13 @@ def evaluate(tree, grammar, derivation, parent_root):
     return features, left + words + right
 
 
+def run(search, method, tree, k=None):
+    return getattr(search, method)(tree, k=k)
+
+
+@pytest.mark.parametrize("method", ["search", "search_reference"])
 @pytest.mark.parametrize("seed", range(40))
-def test_dynamic_program_equals_brute_force(seed):
+def test_dynamic_program_equals_brute_force(seed, method):
     rng = random.Random(seed)
     tree = random_tree(rng, rng.randint(1, 6))
     grammar = random_grammar(rng, tree)
@@ -114,17 +121,18 @@ def test_dynamic_program_equals_brute_force(seed):
         scored.append((sum(weights[n] * features[n] for n in weights), words))
     scored.sort(key=lambda item: -item[0])
     search = Search(grammar, weights, beam_size=1)
-    (best,), _ = search.search(tree)
+    (best,), _ = run(search, method, tree)
     assert best.score == pytest.approx(scored[0][0])
     if len(scored) == 1 or scored[1][0] < scored[0][0] - 1e-9:
         assert list(best.words) == scored[0][1]
     k = min(5, len(scored))
-    kbest, _ = Search(grammar, weights, beam_size=k).search(tree, k=k)
+    kbest, _ = run(Search(grammar, weights, beam_size=k), method, tree, k=k)
     assert [h.score for h in kbest] == pytest.approx([s for s, _ in scored[:k]])
 
 
+@pytest.mark.parametrize("method", ["search", "search_reference"])
 @pytest.mark.parametrize("seed", range(15))
-def test_lm_search_with_a_wide_beam_equals_brute_force(seed, tmp_path):
+def test_lm_search_with_a_wide_beam_equals_brute_force(seed, method, tmp_path):
     from decoder.lm import LanguageModel
 
     lm = LanguageModel(write_arpa(tmp_path))
@@ -139,6 +147,53 @@ def test_lm_search_with_a_wide_beam_equals_brute_force(seed, tmp_path):
         features["lm"] = lm.score_sentence(words)
         scored.append((sum(weights[n] * features[n] for n in weights), words))
     scored.sort(key=lambda item: -item[0])
-    (best,), _ = Search(grammar, weights, lm=lm, beam_size=10 ** 6).search(tree)
+    (best,), _ = run(Search(grammar, weights, lm=lm, beam_size=10 ** 6), method, tree)
     assert best.score == pytest.approx(scored[0][0], abs=1e-4)
     assert best.features[FEATURES.index("lm")] == pytest.approx(lm.score_sentence(list(best.words)), abs=1e-4)
+
+
+def test_side_codes_are_the_compiled_enum():
+    from decoder._ext._sdig import SdigSide
+    from decoder.sdig.search import SIDE_CODES
+
+    assert SIDE_CODES == {"L": SdigSide.SIDE_LEFT, "l": SdigSide.SIDE_MOVED_LEFT,
+                          "r": SdigSide.SIDE_MOVED_RIGHT, "R": SdigSide.SIDE_RIGHT}
+
+
+def assert_same_hypotheses(compiled, reference):
+    """The compiled search's list equals the reference's: same scores, features, words, heads
+    and derivations, in the same order (both sort stably and sum in the same order)."""
+    assert len(compiled) == len(reference)
+    for c, r in zip(compiled, reference):
+        assert c.score == pytest.approx(r.score, abs=1e-9)
+        assert c.features == pytest.approx(r.features, abs=1e-9)
+        assert (c.words, c.heads, c.derivation) == (r.words, r.heads, r.derivation)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_compiled_search_equals_the_reference_with_narrow_beams(seed, tmp_path):
+    """Beams narrow enough to prune (where a different candidate order would show), with and
+    without an LM, with and without the order model."""
+    from decoder.lm import LanguageModel
+
+    rng = random.Random(500 + seed)
+    tree = random_tree(rng, rng.randint(3, 8))
+    tree.relations = [rng.choice(("nsubj", "obj", "det")) for _ in tree.words]
+    grammar = random_grammar(rng, tree)
+    grammar.swapped = {("obj", "R"), ("det", "L")}
+    weights = {name: rng.uniform(-1, 1) for name in FEATURES}
+    lm = LanguageModel(write_arpa(tmp_path)) if seed % 2 else None
+    beam, k = rng.randint(1, 4), rng.randint(1, 6)
+    reorder = seed % 3 == 0
+    compiled, c_stats = Search(grammar, weights, lm=lm, beam_size=beam, reorder=reorder).search(tree, k=k)
+    reference, r_stats = Search(grammar, weights, lm=lm, beam_size=beam, reorder=reorder).search_reference(tree, k=k)
+    assert_same_hypotheses(compiled, reference)
+    assert c_stats == r_stats
+
+
+def test_table_limit_keeps_the_likeliest_english_sides():
+    pairs = [ETPair("a/0", f"x{i}/0", 1, 0.5, p, INDUCED) for i, p in enumerate([0.1, 0.3, 0.2, 0.3, 0.05])]
+    kept = Grammar(pairs, Counter(), table_limit=3).by_source["a/0"]
+    # by hand: P(e|f) 0.3 (x1, first in the file), 0.3 (x3), 0.2 (x2)
+    assert [p.target for p in kept] == ["x1/0", "x3/0", "x2/0"]
+    assert len(Grammar(pairs, Counter(), table_limit=0).by_source["a/0"]) == 5

@@ -32,12 +32,32 @@ def test_conllu_round_trip_and_errors(tmp_path):
 def test_collins_heads_on_a_penn_tree():
     tree = english_dependency_tree(
         "(TOP (S (NP (DT the) (NN man)) (VP (VBD saw) (NP (NP (DT the) (NN dog) (POS 's)) (NN bone))"
-        " (PP (IN in) (NP (DT the) (NN park))))) (. .))", "the man saw the dog 's bone in the park .".split())
+        " (PP (IN in) (NP (DT the) (NN park))))) (. .))", "the man saw the dog 's bone in the park .".split(),
+        style="collins")
     # by hand: S -> VP head; NP with POS last -> POS; PP -> IN; NP -> last noun
     assert tree.bracketed() == "(saw (man the) (bone ('s the dog)) (in (park the)) .)"
     assert tree.categories[tree.words.index("saw")] == "VP"
     assert tree.categories[tree.words.index("man")] == "NP"
     assert tree.categories[tree.words.index("in")] == "PP"
+
+
+def test_content_heads_on_a_penn_tree():
+    """The content style (UD-like, the Spanish side's): PP headed by its object, SBAR by its
+    clause, an auxiliary's VP by the main verb; categories from the tags (X: the projection)."""
+    penn = ("(TOP (S (NP (DT the) (NN man)) (VP (MD will) (VP (VB see) (NP (DT the) (NN dog))"
+            " (PP (IN in) (NP (DT the) (NN park))) (SBAR (IN that) (S (NP (X it)) (VP (VBD was)"
+            " (VP (VBN seen)))))))) (. .))")
+    words = "the man will see the dog in the park that it was seen .".split()
+    tree = english_dependency_tree(penn, words)
+    # by hand: S -> VP; VP (MD will) VP -> the inner VP (see); PP -> NP (park); SBAR -> S (its
+    # VP: was + VP -> seen)
+    assert tree.bracketed() == "(see (man the) will (dog the) (park in the) (seen that it was) .)"
+    categories = dict(zip(tree.words, tree.categories))
+    assert (categories["park"], categories["in"], categories["will"], categories["it"]) == ("NP", "PP", "VP", "NP")
+    collins = english_dependency_tree(penn, words, style="collins")
+    assert collins.bracketed() == "(will (man the) (see (dog the) (in (park the)) (that (was it seen))) .)"
+    with pytest.raises(ValueError, match="head-rule style"):
+        english_dependency_tree(penn, words, style="xia")
 
 
 def test_spanish_parser_keeps_our_tokens_and_falls_back():

@@ -1,7 +1,7 @@
 """`python -m decoder.sdig train|tune|translate ...`: the SDIG system on pre-parsed CoNLL-U trees
 (the `cky` commands take `system = "sdig"` configs; see docs/sdig.md).
 
-    python -m decoder.sdig train DATA_DIR GRAMMAR_DIR [--limit N]
+    python -m decoder.sdig train DATA_DIR GRAMMAR_DIR [--limit N] [--word-baseline]
     python -m decoder.sdig tune GRAMMAR_DIR --trees dev.es.conllu --ref dev.en --out weights.toml [--lm ...]
     python -m decoder.sdig translate GRAMMAR_DIR --trees test.es.conllu [--lm lm.bin] [--beam 10]
         [--weights weights.toml] [--limit N] [--out hyp.en] [--trees-out hyp.conllu] [--ref test.en]
@@ -27,6 +27,13 @@ def main(argv=None) -> int:
     train.add_argument("--limit", type=int, default=None)
     train.add_argument("--maxent-sentences", type=int, default=2000)
     train.add_argument("--threshold", type=float, default=0.5)
+    train.add_argument("--min-count", type=float, default=None,
+                       help="drop induced ET pairs larger than word-to-word seen fewer times "
+                            "(default decoder.sdig.grammar.MIN_ET_COUNT)")
+    train.add_argument("--refilter", metavar="GRAMMAR_DIR", default=None,
+                       help="instead of training: copy this grammar with --min-count applied")
+    train.add_argument("--word-baseline", action="store_true",
+                       help="the word-based baseline grammar: Model 1 word ETs and word transitions only")
     tune = commands.add_parser("tune", help="MERT (decoder.tune.run_mert) on pre-parsed dev trees")
     tune.add_argument("grammar_dir")
     tune.add_argument("--trees", required=True)
@@ -52,11 +59,23 @@ def main(argv=None) -> int:
     translate.add_argument("--ref", default=None)
     args = parser.parse_args(argv)
 
+    if args.command == "train" and args.word_baseline:
+        from .train import train_word_grammar
+
+        print(json.dumps(train_word_grammar(args.data_dir, args.grammar_dir, limit=args.limit), indent=1))
+        return 0
+    if args.command == "train" and args.refilter:
+        from .grammar import refilter_grammar
+
+        print(json.dumps(refilter_grammar(args.refilter, args.grammar_dir, args.min_count or 1), indent=1))
+        return 0
     if args.command == "train":
+        from .grammar import MIN_ET_COUNT
         from .train import train_grammar
 
         stats = train_grammar(args.data_dir, args.grammar_dir, limit=args.limit,
-                              maxent_sentences=args.maxent_sentences, threshold=args.threshold)
+                              maxent_sentences=args.maxent_sentences, threshold=args.threshold,
+                              min_count=args.min_count if args.min_count is not None else MIN_ET_COUNT)
         print(json.dumps({k: v for k, v in stats.items() if k != "maxent"}, indent=1))
         return 0
 

@@ -28,7 +28,7 @@ from typing import Sequence
 from ..decoder import Translation
 from ..errors import DependencyTreeError
 from .deptree import DepTree, check_tree, flat_tree
-from .grammar import MAX_ET_WORDS, Grammar
+from .grammar import MAX_ET_WORDS, TABLE_LIMIT, Grammar
 from .search import FEATURES, Search
 
 
@@ -48,14 +48,14 @@ class FeatureWeights:
 
 class SdigDecoder:
     # Settings a caller may override when building from a config (cky translate's --beam-size).
-    SETTINGS = ("beam_size", "kbest_beam_size", "reorder", "max_source_words")
+    SETTINGS = ("beam_size", "kbest_beam_size", "reorder", "max_source_words", "table_limit")
 
     def __init__(self, grammar, lm=None, weights: dict | None = None, *, beam_size: int = 1,
                  max_source_words: int = MAX_ET_WORDS, reorder: bool = False, parser=None,
-                 kbest_beam_size: int | None = None):
+                 kbest_beam_size: int | None = None, table_limit: int = TABLE_LIMIT):
         started = time.perf_counter()
         self.grammar_path = None if isinstance(grammar, Grammar) else os.path.abspath(os.fspath(grammar))
-        self.grammar = grammar if isinstance(grammar, Grammar) else Grammar.load(grammar, max_source_words)
+        self.grammar = grammar if isinstance(grammar, Grammar) else Grammar.load(grammar, max_source_words, table_limit)
         if isinstance(lm, (str, os.PathLike)):
             from ..lm import LanguageModel
 
@@ -67,7 +67,8 @@ class SdigDecoder:
         self.kbest_beam_size = None if kbest_beam_size is None else max(1, int(kbest_beam_size))
         self.settings = {"system": "sdig", "beam_size": self.search.beam_size,
                          "kbest_beam_size": self.kbest_beam_size,
-                         "max_source_words": self.grammar.max_source_words, "reorder": self.search.reorder}
+                         "max_source_words": self.grammar.max_source_words, "reorder": self.search.reorder,
+                         "table_limit": self.grammar.table_limit}
         self.load_seconds = time.perf_counter() - started
 
     @classmethod

@@ -4,9 +4,21 @@ The paper converts its parses with Xia (2001); the usual choice, used here, is t
 table of Collins (1999, appendix A), with his special rule for NP. Every word depends on
 the head word of the lowest constituent where its own maximal projection attaches; the head
 of TOP (our verse trees join the pieces of a verse under TOP) is the head of its first
-piece, so a verse is one tree. The category of a word (decoder.sdig.deptree.CATEGORIES) is
-its maximal projection's label, mapped to NP VP PP ADJP ADVP, or from its tag when it
-projects nothing.
+piece, so a verse is one tree.
+
+Style "content" (the default) changes three rules so that the English trees have the
+Spanish side's (Universal Dependencies, spaCy) content heads: a PP is headed by its object
+(the preposition depends on it, as UD's `case`), an SBAR by its clause (the complementizer
+as `mark`), and a VP whose head is an auxiliary (a modal, "to", a form of be/have/do)
+followed by a VP by that VP (the auxiliary as `aux`). The category of a word
+(decoder.sdig.deptree.CATEGORIES) is, like the Spanish side's (from the UPOS tag), its part
+of speech's phrase type (tag_category); a word whose tag says nothing (link grammar's X)
+gets its maximal projection's label. Why: the partitioning pairs words of one category
+set at a time and cuts whole subtrees, so a noun must be an NP word on both sides and "de
+jehová" must be a subtree on both sides ("of yahweh"); with Collins' function heads and
+projection categories, measured on the Bible (docs/sdig.md), the induced ETs dropped
+prepositions ("de jehová" = "yahweh") and paired nouns with unrelated words.
+Style "collins" is the plain table with projection categories.
 """
 from __future__ import annotations
 
@@ -81,9 +93,39 @@ def _np_head(labels: list[str]) -> int:
     return len(labels) - 1
 
 
-def head_child(label: str, child_labels: list[str]) -> int:
-    """Index of the head child of a `label` node with these children's labels."""
+STYLES = ("content", "collins")
+AUXILIARIES = frozenset("""be is are was were been being am 're 'm 's have has had having do does did
+    will shall would should may might must can could 'll 'd ought to""".split())
+OBJECT_LABELS = ("NP", "NN", "NNS", "NNP", "NNPS", "PRP", "CD", "X", "WHNP", "S", "SBAR", "SQ", "VP", "ADJP", "QP")
+CLAUSE_LABELS = ("S", "SQ", "SINV", "SBARQ", "FRAG")
+
+
+def head_child(label: str, child_labels: list[str], child_words: list[str | None] | None = None,
+               style: str = "content") -> int:
+    """Index of the head child of a `label` node with these children's labels; child_words:
+    the word of each preterminal child (None for phrases), for the content style's VP rule."""
     base = label.split("-")[0].split("=")[0] or "TOP"
+    head = _collins_head(base, child_labels)
+    if style == "collins":
+        return head
+    if base in ("PP", "WHPP") and child_labels[head] in ("IN", "TO"):
+        for i in range(head + 1, len(child_labels)):
+            if child_labels[i] in OBJECT_LABELS:
+                return i
+    elif base == "SBAR":
+        for i in range(head + 1, len(child_labels)):
+            if child_labels[i] in CLAUSE_LABELS:
+                return i
+    elif base == "VP" and child_words is not None:
+        word = child_words[head]
+        if child_labels[head] in ("MD", "TO") or (word is not None and word in AUXILIARIES):
+            for i in range(head + 1, len(child_labels)):
+                if child_labels[i] == "VP":
+                    return i
+    return head
+
+
+def _collins_head(base: str, child_labels: list[str]) -> int:
     if base == "NP":
         return _np_head(child_labels)
     direction, priorities = HEAD_RULES.get(base, ("left", []))
@@ -97,8 +139,10 @@ def head_child(label: str, child_labels: list[str]) -> int:
     return order[0]
 
 
-def dependency_tree(tree: Tree) -> DepTree:
-    """The dependency tree of a constituency tree (decoder.extract.trees.Tree)."""
+def dependency_tree(tree: Tree, style: str = "content") -> DepTree:
+    """The dependency tree of a constituency tree (decoder.extract.trees.Tree), in one of STYLES."""
+    if style not in STYLES:
+        raise ValueError(f"unknown head-rule style {style!r} (one of {', '.join(STYLES)})")
     n_words = len(tree.word_node)
     heads = [-1] * n_words
     relations = ["root"] * n_words
@@ -114,7 +158,8 @@ def dependency_tree(tree: Tree) -> DepTree:
             head_word[node] = tree.word_index[kids[0]]
             tags[head_word[node]] = tree.label[node]
             continue
-        h = head_child(tree.label[node], [tree.label[k] for k in kids])
+        words = [tree.label[tree.children[k][0]] if tree.is_preterminal(k) else None for k in kids]
+        h = head_child(tree.label[node], [tree.label[k] for k in kids], words, style)
         head_word[node] = head_word[kids[h]]
         for k in kids:
             if k != kids[h]:
@@ -128,14 +173,17 @@ def dependency_tree(tree: Tree) -> DepTree:
         if categories[word] == "O":
             categories[word] = PHRASE_CATEGORY.get(tree.label[node].split("-")[0], "O")
     for i in range(n_words):
-        if categories[i] == "O" or (categories[i] == "VP" and not tags[i].startswith(("VB", "MD"))):
+        if style == "content":
+            if tags[i] != "X":
+                categories[i] = tag_category(tags[i])
+        elif categories[i] == "O" or (categories[i] == "VP" and not tags[i].startswith(("VB", "MD"))):
             categories[i] = tag_category(tags[i])   # e.g. a verse that is one NP under TOP
     words = [unescape_word(w) for w in tree.words]
     return DepTree(words, heads, tags, categories, relations)
 
 
-def english_dependency_tree(penn: str, tokens: list[str] | None = None) -> DepTree:
+def english_dependency_tree(penn: str, tokens: list[str] | None = None, style: str = "content") -> DepTree:
     """Read a Penn tree (train.trees line) and convert it; checks the result against `tokens`."""
-    result = dependency_tree(parse_tree(penn))
+    result = dependency_tree(parse_tree(penn), style)
     check_tree(result, tokens)
     return result

@@ -35,11 +35,17 @@ exact k best. With an LM (KenLM's chart-state scoring, the same compiled scorer 
 decoder), combinations are ranked by their score without the new LM terms, the best
 `beam_size` of each ET translation are LM-scored, and the best `beam_size` overall are
 kept: a beam search.
+
+`Search.search` runs this program compiled (decoder._ext._sdig, ext/_sdig.pyx: the forest as
+flat integer arrays, nogil); `Search.search_reference` is the pure-Python program the tests
+hold it to (same hypotheses, scores, features and derivations: stable sorts, same sums).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from .deptree import DepTree
 from .elementary import et_key, parse_key, rooted_subsets
@@ -50,6 +56,8 @@ FEATURES = ("tm_fe", "tm_ef", "transition", "model1_et", "et_count", "word_count
 DEFAULT_WEIGHTS = {"tm_fe": 1.0, "tm_ef": 0.0, "transition": 1.0, "model1_et": 0.0, "et_count": 0.0,
                    "word_count": 0.0, "oov": -10.0, "lm": 0.0}
 LM_INDEX = FEATURES.index("lm")
+# decoder._ext._sdig.SdigSide: where a child ET goes (see Search._side)
+SIDE_CODES = {"L": 0, "l": 1, "r": 2, "R": 3}
 
 
 @dataclass
@@ -70,6 +78,22 @@ def _order(sides: list[str], chosen: tuple) -> tuple[list, list]:
     return left, right
 
 
+class _Reachable:
+    """children[n] restricted to the words in `companions`, computed for the nodes asked for only
+    (rooted_subsets walks down from one node)."""
+
+    __slots__ = ("kids", "words", "companions", "memo")
+
+    def __init__(self, kids, words, companions):
+        self.kids, self.words, self.companions, self.memo = kids, words, companions, {}
+
+    def __getitem__(self, node: int) -> list[int]:
+        found = self.memo.get(node)
+        if found is None:
+            found = self.memo[node] = [c for c in self.kids[node] if self.words[c] in self.companions]
+        return found
+
+
 @dataclass
 class _Translation:
     """One option for the ET at a node: local features (transition 0: it depends on the
@@ -82,6 +106,7 @@ class _Translation:
     target: str
     kind: str
     score: float = 0.0
+    id: int = -1          # its id in the compiled search's option table (-1: not there yet)
 
 
 class Search:
@@ -101,6 +126,10 @@ class Search:
         self.reorder = bool(reorder)
         self._targets: dict[str, tuple[list, list, int]] = {}
         self._options: dict[tuple, _Translation] = {}
+        self._compiled = None          # decoder._ext._sdig.CompiledSearch, built on first use
+        self._option_list: list[_Translation] = []   # by compiled option id
+        self._word_ids: dict[str, int] = {}           # transition vocabulary
+        self._pair_ids: dict[int, tuple[list, list[int]]] = {}
 
     def weights(self) -> dict:
         return dict(zip(FEATURES, self.weight_vector))
@@ -124,7 +153,7 @@ class Search:
         for v in range(len(tree)):
             found = []
             companions = self.grammar.companions.get(tree.words[v], ())
-            reachable = [[c for c in children if tree.words[c] in companions] for children in kids]
+            reachable = _Reachable(kids, tree.words, companions)
             for nodes in rooted_subsets(v, reachable, self.grammar.max_source_words):
                 pairs = self.grammar.by_source.get(et_key(tree, nodes))
                 if pairs:
@@ -137,7 +166,108 @@ class Search:
     # ---------------------------------------------------------------- search
 
     def search(self, tree: DepTree, k: int | None = None) -> tuple[list[Hypothesis], dict]:
-        """The best hypotheses (best first) of a non-empty tree, and statistics."""
+        """The best hypotheses (best first) of a non-empty tree, and statistics: the compiled
+        search (decoder._ext._sdig), the same program as search_reference."""
+        compiled = self._compiled_search()
+        options, kids = self.forest(tree)
+        n = len(tree)
+        node_shape_start, shape_child_start, children, sides, shape_option_start, option_ids = [0], [0], [], [], [0], []
+        shape_sides: list[list[str]] = []
+        for v in range(n):
+            for nodes, pairs in options[v]:
+                inside = set(nodes)
+                attached = sorted(c for node in nodes for c in kids[node] if c not in inside)
+                shape = [self._side(tree, c, v) for c in attached]
+                shape_sides.append(shape)
+                children.extend(attached)
+                sides.extend(SIDE_CODES[side] for side in shape)
+                shape_child_start.append(len(children))
+                option_ids.extend(self._option_ids(pairs, tree.words[v]))
+                shape_option_start.append(len(option_ids))
+            node_shape_start.append(len(shape_child_start) - 1)
+        depth = [0] * n
+        for v in range(n):
+            node, d = v, 0
+            while tree.heads[node] != -1:
+                node, d = tree.heads[node], d + 1
+            depth[v] = d
+        order = sorted(range(n), key=lambda v: -depth[v])   # children before their parents
+        finals, counters = compiled.decode(order, node_shape_start, shape_child_start, children, sides,
+                                           shape_option_start, option_ids, tree.root, self._word_id(ROOT), k or 1)
+        stats = {"forest_nodes": sum(len(o) for o in options),
+                 "et_options": sum(len(p) for o in options for _, p in o),
+                 "states": counters["states"], "lm_calls": counters["lm_calls"]}
+        built: dict[int, Hypothesis] = {}
+
+        def hypothesis(entry: int) -> Hypothesis:
+            found = built.get(entry)
+            if found is None:
+                score, transition, candidate, _ = compiled.entry(entry)
+                option, shape, chosen, increment = compiled.candidate(candidate)
+                found = built[entry] = self._assemble(score, self._option_list[option], transition, shape_sides[shape],
+                                                      tuple(hypothesis(c) for c in chosen), increment, None)
+            return found
+
+        out = []
+        for entry, score, features in finals:
+            h = hypothesis(entry)
+            out.append(Hypothesis(score, features, h.words, h.heads, None, h.derivation))
+        return out, stats
+
+    def _compiled_search(self):
+        if self._compiled is None:
+            from .._ext._sdig import CompiledSearch
+
+            compiled = CompiledSearch(self.weight_vector, self.lm, self.beam_size)
+            t = self.grammar.transitions
+            for word in list(t.unigram) + list(t.by_parent):
+                self._word_id(word, compiled)
+            words = len(self._word_ids)
+            unigram, totals, types = np.zeros(words, np.int64), np.zeros(words, np.int64), np.zeros(words, np.int64)
+            for word, count in t.unigram.items():
+                unigram[self._word_ids[word]] = count
+            for parent, kids in t.by_parent.items():
+                totals[self._word_ids[parent]] = t.parent_totals[parent]
+                types[self._word_ids[parent]] = len(kids)
+            pairs = [(self._word_ids[p], self._word_ids[c], count) for (p, c), count in t.counts.items()]
+            compiled.set_transitions(t.total, t.vocabulary, unigram, totals, types,
+                                     [p for p, _, _ in pairs], [c for _, c, _ in pairs], [c for _, _, c in pairs])
+            self._compiled = compiled
+        return self._compiled
+
+    def _word_id(self, word: str, compiled=None) -> int:
+        """The transition-vocabulary id of an English word (new words: never seen in the transitions)."""
+        found = self._word_ids.get(word)
+        if found is None:
+            found = self._word_ids[word] = len(self._word_ids)
+            if compiled is None:   # after set_transitions: grow the compiled tables (same ids)
+                added = self._compiled.add_word()
+                if added != found:
+                    raise RuntimeError(f"transition vocabulary out of step: word id {found}, compiled {added}")
+        return found
+
+    def _option_ids(self, pairs: list, word: str) -> list[int]:
+        """The compiled option ids of a grammar list of ET pairs (cached by the list's identity:
+        the grammar's lists live as long as it) or of a pass-through ([None])."""
+        if pairs[0] is None:
+            return [self._option_id(None, word)]
+        cached = self._pair_ids.get(id(pairs))
+        if cached is None or cached[0] is not pairs:
+            cached = self._pair_ids[id(pairs)] = (pairs, [self._option_id(pair, word) for pair in pairs])
+        return cached[1]
+
+    def _option_id(self, pair, word: str) -> int:
+        option = self._option(pair, word)
+        if option.id < 0:
+            lm_ids = self.lm.vocab_indices(option.words).tolist() if self.lm is not None else [0] * len(option.words)
+            option.id = self._compiled.add_option(lm_ids, self._word_id(option.words[option.root]), option.local,
+                                                  option.score)
+            self._option_list.append(option)
+        return option.id
+
+    def search_reference(self, tree: DepTree, k: int | None = None) -> tuple[list[Hypothesis], dict]:
+        """The pure-Python dynamic program (what the compiled search is tested against): the best
+        hypotheses (best first) of a non-empty tree, and statistics."""
         options, kids = self.forest(tree)
         beam = max(self.beam_size, k or 1)
         memo: dict[tuple[int, str], list[Hypothesis]] = {}
