@@ -25,7 +25,7 @@ def test_sdig_config_keys_defaults_and_paths(tmp_path):
     config = parse_config({"system": "sdig", "grammar": "g"}, base_dir=tmp_path)
     assert isinstance(config, SdigConfig)
     assert config.grammar == str(tmp_path / "g") and config.lm is None
-    assert (config.beam_size, config.kbest_beam_size, config.reorder) == (5, 10, False)
+    assert (config.beam_size, config.kbest_beam_size, config.reorder) == (20, 10, False)
     assert "max_source_words" not in config.decoder_arguments()  # the grammar's own default
     tabled = parse_config({"system": "sdig", "model": {"grammar": "g", "lm": "lm.bin"},
                            "search": {"reorder": True, "kbest_beam_size": 4}}, base_dir=tmp_path)

