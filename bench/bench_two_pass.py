@@ -13,6 +13,13 @@ the Markdown table.
     python -m bench.bench_two_pass --config models/bible-es-en/build/demo/config.toml \
         --test test.es --ref test.en --sentences 200 --out bench/results/two_pass.jsonl
     python -m bench.bench_two_pass --report bench/results/two_pass.jsonl --results-dir bench/results
+
+`cky bench --two-pass [--test-sentences N] [--out DIR]` runs the same sweep on the demo config
+of the full Bible system (`cky bench --demo` builds it; --quick: the tiny fixture system) and
+writes the runs (two_pass.jsonl, resumed), two_pass.json, two_pass.png and the table (as a
+section of results.md) to --out. `--checkpoints 200` also records the totals after the first
+200 sentences of a longer run, so one 600-verse run gives the 200-verse figures too
+(`--report ... --sentences 200`).
 """
 from __future__ import annotations
 
@@ -39,25 +46,36 @@ TWO_PASS_RUNS = (
 )
 
 
-def run(decoder, sentences, references, label: str, parameters: dict) -> dict:
-    """Decode every sentence with the decoder as configured; totals and BLEU."""
-    from decoder.evaluate import corpus_bleu
-
+def run(decoder, sentences, references, label: str, parameters: dict, checkpoints=()) -> dict:
+    """Decode every sentence with the decoder as configured; totals and BLEU (and the same after
+    the first n sentences for each n in `checkpoints`, under "at": {n: {...}})."""
     totals = dict(edges_proposed=0, edges_kept=0, lm_queries=0, lm_queries_novel=0, agenda_pops=0, unwindings=0)
     score = 0.0
     outputs = []
+    at = {}
     cpu_started, wall_started = time.process_time(), time.perf_counter()
+
+    def snapshot() -> dict:
+        out = {"sentences": len(outputs), "model_cost": round(-score, 4),
+               "cpu_seconds": round(time.process_time() - cpu_started, 3),
+               "wall_seconds": round(time.perf_counter() - wall_started, 3), **totals}
+        if references is not None:
+            from decoder.evaluate import corpus_bleu
+
+            out["bleu"] = round(corpus_bleu(outputs, references[: len(outputs)]).score, 2)
+        return out
+
     for words in sentences:
         translation = decoder.translate(words)
         for key in totals:
             totals[key] += int(translation.stats.get(key, 0))
         score += translation.score
         outputs.append(translation.text)
-    cpu = time.process_time() - cpu_started
-    out = {"search": label, **parameters, "sentences": len(sentences), "model_cost": round(-score, 4),
-           "cpu_seconds": round(cpu, 3), "wall_seconds": round(time.perf_counter() - wall_started, 3), **totals}
-    if references is not None:
-        out["bleu"] = round(corpus_bleu(outputs, references[: len(outputs)]).score, 2)
+        if len(outputs) in checkpoints and len(outputs) < len(sentences):
+            at[str(len(outputs))] = snapshot()
+    out = {"search": label, **parameters, **snapshot(), "load_average": round(os.getloadavg()[0], 2)}
+    if at:
+        out["at"] = at
     return out
 
 
@@ -72,13 +90,18 @@ def grid(cube_pop_limits, two_pass_runs) -> list[tuple[str, dict]]:
             + [run for run in cube if run[1]["pop_limit"] > 300] + two_pass[12:])
 
 
-def run_key(search: str, settings: dict) -> str:
-    """A run's identity in the --out file (settings left out are the defaults)."""
-    values = {"search": search, "beam_size": 0, **{k: settings[k] for k in SETTING_KEYS[1:] if k in settings}}
+def run_key(search: str, settings: dict, sentences: int | None = None) -> str:
+    """A run's identity in the --out file (settings left out are the defaults; sentences: how
+    many verses, when given)."""
+    values = {"search": search, **SETTING_DEFAULTS, **{k: settings[k] for k in SETTING_KEYS[1:] if k in settings}}
+    if sentences is not None:
+        values["sentences"] = sentences
     return json.dumps(values, sort_keys=True)
 
 
-def sweep(args) -> int:
+def sweep(args, runs=None) -> int:
+    """Decode args.test (its first args.sentences lines) once per run of `runs` (default: the
+    grid of args.cube_pop_limits and TWO_PASS_RUNS, or args.runs), appending to args.out."""
     from decoder.config import load_config
     from decoder.decoder import Decoder
     from decoder.evaluate import read_lines
@@ -96,20 +119,41 @@ def sweep(args) -> int:
     defaults = decoders["cube"].search_settings
     done = set()
     if os.path.exists(args.out) and args.resume:
-        done = {run_key(run["search"], run) for run in read_runs(args.out)}
-    for search, settings in grid(args.cube_pop_limits, TWO_PASS_RUNS):
-        if run_key(search, settings) in done:
+        done = {run_key(run["search"], run, run["sentences"]) for run in read_runs(args.out)}
+    if runs is None:
+        runs = parse_runs(args.runs) if getattr(args, "runs", None) else grid(args.cube_pop_limits, TWO_PASS_RUNS)
+    for search, settings in runs:
+        if run_key(search, settings, len(sentences)) in done:
             continue
         decoder = decoders[search]
         decoder.reconfigure(**{**defaults.as_dict(), **settings, "search": search})
-        result = run(decoder, sentences, references, search, settings)
+        result = run(decoder, sentences, references, search, settings, tuple(getattr(args, "checkpoints", ()) or ()))
         with open(args.out, "a") as f:
             f.write(json.dumps(result) + "\n")
         print(json.dumps(result), file=sys.stderr, flush=True)
     return 0
 
 
+def parse_runs(specs) -> list[tuple[str, dict]]:
+    """Runs named on the command line: "cube pop_limit=100", "two-pass pop_limit=300 beam_size=100"."""
+    out = []
+    for spec in specs:
+        search, *pairs = spec.split()
+        settings = {}
+        for pair in pairs:
+            key, _, value = pair.partition("=")
+            if key not in SETTING_KEYS[1:]:
+                raise SystemExit(f"bench_two_pass: unknown setting {key!r} in run {spec!r} "
+                                 f"(known: {', '.join(SETTING_KEYS[1:])})")
+            settings[key] = float(value) if "." in value or value in ("inf", "nan") else int(value)
+        out.append((search, settings))
+    return out
+
+
+# The settings a run may vary, and their values when a record leaves them out (records written
+# before a setting existed ran with these).
 SETTING_KEYS = ("search", "pop_limit", "beam_size", "two_pass_beam", "agenda_limit", "max_pops")
+SETTING_DEFAULTS = {"beam_size": 0}
 
 
 # ---------------------------------------------------------------------------- report
@@ -128,7 +172,8 @@ def cube_cpu_at_cost(cube: list[dict], cost: float, key: str = "cpu_seconds") ->
             if cost_hi == cost_lo:
                 return value_lo
             t = (cost - cost_lo) / (cost_hi - cost_lo)
-            return math.exp(math.log(value_lo) * (1 - t) + math.log(value_hi) * t)
+            lo, hi = max(value_lo, 1e-9), max(value_hi, 1e-9)  # (a 0.000 s run: no log of 0)
+            return math.exp(math.log(lo) * (1 - t) + math.log(hi) * t)
     return None
 
 
@@ -199,13 +244,111 @@ def plot(runs: list[dict], path: str) -> None:
     plt.close(figure)
 
 
-def report(args) -> int:
-    runs = read_runs(args.report)
-    os.makedirs(args.results_dir, exist_ok=True)
-    with open(os.path.join(args.results_dir, "two_pass.json"), "w") as f:
+def runs_at(runs: list[dict], sentences: int | None = None) -> list[dict]:
+    """The runs over the first `sentences` verses (default: the most common count): runs of that
+    many, and longer runs' checkpoints at that many (a run of that many of the same settings wins)."""
+    if sentences is None:
+        counts = [run["sentences"] for run in runs]
+        sentences = max(set(counts), key=lambda n: (counts.count(n), n)) if counts else 0
+    out = {run_key(r["search"], r): r for r in runs if r["sentences"] == sentences}
+    for r in runs:
+        snapshot = r.get("at", {}).get(str(sentences))
+        if snapshot and run_key(r["search"], r) not in out:
+            settings = {k: v for k, v in r.items() if k in SETTING_KEYS}
+            out[run_key(r["search"], r)] = {**settings, **snapshot, "from_run_of": r["sentences"]}
+    return list(out.values())
+
+
+def write_report(runs: list[dict], results_dir: str, name: str = "two_pass") -> str:
+    """NAME.json (the runs), NAME.png and the table (returned)."""
+    os.makedirs(results_dir, exist_ok=True)
+    with open(os.path.join(results_dir, f"{name}.json"), "w") as f:
         json.dump(runs, f, indent=1)
-    plot(runs, os.path.join(args.results_dir, "two_pass.png"))
-    print(table(runs))
+    plot(runs, os.path.join(results_dir, f"{name}.png"))
+    return table(runs)
+
+
+SECTION_START, SECTION_END = "<!-- two-pass (bench.bench_two_pass) -->", "<!-- /two-pass -->"
+
+
+def results_section(runs: list[dict], command: str, png: str = "two_pass.png") -> str:
+    """The two-pass section of results.md: how it was made, the figure, the table."""
+    n = runs[0]["sentences"] if runs else 0
+    load = sorted(r["load_average"] for r in runs if "load_average" in r)
+    machine = f" Load average (1 min) at the end of a run: {load[0]:.1f}-{load[-1]:.1f}." if load else ""
+    return "\n".join([
+        SECTION_START, "", f"## Two-pass search (Venugopal et al. 2007) against cube pruning, {n} verses", "",
+        f"`{command}`. Model cost: minus the summed model score of the 1-best (lower is better); novel "
+        "LM queries: LM cache misses; CPU seconds of one process. \"cube CPU s at equal cost\" "
+        "interpolates cube pruning's CPU seconds (and novel queries) at the two-pass run's model cost, "
+        "linearly in log CPU between the cube runs around it; a ratio below 1: two-pass is cheaper." + machine,
+        "", f"![two-pass against cube pruning]({png})", "", table(runs), "", SECTION_END, ""])
+
+
+def update_results_md(path: str, section: str) -> None:
+    """Put `section` into results.md in place of its previous version (or at the end)."""
+    text = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+    if SECTION_START in text and SECTION_END in text:
+        head, rest = text.split(SECTION_START, 1)
+        tail = rest.split(SECTION_END, 1)[1].lstrip("\n")
+        text = head + section + tail
+    else:
+        text = (text.rstrip("\n") + "\n\n" if text else "") + section
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def report(args) -> int:
+    runs = runs_at(read_runs(args.report), args.sentences if args.sentences_given else None)
+    print(write_report(runs, args.results_dir, args.name))
+    return 0
+
+
+# ---------------------------------------------------------------------------- cky bench --two-pass
+
+QUICK_CUBE_POP_LIMITS = (1, 10)
+QUICK_TWO_PASS_RUNS = ((10, 0, TIGHT), (10, 2, DEFAULT))
+
+
+def demo_config() -> str:
+    from bench.experiments_demo import MODEL_DIR
+
+    return os.path.join(MODEL_DIR, "demo", "config.toml")
+
+
+def bench_command(out: str, sentences: int | None = None, quick: bool = False, work: str | None = None,
+                  config: str | None = None, command: str = "cky bench --two-pass", log=print) -> int:
+    """`cky bench --two-pass`: the sweep on the demo config of the full Bible system (--quick: the
+    fixture system, two cube and two two-pass runs), then the report and results.md's section."""
+    from bench import experiments
+
+    if quick:
+        system = experiments.fixture_system(work)
+        config = config or experiments.write_decoder_config(
+            system, experiments.store_for(system, "icr"), os.path.join(work, "two_pass", "config.toml"))
+        test, ref = system.test_src, system.test_ref
+        cube_pop_limits, two_pass_runs = QUICK_CUBE_POP_LIMITS, QUICK_TWO_PASS_RUNS
+    else:
+        config = config or demo_config()
+        if not os.path.exists(config):
+            log(f"cky bench --two-pass: no demo config {config} (run `cky bench --demo` first, or give "
+                "--two-pass-config CONFIG)")
+            return 1
+        data = os.path.dirname(os.path.dirname(os.path.abspath(config)))
+        test, ref = os.path.join(data, "test.es"), os.path.join(data, "test.en")
+        cube_pop_limits, two_pass_runs = CUBE_POP_LIMITS, TWO_PASS_RUNS
+    os.makedirs(out, exist_ok=True)
+    runs_path = os.path.join(out, "two_pass.jsonl")
+    n = sentences or (4 if quick else 200)
+    args = argparse.Namespace(config=config, test=test, ref=ref if os.path.exists(ref) else None, sentences=n,
+                              out=runs_path, resume=True, checkpoints=())
+    code = sweep(args, grid(cube_pop_limits, two_pass_runs))
+    if code:
+        return code
+    runs = runs_at(read_runs(runs_path), n)
+    print(write_report(runs, out))
+    update_results_md(os.path.join(out, "results.md"), results_section(runs, command))
+    log(f"two-pass results in {out} (two_pass.json, two_pass.png, results.md)")
     return 0
 
 
@@ -214,13 +357,23 @@ def main(argv=None) -> int:
     parser.add_argument("--config", help="decoder config (TOML): store, lm, glue, weights")
     parser.add_argument("--test", help="source sentences, one per line, tokenized")
     parser.add_argument("--ref", help="reference translations (for BLEU)")
-    parser.add_argument("--sentences", type=int, default=200)
+    parser.add_argument("--sentences", type=int, default=None, help="sentences of a sweep (default 200); with "
+                        "--report: report the runs over this many (runs of more: their checkpoint)")
+    parser.add_argument("--checkpoints", type=int, nargs="*", default=[],
+                        help="also record the totals after the first N sentences of each run")
+    parser.add_argument("--runs", nargs="+", default=None, metavar="RUN",
+                        help='run these instead of the grid: "cube pop_limit=100", '
+                             '"two-pass pop_limit=300 beam_size=100 ..."')
     parser.add_argument("--cube-pop-limits", type=int, nargs="*", default=list(CUBE_POP_LIMITS))
     parser.add_argument("--out", help="JSON lines file: one run per line, appended")
     parser.add_argument("--resume", action="store_true", help="skip the runs --out already has")
     parser.add_argument("--report", metavar="RUNS", help="JSON lines of a sweep: write the JSON, PNG and table")
     parser.add_argument("--results-dir", default=os.path.join(os.path.dirname(__file__), "results"))
+    parser.add_argument("--name", default="two_pass", help="with --report: NAME.json and NAME.png")
     args = parser.parse_args(argv)
+    args.sentences_given = args.sentences is not None
+    if args.sentences is None:
+        args.sentences = 200
     if args.report:
         return report(args)
     if not (args.config and args.test and args.out):
