@@ -94,6 +94,7 @@ def run_key(search: str, settings: dict, sentences: int | None = None) -> str:
     """A run's identity in the --out file (settings left out are the defaults; sentences: how
     many verses, when given)."""
     values = {"search": search, **SETTING_DEFAULTS, **{k: settings[k] for k in SETTING_KEYS[1:] if k in settings}}
+    values.update({k: float(values[k]) for k in FLOAT_SETTINGS if k in values})
     if sentences is not None:
         values["sentences"] = sentences
     return json.dumps(values, sort_keys=True)
@@ -126,7 +127,10 @@ def sweep(args, runs=None) -> int:
         if run_key(search, settings, len(sentences)) in done:
             continue
         decoder = decoders[search]
-        decoder.reconfigure(**{**defaults.as_dict(), **settings, "search": search})
+        effective = {**defaults.as_dict(), **settings, "search": search}
+        decoder.reconfigure(**effective)
+        if search == "two-pass":  # every setting a two-pass run may vary, as it ran
+            settings = {k: effective[k] for k in SETTING_KEYS[1:]}
         result = run(decoder, sentences, references, search, settings, tuple(getattr(args, "checkpoints", ()) or ()))
         with open(args.out, "a") as f:
             f.write(json.dumps(result) + "\n")
@@ -145,15 +149,20 @@ def parse_runs(specs) -> list[tuple[str, dict]]:
             if key not in SETTING_KEYS[1:]:
                 raise SystemExit(f"bench_two_pass: unknown setting {key!r} in run {spec!r} "
                                  f"(known: {', '.join(SETTING_KEYS[1:])})")
-            settings[key] = float(value) if "." in value or value in ("inf", "nan") else int(value)
+            if key == "second_pass_stop":
+                settings[key] = value
+            else:
+                settings[key] = float(value) if key in FLOAT_SETTINGS else int(value)
         out.append((search, settings))
     return out
 
 
 # The settings a run may vary, and their values when a record leaves them out (records written
 # before a setting existed ran with these).
-SETTING_KEYS = ("search", "pop_limit", "beam_size", "two_pass_beam", "agenda_limit", "max_pops")
-SETTING_DEFAULTS = {"beam_size": 0}
+SETTING_KEYS = ("search", "pop_limit", "beam_size", "two_pass_beam", "agenda_limit", "max_pops", "first_pass_items",
+                "first_pass_threshold", "second_pass_stop")
+SETTING_DEFAULTS = {"beam_size": 0, "first_pass_items": 0, "first_pass_threshold": 0.0, "second_pass_stop": "budget"}
+FLOAT_SETTINGS = ("two_pass_beam", "first_pass_threshold")
 
 
 # ---------------------------------------------------------------------------- report
@@ -180,9 +189,21 @@ def cube_cpu_at_cost(cube: list[dict], cost: float, key: str = "cpu_seconds") ->
 def label(run: dict) -> str:
     if run["search"] == "cube":
         return f"cube pop {run['pop_limit']}"
-    items = f", {run['beam_size']} items/cell" if run.get("beam_size") else ""
-    return (f"two-pass pop {run['pop_limit']}{items}, beam {run['two_pass_beam']:g}, agenda {run['agenda_limit']}, "
-            f"pops {run['max_pops']}")
+    return f"two-pass pop {run['pop_limit']}{first_pass_label(run)}, " + second_pass_label(run)
+
+
+def first_pass_label(run: dict) -> str:
+    """The first pass's bounds besides the pop limit (empty: none)."""
+    return "".join(
+        [f", {run['beam_size']} items/cell" if run.get("beam_size") else "",
+         f", stop at {run['first_pass_items']} items" if run.get("first_pass_items") else "",
+         f", beta {run['first_pass_threshold']:g}" if run.get("first_pass_threshold") else ""])
+
+
+def second_pass_label(run: dict) -> str:
+    stop = run.get("second_pass_stop", "budget")
+    return (f"beam {run['two_pass_beam']:g}, agenda {run['agenda_limit']}, pops {run['max_pops']}"
+            + ("" if stop == "budget" else f", stop: {stop}"))
 
 
 def table(runs: list[dict]) -> str:
@@ -190,7 +211,8 @@ def table(runs: list[dict]) -> str:
     lines = ["| search | settings | model cost | novel LM queries | LM queries | CPU s | BLEU | "
              "cube CPU s at equal cost | CPU ratio | cube novel queries at equal cost | query ratio |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for run in sorted(runs, key=lambda r: (r["search"], r["pop_limit"], r.get("beam_size", 0), r.get("max_pops", 0))):
+    for run in sorted(runs, key=lambda r: (r["search"], r["pop_limit"], first_pass_label(r), second_pass_label(r)
+                                           if r["search"] == "two-pass" else "")):
         settings = label(run).split(" ", 1)[1] if run["search"] == "cube" else label(run)[len("two-pass "):]
         row = [run["search"], settings, f"{run['model_cost']:.1f}", f"{run['lm_queries_novel']:,}",
                f"{run['lm_queries']:,}", f"{run['cpu_seconds']:.1f}", f"{run.get('bleu', float('nan')):.2f}"]
@@ -216,8 +238,7 @@ def plot(runs: list[dict], path: str) -> None:
     series = {"cube": [r for r in runs if r["search"] == "cube"]}
     for run in runs:
         if run["search"] == "two-pass":
-            items = f", {run['beam_size']} items/cell" if run.get("beam_size") else ""
-            name = f"two-pass beam {run['two_pass_beam']:g} agenda {run['agenda_limit']}{items}"
+            name = f"two-pass {second_pass_label(run)}{first_pass_label(run)}"
             series.setdefault(name, []).append(run)
     for name, points in series.items():
         points = sorted(points, key=lambda r: r["pop_limit"])
