@@ -76,7 +76,7 @@ class SearchSettings:
     kbest_per_class: int = 1      # partial items kept per recombination class (equal LM state and rest)
     # The first pass's cube pruning may stop a cell (each unary round apart) before pop_limit pops:
     first_pass_items: int = 0     # once it holds this many (X, i, j) items (0: only pop_limit counts)
-    first_pass_threshold: float = 0.0  # once a pop scores more than this below the round's first (the paper's beta; 0: off)
+    first_pass_threshold: float = 0.0  # once a pop scores more than this below the round's best so far (the paper's beta; 0: off)
     # When the second pass stops before its budget (max_pops, or an empty agenda): "budget" never;
     # "bound" once the best complete derivation scores at least the agenda's best partial item;
     # "first" at the first complete derivation.

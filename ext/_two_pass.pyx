@@ -92,13 +92,14 @@ cdef class TwoPassSearch(ChartSearch):
 
     cdef void _search(self, int c, int round) noexcept nogil:
         """ChartSearch._search, also stopped by first_pass_items (items this round holds) and
-        first_pass_threshold (a popped hypothesis that far below the round's first pop is dropped
-        and ends the round: the heap pops best first, so what is left is no better)."""
+        first_pass_threshold (a popped hypothesis that far below the best popped in this round is
+        dropped and ends the round: the heap pops best first, so what is left is hardly better;
+        the paper's beta, "a newly generated item worse by beta than the current best")."""
         cdef Hypothesis hyp
         cdef int pops = 0
         cdef int limit = self.pop_limit
         cdef int32_t g, first_item = self.items.size()
-        cdef double first_score = 0.0
+        cdef double best_score = 0.0
         if self.exhaustive or (self.first_pass_items <= 0 and self.first_pass_threshold <= 0):
             ChartSearch._search(self, c, round)
             return
@@ -117,9 +118,9 @@ cdef class TwoPassSearch(ChartSearch):
             if self.first_pass_items > 0 and <long long>self.items.size() - first_item >= self.first_pass_items:
                 break
             hyp = self.hypotheses[cky_heap_pop(self.heap)]
-            if pops == 0:
-                first_score = hyp.score
-            elif self.first_pass_threshold > 0 and hyp.score < first_score - self.first_pass_threshold:
+            if pops == 0 or hyp.score > best_score:
+                best_score = hyp.score
+            elif self.first_pass_threshold > 0 and hyp.score < best_score - self.first_pass_threshold:
                 break
             self._add_hypothesis(c, round, &hyp)
             pops += 1
