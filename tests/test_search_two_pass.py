@@ -299,9 +299,10 @@ def test_compiled_unbounded_equals_reference_and_brute_force(lm, arpa, stores, s
     assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
     stats = result.stats
     for name in ("edges_proposed", "edges_kept", "lm_queries", "lm_queries_novel", "items_per_cell", "seconds",
-                 "cpu_seconds", "agenda_pops", "unwindings"):
+                 "cpu_seconds", "second_pass_cpu_seconds", "agenda_pops", "unwindings"):
         assert name in stats, name
     assert stats["agenda_pops"] >= 1 and stats["unwindings"] >= stats["agenda_pops"]
+    assert 0 <= stats["second_pass_cpu_seconds"] <= stats["cpu_seconds"]
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -53,6 +53,7 @@ class TwoPassSearchDriver(ChartSearchDriver):
         started, cpu_started = time.perf_counter(), time.process_time()
         result = super().run(words)
         engine = self.engine
+        second_pass_started = time.process_time()
         result.two_pass = engine.hsearch(self.bos_id, self.eos_id, MAX_RESULTS) if len(result.roots) else []
         result.stats.update({
             "lm_queries": int(engine.lm_queries),
@@ -62,6 +63,7 @@ class TwoPassSearchDriver(ChartSearchDriver):
             "search_seconds": time.perf_counter() - started,
             "seconds": time.perf_counter() - started,
             "cpu_seconds": time.process_time() - cpu_started,
+            "second_pass_cpu_seconds": time.process_time() - second_pass_started,  # of cpu_seconds
         })
         return result
 
