@@ -284,11 +284,13 @@ def runs_at(runs: list[dict], sentences: int | None = None) -> list[dict]:
     return list(out.values())
 
 
-def write_report(runs: list[dict], results_dir: str, name: str = "two_pass") -> str:
-    """NAME.json (the runs), NAME.png and the table (returned)."""
+def write_report(runs: list[dict], results_dir: str, name: str = "two_pass", records: list[dict] | None = None,
+                 json_name: str | None = None) -> str:
+    """json_name (default NAME).json (the records, default the runs), NAME.png (the runs) and the
+    table (returned)."""
     os.makedirs(results_dir, exist_ok=True)
-    with open(os.path.join(results_dir, f"{name}.json"), "w") as f:
-        json.dump(runs, f, indent=1)
+    with open(os.path.join(results_dir, f"{json_name or name}.json"), "w") as f:
+        json.dump(records if records is not None else runs, f, indent=1)
     plot(runs, os.path.join(results_dir, f"{name}.png"))
     return table(runs)
 
@@ -324,8 +326,10 @@ def update_results_md(path: str, section: str) -> None:
 
 
 def report(args) -> int:
-    runs = runs_at(read_runs(args.report), args.sentences if args.sentences_given else None)
-    print(write_report(runs, args.results_dir, args.name))
+    """The table and PNG of the runs over --sentences verses; the JSON: every record of the file."""
+    records = read_runs(args.report)
+    runs = runs_at(records, args.sentences if args.sentences_given else None)
+    print(write_report(runs, args.results_dir, args.name, records, args.json_name))
     return 0
 
 
@@ -395,6 +399,7 @@ def main(argv=None) -> int:
     parser.add_argument("--report", metavar="RUNS", help="JSON lines of a sweep: write the JSON, PNG and table")
     parser.add_argument("--results-dir", default=os.path.join(os.path.dirname(__file__), "results"))
     parser.add_argument("--name", default="two_pass", help="with --report: NAME.json and NAME.png")
+    parser.add_argument("--json-name", default=None, help="with --report: the JSON's name (default NAME)")
     args = parser.parse_args(argv)
     args.sentences_given = args.sentences is not None
     if args.sentences is None:
