@@ -215,8 +215,11 @@ def table(runs: list[dict]) -> str:
     lines = ["| search | settings | model cost | novel LM queries | LM queries | CPU s | BLEU | "
              "cube CPU s at equal cost | CPU ratio | cube novel queries at equal cost | query ratio |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for run in sorted(runs, key=lambda r: (r["search"], r["pop_limit"], first_pass_label(r), second_pass_label(r)
-                                           if r["search"] == "two-pass" else "")):
+    def order(r):
+        return (r["search"], r["pop_limit"], r.get("beam_size", 0), r.get("first_pass_items", 0),
+                r.get("first_pass_threshold", 0.0), second_pass_label(r) if r["search"] == "two-pass" else "")
+
+    for run in sorted(runs, key=order):
         settings = label(run).split(" ", 1)[1] if run["search"] == "cube" else label(run)[len("two-pass "):]
         row = [run["search"], settings, f"{run['model_cost']:.1f}", f"{run['lm_queries_novel']:,}",
                f"{run['lm_queries']:,}", f"{run['cpu_seconds']:.1f}", f"{run.get('bleu', float('nan')):.2f}"]
