@@ -241,15 +241,20 @@ def plot(runs: list[dict], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    from matplotlib.ticker import NullFormatter
+
     series = {"cube": [r for r in runs if r["search"] == "cube"]}
     for run in runs:
         if run["search"] == "two-pass":
             name = f"two-pass {second_pass_label(run)}{first_pass_label(run)}"
             series.setdefault(name, []).append(run)
-    for name, points in series.items():
+    figure, axes = plt.subplots(1, 3, figsize=(15, 4.6 + 0.16 * len(series)))
+    colors = plt.cm.tab20.colors
+    markers = "sD^v<>pPXh*"
+    for index, (name, points) in enumerate(series.items()):
         points = sorted(points, key=lambda r: r["pop_limit"])
-        style = dict(marker="o" if name == "cube" else "s", linestyle="-" if name == "cube" else "--", label=name)
+        style = dict(marker="o" if name == "cube" else markers[index % len(markers)],
+                     linestyle="-" if name == "cube" else "--", label=name, color=colors[(2 * index) % 20 + index // 10 % 2])
         for axis, x, y in ((axes[0], "lm_queries_novel", "model_cost"), (axes[1], "cpu_seconds", "model_cost"),
                            (axes[2], "cpu_seconds", "bleu")):
             axis.plot([r[x] for r in points], [r.get(y, float("nan")) for r in points], **style)
@@ -266,8 +271,11 @@ def plot(runs: list[dict], path: str) -> None:
                 title="model cost vs LM queries (Venugopal Fig. 3)")
     axes[1].set(xscale="log", xlabel="CPU seconds", ylabel="model cost", title="model cost vs CPU seconds (Fig. 4)")
     axes[2].set(xscale="log", xlabel="CPU seconds", ylabel="BLEU", title="BLEU vs CPU seconds (Fig. 5)")
-    axes[2].legend(fontsize=7, loc="lower right")
-    figure.tight_layout()
+    for axis in axes:
+        axis.xaxis.set_minor_formatter(NullFormatter())
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.legend(handles, labels, fontsize=7, loc="lower center", ncol=2, frameon=False)
+    figure.tight_layout(rect=(0, 0.03 * len(series) / 2 + 0.04, 1, 1))
     figure.savefig(path, dpi=110)
     plt.close(figure)
 
