@@ -40,7 +40,7 @@ TIGHT, DEFAULT, LOOSE = (2.0, 100, 1000), (5.0, 1000, 10000), (10.0, 10000, 1000
 # bench/results/two_pass.md: the items-per-cell beam at pop 100-300, the early stops of both passes
 # (first_pass_items, first_pass_threshold = the paper's beta, second_pass_stop).
 TWO_PASS_RUNS = (
-    (100, 30, TIGHT), (200, 70, TIGHT), (300, 100, TIGHT), (300, 50, DEFAULT),
+    (100, 30, TIGHT), (150, 50, TIGHT), (200, 70, TIGHT), (300, 100, TIGHT), (300, 50, DEFAULT),
     (1000, 100, TIGHT, {"first_pass_threshold": 2.0}), (1000, 100, TIGHT, {"first_pass_threshold": 5.0}),
     (300, 100, TIGHT, {"second_pass_stop": "bound"}), (300, 100, TIGHT, {"second_pass_stop": "first"}),
     (300, 50, DEFAULT, {"second_pass_stop": "bound"}), (300, 100, TIGHT, {"first_pass_threshold": 8.0}),
@@ -94,8 +94,8 @@ def grid(cube_pop_limits, two_pass_runs) -> list[tuple[str, dict]]:
                               "max_pops": pops, **(more[0] if more else {})})
                 for p, items, (beam, agenda, pops), *more in two_pass_runs]
     cheap = [run for run in cube if run[1]["pop_limit"] <= 100]
-    return (cheap + two_pass[:4] + [run for run in cube if 100 < run[1]["pop_limit"] <= 300] + two_pass[4:9]
-            + [run for run in cube if run[1]["pop_limit"] > 300] + two_pass[9:])
+    return (cheap + two_pass[:5] + [run for run in cube if 100 < run[1]["pop_limit"] <= 300] + two_pass[5:10]
+            + [run for run in cube if run[1]["pop_limit"] > 300] + two_pass[10:])
 
 
 def run_key(search: str, settings: dict, sentences: int | None = None) -> str:
@@ -117,24 +117,25 @@ def sweep(args, runs=None) -> int:
     from decoder.lm import LanguageModel
     from decoder.store import GrammarStore
 
-    config = load_config(args.config)
-    arguments = config.decoder_arguments()
-    # One store and one LM object for both searches: same weights, same model, loaded once.
-    arguments["store"] = GrammarStore.open(arguments["store"])
-    arguments["lm"] = LanguageModel(arguments["lm"])
-    decoders = {search: Decoder(**{**arguments, "search": search}) for search in ("cube", "two-pass")}
     sentences = [line.split() for line in read_lines(args.test)][: args.sentences]
     references = read_lines(args.ref)[: args.sentences] if args.ref else None
-    defaults = decoders["cube"].search_settings
     done = set()
     if os.path.exists(args.out) and args.resume:
         done = {run_key(run["search"], run, n) for run in read_runs(args.out)  # a checkpoint counts as a run
                 for n in [run["sentences"], *map(int, run.get("at", {}))]}
     if runs is None:
         runs = parse_runs(args.runs) if getattr(args, "runs", None) else grid(args.cube_pop_limits, TWO_PASS_RUNS)
+    runs = [(search, settings) for search, settings in runs if run_key(search, settings, len(sentences)) not in done]
+    if not runs:
+        return 0
+    config = load_config(args.config)
+    arguments = config.decoder_arguments()
+    # One store and one LM object for both searches: same weights, same model, loaded once.
+    arguments["store"] = GrammarStore.open(arguments["store"])
+    arguments["lm"] = LanguageModel(arguments["lm"])
+    decoders = {search: Decoder(**{**arguments, "search": search}) for search in ("cube", "two-pass")}
+    defaults = decoders["cube"].search_settings
     for search, settings in runs:
-        if run_key(search, settings, len(sentences)) in done:
-            continue
         decoder = decoders[search]
         effective = {**defaults.as_dict(), **settings, "search": search}
         decoder.reconfigure(**effective)
@@ -390,8 +391,9 @@ def bench_command(out: str, sentences: int | None = None, quick: bool = False, w
     code = sweep(args, grid(cube_pop_limits, two_pass_runs))
     if code:
         return code
-    runs = runs_at(read_runs(runs_path), n)
-    print(write_report(runs, out))
+    records = read_runs(runs_path)
+    runs = runs_at(records, n)
+    print(write_report(runs, out, records=records))
     update_results_md(os.path.join(out, "results.md"), results_section(runs, command))
     log(f"two-pass results in {out} (two_pass.json, two_pass.png, results.md)")
     return 0
