@@ -7,6 +7,8 @@
                                # SDIG beside GHKM and the word-ET baseline (bench.bench_sdig)
     cky bench --searches [--test-sentences N] [--pop-limits ...]
                                # issue 16's search benchmarks (bench.bench_search; resumes)
+    cky bench --two-pass [--test-sentences N]
+                               # two-pass search against cube pruning on the demo config (bench.bench_two_pass)
 
 Results go to --out (default bench/results): results.json (numbers, machine,
 versions, settings), results.md (the tables) and PNG plots.
@@ -62,6 +64,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--searches", action="store_true",
                         help="cube and incremental search over pop limits, time against length, workers, peak "
                              "memory (bench.bench_search on the demo config; resumes; writes search.* to --out)")
+    parser.add_argument("--two-pass", action="store_true",
+                        help="two-pass search against cube pruning (bench.bench_two_pass) on the demo config "
+                             "(--quick: the fixture system); writes two_pass.json, two_pass.png and a section "
+                             "of results.md to --out; --test-sentences: verses (default 200)")
+    parser.add_argument("--two-pass-config", default=None, help="with --two-pass: this decoder config instead "
+                                                                "of the demo's")
 
 
 def settings_from(args) -> Settings:
@@ -102,6 +110,15 @@ def main(args) -> int:
         return bench_search.main(["--resume", "--out", os.path.join(out, "search.jsonl"), "--results-dir", out]
                                  + (["--sentences", str(args.test_sentences)] if args.test_sentences else [])
                                  + (["--pop-limits", *map(str, args.pop_limits)] if args.pop_limits else []))
+    if args.two_pass:
+        from bench import bench_two_pass
+
+        out = args.out or (os.path.join(DEFAULT_OUT, "quick") if args.quick else DEFAULT_OUT)
+        work = args.work or os.path.join(REPO, "build", "bench-work", "quick")
+        return bench_two_pass.bench_command(out, args.test_sentences, args.quick, work, args.two_pass_config,
+                                            "cky bench " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["bench"]
+                                                                    else sys.argv[1:]),
+                                            log=lambda m: print(m, file=sys.stderr, flush=True))
     if args.demo:
         from bench.experiments_demo import run_demo
 
@@ -136,8 +153,15 @@ def write_results(results: dict, out: str) -> None:
     with open(os.path.join(out, "results.json"), "w", encoding="utf-8") as f:
         json.dump(results, f, indent=2, default=str)
         f.write("\n")
-    with open(os.path.join(out, "results.md"), "w", encoding="utf-8") as f:
+    from bench.bench_two_pass import SECTION_END, SECTION_START
+
+    path = os.path.join(out, "results.md")
+    previous = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+    with open(path, "w", encoding="utf-8") as f:
         f.write(markdown(results))
+        if SECTION_START in previous and SECTION_END in previous:  # `cky bench --two-pass`'s section stays
+            f.write("\n" + SECTION_START + previous.split(SECTION_START, 1)[1].split(SECTION_END, 1)[0]
+                    + SECTION_END + "\n")
 
 
 # ---- the markdown tables --------------------------------------------------------------------------

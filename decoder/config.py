@@ -36,6 +36,10 @@ Relative paths are relative to the config file. Defaults:
     max_pops = 10000             # unwind operations per sentence (-1: no limit)
     edge_limit = 0               # hyperedges per item the second pass unwinds into, best first (0: all)
     kbest_per_class = 1          # partial items kept per recombination class
+    first_pass_items = 0         # a first-pass cell (unary round) stops at this many items (0: pop_limit only)
+    first_pass_threshold = 0.0   # ... or at a pop this far below the round's best so far (the paper's beta; 0: off)
+    second_pass_stop = "budget"  # "budget"; "bound": once the best complete derivation scores at least
+                                 # the agenda's best; "first": at the first complete derivation
     allow_unknown_weights = false  # true: weights of features the model lacks are ignored, not an error
     system = "ghkm"              # the translation system: "ghkm" (this table) or "sdig" (below)
 

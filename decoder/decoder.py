@@ -63,6 +63,9 @@ class Decoder:
                  two_pass_beam: float = _DEFAULTS.two_pass_beam, agenda_limit: int = _DEFAULTS.agenda_limit,
                  max_pops: int = _DEFAULTS.max_pops, edge_limit: int = _DEFAULTS.edge_limit,
                  kbest_per_class: int = _DEFAULTS.kbest_per_class,
+                 first_pass_items: int = _DEFAULTS.first_pass_items,
+                 first_pass_threshold: float = _DEFAULTS.first_pass_threshold,
+                 second_pass_stop: str = _DEFAULTS.second_pass_stop,
                  allow_unknown_weights: bool = False, config_path: str | None = None):
         from .lm import LanguageModel
         from .search.drivers import search_driver
@@ -76,7 +79,9 @@ class Decoder:
                                               exhaustive=exhaustive, table_limit=table_limit,
                                               rule_order=rule_order, two_pass_beam=two_pass_beam,
                                               agenda_limit=agenda_limit, max_pops=max_pops, edge_limit=edge_limit,
-                                              kbest_per_class=kbest_per_class)
+                                              kbest_per_class=kbest_per_class, first_pass_items=first_pass_items,
+                                              first_pass_threshold=first_pass_threshold,
+                                              second_pass_stop=second_pass_stop)
         weights = check_weights(weights if weights is not None else {})
         if oov_penalty is not None:
             weights[OOV] = check_weights({"oov_penalty": oov_penalty})["oov_penalty"]

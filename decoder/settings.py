@@ -42,6 +42,9 @@ def register_search_algorithm(name: str, description: str) -> None:
 # The orders in which cube pruning tries the rules of one key (decoder.search.grammar_arrays).
 RULE_ORDERS = ("estimate", "score")
 
+# When the two-pass search's second pass stops (SearchSettings.second_pass_stop).
+SECOND_PASS_STOPS = ("budget", "bound", "first")
+
 # Model settings outside the search proper (decoder.decoder.Decoder): their defaults, once.
 DEFAULT_GLUE = "builtin"
 DEFAULT_OOV_LABELS = ("X",)
@@ -71,6 +74,13 @@ class SearchSettings:
     max_pops: int = 10000         # unwind operations per sentence (-1: no limit)
     edge_limit: int = 0           # hyperedges per item the second pass unwinds into, best first (0: all)
     kbest_per_class: int = 1      # partial items kept per recombination class (equal LM state and rest)
+    # The first pass's cube pruning may stop a cell (each unary round apart) before pop_limit pops:
+    first_pass_items: int = 0     # once it holds this many (X, i, j) items (0: only pop_limit counts)
+    first_pass_threshold: float = 0.0  # once a pop scores more than this below the round's best so far (the paper's beta; 0: off)
+    # When the second pass stops before its budget (max_pops, or an empty agenda): "budget" never;
+    # "bound" once the best complete derivation scores at least the agenda's best partial item;
+    # "first" at the first complete derivation.
+    second_pass_stop: str = "budget"
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -111,6 +121,9 @@ _RULES = {
     "max_pops": ("int", -1),
     "edge_limit": ("int", 0),
     "kbest_per_class": ("int", 1),
+    "first_pass_items": ("int", 0),
+    "first_pass_threshold": ("number", 0.0),
+    "second_pass_stop": ("choice", SECOND_PASS_STOPS),
 }
 
 

@@ -24,7 +24,7 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from decoder._ext._chart cimport (EDGE_GLUE_CONCAT, EDGE_GLUE_START, EDGE_OOV, ChartSearch, CkyHeapEntry,
-                                  cky_heap_pop, cky_heap_push, cky_mix)
+                                  Hypothesis, cky_heap_pop, cky_heap_push, cky_mix)
 from decoder._ext._kenlm cimport ChartState
 
 cdef extern from "two_pass_containers.hh":
@@ -33,6 +33,12 @@ cdef extern from "two_pass_containers.hh":
 
 
 cdef uint64_t TARGET_SEED = 0x74776f70617373   # "twopass": target-side hashes of the second pass
+
+# second_pass_stop (decoder.settings.SECOND_PASS_STOPS, in that order)
+cdef enum:
+    STOP_BUDGET = 0
+    STOP_BOUND = 1
+    STOP_FIRST = 2
 
 
 cdef class TwoPassSearch(ChartSearch):
@@ -55,6 +61,9 @@ cdef class TwoPassSearch(ChartSearch):
         self.max_pops = settings.max_pops           # -1: no limit
         self.edge_limit = settings.edge_limit       # 0: every hyperedge the first pass kept
         self.k = max(settings.kbest_per_class, 1)
+        self.first_pass_items = settings.first_pass_items          # 0: pop_limit alone
+        self.first_pass_threshold = settings.first_pass_threshold  # 0: off
+        self.second_pass_stop = ("budget", "bound", "first").index(settings.second_pass_stop)
 
     def hsearch(self, int bos_id, int eos_id, int max_results):
         """The second pass over the chart `decode` filled. Returns up to max_results complete
@@ -78,6 +87,47 @@ cdef class TwoPassSearch(ChartSearch):
     def popped_scores(self):
         """Scores of the partial items the last hsearch popped, in order (for tests of the agenda)."""
         return [self.partials[p].score for p in self.popped]
+
+    # ---- first pass: cube pruning that may stop a cell round early
+
+    cdef void _search(self, int c, int round) noexcept nogil:
+        """ChartSearch._search, also stopped by first_pass_items (items this round holds) and
+        first_pass_threshold (a popped hypothesis that far below the best popped in this round is
+        dropped and ends the round: the heap pops best first, so what is left is hardly better;
+        the paper's beta, "a newly generated item worse by beta than the current best")."""
+        cdef Hypothesis hyp
+        cdef int pops = 0
+        cdef int limit = self.pop_limit
+        cdef int32_t g, first_item = self.items.size()
+        cdef double best_score = 0.0
+        if self.exhaustive or (self.first_pass_items <= 0 and self.first_pass_threshold <= 0):
+            ChartSearch._search(self, c, round)
+            return
+        if self.groups.size() == 0:
+            return
+        if round > 0 and self.unary_pop_limit >= 0:
+            limit = self.unary_pop_limit
+        self.pending_states.clear()
+        self.pending_hashes.clear()
+        self.heap.clear()
+        self.hypotheses.clear()
+        self.seen.clear()
+        for g in range(self.groups.size()):
+            self._push_corner(g, 0, 0, 0)
+        while self.heap.size() > 0 and (limit <= 0 or pops < limit):
+            if self.first_pass_items > 0 and <long long>self.items.size() - first_item >= self.first_pass_items:
+                break
+            hyp = self.hypotheses[cky_heap_pop(self.heap)]
+            if pops == 0 or hyp.score > best_score:
+                best_score = hyp.score
+            elif self.first_pass_threshold > 0 and hyp.score < best_score - self.first_pass_threshold:
+                break
+            self._add_hypothesis(c, round, &hyp)
+            pops += 1
+            self._push_corner(hyp.group, hyp.rule_rank + 1, hyp.left_rank, hyp.right_rank)
+            self._push_corner(hyp.group, hyp.rule_rank, hyp.left_rank + 1, hyp.right_rank)
+            self._push_corner(hyp.group, hyp.rule_rank, hyp.left_rank, hyp.right_rank + 1)
+        self.heap.clear()
 
     # ---- LM through ChartSearch._score (its cache and counters)
 
@@ -204,6 +254,8 @@ cdef class TwoPassSearch(ChartSearch):
         if partial.score < self.best_seen - self.beam:
             return
         if partial.rest_n == 0:
+            if partial.score > self.best_complete:
+                self.best_complete = partial.score
             self.partials.push_back(partial[0])
             self.complete.push_back(self.partials.size() - 1)
             return
@@ -397,6 +449,7 @@ cdef class TwoPassSearch(ChartSearch):
         self.complete.clear()
         self.popped.clear()
         self.best_seen = -INFINITY
+        self.best_complete = -INFINITY
         self.agenda_pops = 0
         self.unwindings = 0
         if self.n == 0:
@@ -425,6 +478,9 @@ cdef class TwoPassSearch(ChartSearch):
                 start_id = self.partials.size()
             self._push(&start)
         while self.agenda.size() > 0 and (self.max_pops < 0 or <long long>self.agenda_pops < self.max_pops):
+            if self.complete.size() > 0 and (self.second_pass_stop == STOP_FIRST or (
+                    self.second_pass_stop == STOP_BOUND and self.best_complete >= self.agenda[0].score)):
+                break
             p = cky_heap_pop(self.agenda)
             if self.partials[p].dead or self.partials[p].score < self.best_seen - self.beam:
                 continue

@@ -3,6 +3,8 @@ brute-force enumeration, features recomputed from the derivation, KenLM's score 
 output, and the paper's section 3.2 example (NP2 VP3 PP1 unwinding)."""
 import math
 
+import numpy as np
+
 import pytest
 
 from decoder.binarize import binarize
@@ -297,9 +299,10 @@ def test_compiled_unbounded_equals_reference_and_brute_force(lm, arpa, stores, s
     assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
     stats = result.stats
     for name in ("edges_proposed", "edges_kept", "lm_queries", "lm_queries_novel", "items_per_cell", "seconds",
-                 "cpu_seconds", "agenda_pops", "unwindings"):
+                 "cpu_seconds", "second_pass_cpu_seconds", "agenda_pops", "unwindings"):
         assert name in stats, name
     assert stats["agenda_pops"] >= 1 and stats["unwindings"] >= stats["agenda_pops"]
+    assert 0 <= stats["second_pass_cpu_seconds"] <= stats["cpu_seconds"]
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -398,3 +401,145 @@ def test_compiled_suffix_reuse_changes_no_score(arpa, stores, seed, strategy):
         queries[reuse] = result.stats["lm_queries"]
     assert popped[True] == pytest.approx(popped[False], abs=1e-4)
     assert queries[True] <= queries[False]
+
+
+# ---- early stops: the second pass (second_pass_stop), the first pass's cell rounds
+# (first_pass_items, first_pass_threshold)
+
+def _is_prefix(short, long):
+    return len(short) <= len(long) and short == pytest.approx(long[:len(short)], abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("strategy", ["left", "icr", "monolingual"])
+def test_reference_stop_pops_a_prefix_of_the_full_search(lm, seed, strategy):
+    """A stopped second pass pops the first items the full one pops, and stops where its rule says:
+    "first" once a complete derivation exists, "bound" once the best of them scores at least what
+    the full search pops next (that next item was then the agenda's best)."""
+    grammar, space, words = _case(seed, strategy)
+    weights = Weights(FEATURES, WEIGHTS)
+    brute_score, _, _ = best_by_brute_force(grammar, words, lm, weights, space)
+    full_trace = []
+    full = TwoPassReference(grammar, lm, weights, space).decode(words, trace=full_trace)
+    for stop in ("first", "bound"):
+        trace = []
+        found = TwoPassReference(grammar, lm, weights, space, stop=stop).decode(words, trace=trace)
+        assert _is_prefix([t.score for t in trace], [t.score for t in full_trace])
+        assert found.best.score <= full.best.score + 1e-9 and full.best.score == pytest.approx(brute_score)
+        assert weights.dot(found.best.features) == pytest.approx(found.best.score, abs=1e-9)
+        if len(trace) < len(full_trace):  # stopped early: the rule held before the next pop
+            if stop == "bound":
+                assert found.best.score >= full_trace[len(trace)].score - 1e-9
+        if stop == "first":
+            first_stop = len(trace)
+    assert first_stop <= len(trace)  # "first" stops no later than "bound"
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_compiled_second_pass_stop_pops_a_prefix_of_the_full_search(lm, arpa, stores, seed, strategy):
+    """As the reference's: the compiled stop rules pop a prefix of the full search's pops, "bound"
+    stops only once its best complete derivation scores at least the full search's next pop,
+    "first" no later; the 1-best is scored exactly and never above the optimum."""
+    grammar, store = stores(seed, strategy)
+    _, space, words = _case(seed, strategy)
+    weights = Weights(FEATURES, WEIGHTS)
+    kenlm = LanguageModel(arpa)
+    brute_score, _, _ = best_by_brute_force(grammar, words, lm, weights, space)
+    full = TwoPassSearchDriver(store, kenlm, weights, space, **UNBOUNDED)
+    full.run(words)
+    full_pops = full.engine.popped_scores()
+    stopped_at = {}
+    for stop in ("first", "bound"):
+        decoder = TwoPassSearchDriver(store, kenlm, weights, space, second_pass_stop=stop, **UNBOUNDED)
+        result = decoder.run(words)
+        popped = decoder.engine.popped_scores()
+        assert _is_prefix(popped, full_pops)
+        stopped_at[stop] = len(popped)
+        best = decoder.best(result, words)
+        assert best.score <= brute_score + 1e-4
+        assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
+        assert best.features[LM] == pytest.approx(kenlm.score_sentence(best.words), abs=1e-4)
+        if stop == "bound" and len(popped) < len(full_pops):
+            assert best.score >= full_pops[len(popped)] - 1e-4
+    assert stopped_at["first"] <= stopped_at["bound"]
+
+
+def _first_pass_chart(decoder, words):
+    result = decoder.run(words)
+    chart = result.chart
+    alive = (chart["item_alive"] != 0) & (chart["item_symbol"] != decoder.grammar.goal_symbol)
+    return result, chart, alive
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("strategy", ["left", "icr", "monolingual"])
+def test_first_pass_items_bounds_each_cell_round(arpa, stores, seed, strategy):
+    """first_pass_items=1 (no unary rounds, pops unlimited): one item per cell, made by the cell's
+    first pop; a bound no cell reaches changes nothing; either way the 1-best is scored exactly."""
+    _, store = stores(seed, strategy)
+    _, space, words = _case(seed, strategy)
+    space = SearchSpace(max_span=space.max_span, max_unary_depth=0)
+    weights = Weights(FEATURES, WEIGHTS)
+    kenlm = LanguageModel(arpa)
+    bounds = dict(two_pass_beam=math.inf, agenda_limit=0, max_pops=-1)
+    one = TwoPassSearchDriver(store, kenlm, weights, space, pop_limit=0, first_pass_items=1, **bounds)
+    result, chart, alive = _first_pass_chart(one, words)
+    n1 = len(words) + 1
+    lengths = np.array([j - i for i, j in (divmod(int(c), n1) for c in chart["item_cell"])])
+    assert np.bincount(chart["item_cell"][alive & (lengths >= 2)]).max(initial=0) <= 1
+    best = one.best(result, words)
+    assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
+    assert best.features[LM] == pytest.approx(kenlm.score_sentence(best.words), abs=1e-4)
+    runs = {}
+    for items in (0, 10 ** 6):
+        decoder = TwoPassSearchDriver(store, kenlm, weights, space, pop_limit=5, first_pass_items=items, **bounds)
+        runs[items] = decoder.run(words), decoder
+    (off, off_decoder), (far, far_decoder) = runs[0], runs[10 ** 6]
+    assert far.stats["edges_proposed"] == off.stats["edges_proposed"]
+    assert far_decoder.best(far, words).score == pytest.approx(off_decoder.best(off, words).score, abs=1e-9)
+    assert result.stats["edges_proposed"] <= TwoPassSearchDriver(store, kenlm, weights, space, pop_limit=0,
+                                                                 **bounds).run(words).stats["edges_proposed"]
+
+
+def _pops_by_round(chart, goal_symbol):
+    """The first pass's cube-pruning pops of each cell round, in pop order: the score each kept
+    hyperedge had when popped (its edge score plus its tails' w^1), read back from the chart."""
+    rounds = {}
+    score = chart["item_score"]
+    for e in range(len(chart["edge_head"])):  # edges are appended as they are popped
+        head, rule = chart["edge_head"][e], chart["edge_rule"][e]
+        if rule < 0 or chart["item_symbol"][head] == goal_symbol:  # OOV and glue edges: no cube pruning
+            continue
+        popped = chart["edge_score"][e] + sum(score[t] for t in (chart["edge_tail0"][e], chart["edge_tail1"][e])
+                                              if t >= 0)
+        rounds.setdefault((int(chart["item_cell"][head]), int(chart["item_round"][head])), []).append(popped)
+    return rounds
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("strategy", ["left", "monolingual"])
+def test_first_pass_threshold_drops_pops_below_the_best_so_far(lm, arpa, stores, seed, strategy):
+    """first_pass_threshold=beta: in every cell round, no kept pop scores more than beta below a
+    pop before it (read back from the chart's hyperedges), and fewer hyperedges are proposed than
+    without it; a beta no pop reaches changes nothing; the 1-best is exact and within the optimum."""
+    grammar, store = stores(seed, strategy)
+    _, space, words = _case(seed, strategy)
+    weights = Weights(FEATURES, WEIGHTS)
+    kenlm = LanguageModel(arpa)
+    bounds = dict(two_pass_beam=math.inf, agenda_limit=0, max_pops=-1, pop_limit=0)
+    off = TwoPassSearchDriver(store, kenlm, weights, space, **bounds).run(words)
+    wide = TwoPassSearchDriver(store, kenlm, weights, space, first_pass_threshold=1e9, **bounds).run(words)
+    assert wide.stats["edges_proposed"] == off.stats["edges_proposed"]
+    brute_score, _, _ = best_by_brute_force(grammar, words, lm, weights, space)
+    for beta in (1e-9, 0.5):
+        decoder = TwoPassSearchDriver(store, kenlm, weights, space, first_pass_threshold=beta, **bounds)
+        result = decoder.run(words)
+        for pops in _pops_by_round(result.chart, decoder.grammar.goal_symbol).values():
+            for k in range(1, len(pops)):
+                assert pops[k] >= max(pops[:k]) - beta - 1e-6
+        assert result.stats["edges_proposed"] <= off.stats["edges_proposed"]
+        best = decoder.best(result, words)
+        assert best.score <= brute_score + 1e-4
+        assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
+        assert best.features[LM] == pytest.approx(kenlm.score_sentence(best.words), abs=1e-4)

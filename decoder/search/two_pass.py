@@ -11,12 +11,17 @@ stats) whose compiled engine is decoder._ext._two_pass.TwoPassSearch.
 First pass (section 3.1): the compiled CKY with items recombined on (X, i, j) (and
 unary round), each carrying the KenLM state and score of its best member; cube
 pruning's `pop_limit` bounds the hyperedges built per cell (all of them are kept)
-and `beam_size` / `beam_threshold` the items per cell. Second pass (section 3.2):
+and `beam_size` / `beam_threshold` the items per cell; `first_pass_items` and
+`first_pass_threshold` (the paper's beta) stop a cell's cube pruning early, at that
+many items or at a pop that far below the best one. Second pass (section 3.2):
 H.Search from the goal item, best first, bounded by the settings `two_pass_beam`
 (partial items more than that below the best score seen are dropped),
 `agenda_limit`, `max_pops` (unwind operations) and `edge_limit` (hyperedges per
-item, best first by w^1); `kbest_per_class` partial items are kept per
-recombination class. All defaults live in decoder.settings.SearchSettings.
+item, best first by w^1), and ended early by `second_pass_stop` ("bound": once
+the best complete derivation scores at least the agenda's best; "first": at the
+first complete one); `kbest_per_class` partial items are kept per recombination
+class. All defaults live in decoder.settings.SearchSettings. The stats add
+`agenda_pops`, `unwindings` and `second_pass_cpu_seconds` (part of `cpu_seconds`).
 The pure-Python reference of both passes is decoder.search.two_pass_reference.
 """
 from __future__ import annotations
@@ -53,6 +58,7 @@ class TwoPassSearchDriver(ChartSearchDriver):
         started, cpu_started = time.perf_counter(), time.process_time()
         result = super().run(words)
         engine = self.engine
+        second_pass_started = time.process_time()
         result.two_pass = engine.hsearch(self.bos_id, self.eos_id, MAX_RESULTS) if len(result.roots) else []
         result.stats.update({
             "lm_queries": int(engine.lm_queries),
@@ -62,6 +68,7 @@ class TwoPassSearchDriver(ChartSearchDriver):
             "search_seconds": time.perf_counter() - started,
             "seconds": time.perf_counter() - started,
             "cpu_seconds": time.process_time() - cpu_started,
+            "second_pass_cpu_seconds": time.process_time() - second_pass_started,  # of cpu_seconds
         })
         return result
 

@@ -23,7 +23,12 @@ monolingual binarization's items that carry several target blocks stay consisten
 moves the leading words into the output and rescores. Items whose last n-1 words and
 remaining references are equal recombine (the k best of each class are kept).
 Pruning: `beam` (items more than beam below the best item seen are dropped),
-`agenda_limit` (the agenda keeps its best items) and `max_pops` (unwindings performed).
+`agenda_limit` (the agenda keeps its best items) and `max_pops` (unwindings performed);
+`stop` ("budget", "bound", "first": decoder.settings.SECOND_PASS_STOPS) may end the search
+before that budget: "bound" once the best complete derivation scores at least the agenda's
+best item, "first" at the first complete derivation. (The compiled first pass's cube-pruning
+bounds, pop_limit, first_pass_items and first_pass_threshold, have no counterpart here: this
+first pass builds every hyperedge.)
 With all limits off the search enumerates the whole hypergraph and is exact over it.
 """
 from __future__ import annotations
@@ -36,6 +41,7 @@ from typing import Optional
 
 from ..binarize import BinaryGrammar
 from ..grammar import unescape_word
+from ..settings import SECOND_PASS_STOPS
 from .model import GLUE, GOAL, LM, OOV, WORD_COUNT, SearchSpace, Weights
 from .reference import BOS, EOS, STAR, Derivation, ReferenceDecoder, complete_ngrams, elide
 
@@ -137,13 +143,16 @@ class TwoPassReference(ReferenceDecoder):
 
     def __init__(self, grammar: BinaryGrammar, lm, weights: Weights, space: SearchSpace | None = None, *,
                  cell_limit=UNLIMITED, edge_limit=UNLIMITED, beam=UNLIMITED, agenda_limit=UNLIMITED,
-                 max_pops=UNLIMITED):
+                 max_pops=UNLIMITED, stop: str = "budget"):
         super().__init__(grammar, lm, weights, space)
         self.cell_limit = cell_limit
         self.edge_limit = edge_limit
         self.beam = beam
         self.agenda_limit = agenda_limit
         self.max_pops = max_pops
+        if stop not in SECOND_PASS_STOPS:
+            raise ValueError(f"stop must be one of {SECOND_PASS_STOPS}, not {stop!r}")
+        self.stop = stop
         self.order = lm.order
 
     # ---- first pass
@@ -364,6 +373,9 @@ class TwoPassReference(ReferenceDecoder):
         start = self.start(graph)
         push(start)
         while agenda and stats["agenda_pops"] < self.max_pops:
+            if complete and (self.stop == "first" or (
+                    self.stop == "bound" and max(c.score for c in complete) >= -agenda[0][0])):
+                break
             _, _, item = heapq.heappop(agenda)
             if item.dead or item.score < best_seen - self.beam:
                 continue
