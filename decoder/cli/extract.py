@@ -61,7 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="most symbols (words + nonterminals) on the source side")
     lim.add_argument("--max-depth", type=int, default=defaults.max_depth,
                      help="deepest target tree fragment (a slot, word or preterminal is depth 0)")
-    lim.add_argument("--min-count", type=float, default=0.0, help="drop rules seen fewer times than this")
+    lim.add_argument("--min-count", type=float, default=None,
+                     help="drop rules seen fewer times than this (default 0; with --system sdig: the induced ET "
+                          "pairs larger than word-to-word, default decoder.sdig.grammar.MIN_ET_COUNT)")
     sdig = parser.add_argument_group("--system sdig (decoder.sdig.train.train_grammar)")
     sdig.add_argument("--data-dir", help="a `cky data --dependencies` build: train.{es,en}.conllu, train.align")
     sdig.add_argument("--limit", type=int, help="use only the first N training verses")
@@ -90,8 +92,9 @@ def extract_sdig(args: argparse.Namespace) -> int:
 
     if not args.data_dir:
         raise UsageError("--system sdig needs --data-dir (a `cky data --dependencies` build)")
+    counts = {} if args.min_count is None else {"min_count": args.min_count}
     stats = train_grammar(args.data_dir, args.out, limit=args.limit, maxent_sentences=args.maxent_sentences,
-                          threshold=args.threshold)  # a missing or bad file: one line (decoder.cli.run)
+                          threshold=args.threshold, **counts)  # a missing or bad file: one line (decoder.cli.run)
     if args.config_out:
         here = os.path.dirname(os.path.abspath(args.config_out))
         config = {"system": "sdig", "grammar": os.path.relpath(os.path.abspath(args.out), here)}
@@ -120,7 +123,7 @@ def main(args: argparse.Namespace) -> int:
         out=args.out, summary=args.summary, glue=args.glue, unknown_labels=args.unknown_labels,
         limits=Limits(args.compose, args.max_nonterminals, args.max_symbols, args.max_depth),
         jobs=args.jobs, shards=args.shards, chunk_size=args.chunk_size, tmp_dir=args.tmp_dir,
-        min_count=args.min_count, filter_to=args.filter_to, glue_label=args.glue_label,
+        min_count=args.min_count or 0.0, filter_to=args.filter_to, glue_label=args.glue_label,
         unknown_min_frequency=args.unknown_min_frequency, compress_level=args.compress_level,
         progress=not args.no_progress, keep_tmp=args.keep_tmp, cluster=args.cluster,
     )
