@@ -42,6 +42,7 @@ MODULES = {
     "_sequence_index": (None, ["prefetch.hh"], {}),
     "_icr": (None, ["prefetch.hh"], {}),
     "_rule_binarizer": (None, [], {}),
+    "_vector_arrays": (None, [], {}),
 }
 
 

@@ -7,7 +7,6 @@ rule_shape.node_templates, strategies.*_tree and BinaryGrammarBuilder), and
 tests/test_binarize_kernel.py checks that both give identical grammars.
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.string cimport memcpy
 from libcpp.vector cimport vector
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM
@@ -20,6 +19,7 @@ from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_READ_CHAR
 import numpy as np
 
 from decoder._ext._sequence_index cimport SequenceIndex, sequence_hash
+from decoder._ext._vector_arrays cimport int32_array, int64_array, uint8_array
 
 #
 # A rule is read into C arrays once (its source tokens, the target position and
@@ -123,30 +123,6 @@ cdef inline bint _spells_one_name_token(word):
     """Whether a word keeps virtual names unambiguous (see "Names" in RuleBinarizer)."""
     return (isinstance(word, str) and len(<str>word) > 0 and " " not in <str>word and word != "||"
             and not (<str>word).startswith("["))
-
-
-cdef object _int32_array(vector[int32_t]& values):
-    out = np.empty(values.size(), dtype=np.int32)
-    cdef int32_t[::1] view = out
-    if values.size():
-        memcpy(&view[0], values.data(), values.size() * sizeof(int32_t))
-    return out
-
-
-cdef object _int64_array(vector[int64_t]& values):
-    out = np.empty(values.size(), dtype=np.int64)
-    cdef int64_t[::1] view = out
-    if values.size():
-        memcpy(&view[0], values.data(), values.size() * sizeof(int64_t))
-    return out
-
-
-cdef object _uint8_array(vector[uint8_t]& values):
-    out = np.empty(values.size(), dtype=np.uint8)
-    cdef uint8_t[::1] view = out
-    if values.size():
-        memcpy(&view[0], values.data(), values.size() * sizeof(uint8_t))
-    return out
 
 
 cdef inline int node_ref(int node) noexcept nogil:
@@ -1160,15 +1136,15 @@ cdef class RuleBinarizer:
         if not self.emit_arrays:
             raise ValueError("rule_arrays() needs a RuleBinarizer made with emit_arrays=True")
         return {
-            "rule_lhs": _int32_array(self.out_lhs),
-            "rule_child0": _int32_array(self.out_child0),
-            "rule_child1": _int32_array(self.out_child1),
-            "rule_target_offsets": _int64_array(self.out_target_offsets),
-            "rule_target": _int32_array(self.out_target),
-            "rule_carries": _uint8_array(self.out_carries),
-            "rule_origin": _int64_array(self.out_origin),
-            "symbol_kind": _uint8_array(self.symbol_kind),
-            "symbol_canonical": _int32_array(self.symbol_canonical),
+            "rule_lhs": int32_array(self.out_lhs),
+            "rule_child0": int32_array(self.out_child0),
+            "rule_child1": int32_array(self.out_child1),
+            "rule_target_offsets": int64_array(self.out_target_offsets),
+            "rule_target": int32_array(self.out_target),
+            "rule_carries": uint8_array(self.out_carries),
+            "rule_origin": int64_array(self.out_origin),
+            "symbol_kind": uint8_array(self.symbol_kind),
+            "symbol_canonical": int32_array(self.symbol_canonical),
             "symbol_objects": self.symbol_child,
             "lhs_labels": self.lhs_labels,
             "target_words": list(self.target_word_ids),  # a dict keeps insertion (id) order

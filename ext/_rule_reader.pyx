@@ -26,6 +26,7 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 import numpy as np
 
 from decoder._ext._sequence_index cimport SequenceIndex
+from decoder._ext._vector_arrays cimport float64_array, int32_array, int64_array
 
 
 cdef inline bint _blank(char c) noexcept nogil:
@@ -269,30 +270,6 @@ cdef inline int _find(const char* line, int start, int end, const char* needle, 
 
 cdef inline bint _same_text(const char* line, Span a, Span b) noexcept nogil:
     return a.end - a.start == b.end - b.start and memcmp(line + a.start, line + b.start, a.end - a.start) == 0
-
-
-cdef object _int32(vector[int32_t]& values):
-    out = np.empty(values.size(), dtype=np.int32)
-    cdef int32_t[::1] view = out
-    if values.size():
-        memcpy(&view[0], values.data(), values.size() * sizeof(int32_t))
-    return out
-
-
-cdef object _int64(vector[int64_t]& values):
-    out = np.empty(values.size(), dtype=np.int64)
-    cdef int64_t[::1] view = out
-    if values.size():
-        memcpy(&view[0], values.data(), values.size() * sizeof(int64_t))
-    return out
-
-
-cdef object _float64(vector[double]& values):
-    out = np.empty(values.size(), dtype=np.float64)
-    cdef double[::1] view = out
-    if values.size():
-        memcpy(&view[0], values.data(), values.size() * sizeof(double))
-    return out
 
 
 cdef list _strings(SequenceIndex index):
@@ -627,21 +604,21 @@ cdef class RuleTableReader:
         """The rows read so far, as the fields of decoder.rule_arrays.RuleTableArrays."""
         cdef Py_ssize_t n = self.lhs.size()
         cdef int n_scores = max(self.n_scores, 0)
-        scores = _float64(self.scores).reshape(n, n_scores)
+        scores = float64_array(self.scores).reshape(n, n_scores)
         return {
             "words": _strings(self.word_index),
             "labels": _strings(self.label_index),
-            "lhs": _int32(self.lhs),
-            "source_offsets": _int64(self.source_offsets),
-            "source": _int32(self.source),
-            "target_offsets": _int64(self.target_offsets),
-            "target": _int32(self.target),
-            "label_offsets": _int64(self.label_offsets),
-            "rule_labels": _int32(self.labels),
+            "lhs": int32_array(self.lhs),
+            "source_offsets": int64_array(self.source_offsets),
+            "source": int32_array(self.source),
+            "target_offsets": int64_array(self.target_offsets),
+            "target": int32_array(self.target),
+            "label_offsets": int64_array(self.label_offsets),
+            "rule_labels": int32_array(self.labels),
             "scores": scores,
-            "alignment_offsets": _int64(self.alignment_offsets),
-            "alignment": _int32(self.alignment).reshape(-1, 2),
-            "tree_offsets": _int64(self.tree_offsets),
+            "alignment_offsets": int64_array(self.alignment_offsets),
+            "alignment": int32_array(self.alignment).reshape(-1, 2),
+            "tree_offsets": int64_array(self.tree_offsets),
             "trees": bytes(self.trees.data()[:self.trees.size()]) if self.trees.size() else b"",
-            "line_numbers": _int64(self.line_numbers),
+            "line_numbers": int64_array(self.line_numbers),
         }
