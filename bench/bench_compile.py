@@ -38,7 +38,8 @@ print(json.dumps({"n_read": build.n_read, "binary_rules": build.meta["n_rules"],
 
 
 def store_files(directory: str) -> dict:
-    """Every file of a store (meta.json without the time it was made and took, and its source path)."""
+    """Every file of a store: bytes, and meta.json parsed without `created` and the report's `seconds`
+    (what differs between two builds of one store; tests/test_compile_arrays.py compares with it too)."""
     files = {}
     for name in sorted(os.listdir(directory)):
         with open(os.path.join(directory, name), "rb") as f:

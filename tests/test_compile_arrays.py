@@ -1,8 +1,6 @@
 """The store compiled straight from the binarization kernel's arrays (`binarize(..., arrays=True)`,
 what `cky compile` does) against the reference path through BinaryRule objects: byte-identical
 stores (every .npy and text file; meta.json equal but for the time it was made and took)."""
-import json
-import os
 import random
 
 import numpy as np
@@ -15,19 +13,8 @@ from decoder.rule_arrays import read_rule_arrays
 from decoder.store import build_store, save_store
 from decoder.store.compile import compile_grammar
 from decoder.synthetic import random_grammar
+from bench.bench_compile import store_files
 from tests.test_binarize_kernel import EDGE_CASES, GRAMMARS
-
-
-def _store_files(directory) -> dict[str, object]:
-    """Every file of a store: bytes, and meta.json parsed without `created` and the report's `seconds`."""
-    files = {}
-    for name in sorted(os.listdir(directory)):
-        with open(os.path.join(directory, name), "rb") as f:
-            files[name] = f.read()
-    meta = json.loads(files.pop("meta.json"))
-    del meta["created"], meta["report"]["seconds"]
-    files["meta.json"] = meta
-    return files
 
 
 def _assert_identical_stores(rules, strategy, tmp_path, seed=0, policy="monolingual", expect_arrays=True):
@@ -40,7 +27,7 @@ def _assert_identical_stores(rules, strategy, tmp_path, seed=0, policy="monoling
         path = tmp_path / f"{strategy}-{seed}-{policy}-{kind}"
         save_store(compile_grammar(grammar, source_table="rules.gz"), path)
         paths.append(path)
-    fast, reference = (_store_files(path) for path in paths)
+    fast, reference = (store_files(path) for path in paths)
     assert sorted(fast) == sorted(reference)
     for name in reference:
         assert fast[name] == reference[name], f"{strategy}/{policy}/seed {seed}: {name} differs"
@@ -122,7 +109,7 @@ def test_build_store_equals_the_reference_path_on_the_fixture_grammar(fixture_pa
         build = build_store(fixture_paths["rules"], tmp_path / f"store-{reference}", strategy, seed=3,
                             reference=reference)
         assert build.meta["n_rules"] > build.n_kept  # virtual rules
-        stores[reference] = _store_files(build.store_dir)
+        stores[reference] = store_files(build.store_dir)
     assert stores[False] == stores[True]
 
 
@@ -134,7 +121,7 @@ def _build_both(path, tmp_path, strategy, **kwargs):
     for reference in (False, True):
         build = build_store(path, tmp_path / f"{strategy}-{reference}", strategy, feature_names=["p"],
                             reference=reference, **kwargs)
-        stores[reference] = (build.n_read, build.n_kept, _store_files(build.store_dir))
+        stores[reference] = (build.n_read, build.n_kept, store_files(build.store_dir))
     assert stores[False] == stores[True]
     return stores[False]
 

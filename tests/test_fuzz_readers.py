@@ -62,9 +62,8 @@ def test_compiled_rule_reader_agrees_with_parse_rule(line):
     assert Rule(*fields) == parse_rule(line, "rules.txt", 1)
 
 
-@FUZZ
-@given(st.lists(st.one_of(rule_lines, st.binary(max_size=40)), max_size=8), st.booleans(), st.booleans())
-def test_read_rules_on_arbitrary_files(tmp_path_factory, lines, gzipped, truncated):
+def write_rule_file(tmp_path_factory, lines, gzipped: bool, truncated: bool):
+    """A rule table of these lines (text or raw bytes), gzipped and then perhaps cut in half."""
     data = b"".join((line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")) + b"\n"
                     for line in lines)
     if gzipped:
@@ -73,6 +72,13 @@ def test_read_rules_on_arbitrary_files(tmp_path_factory, lines, gzipped, truncat
             data = data[:len(data) // 2]
     path = tmp_path_factory.mktemp("fuzz") / "rules.gz"
     path.write_bytes(data)
+    return path
+
+
+@FUZZ
+@given(st.lists(st.one_of(rule_lines, st.binary(max_size=40)), max_size=8), st.booleans(), st.booleans())
+def test_read_rules_on_arbitrary_files(tmp_path_factory, lines, gzipped, truncated):
+    path = write_rule_file(tmp_path_factory, lines, gzipped, truncated)
     try:
         rules = list(read_rules(path, uniform_scores=True))
     except (GrammarFormatError, InputError) as error:

@@ -15,7 +15,7 @@ from decoder.errors import GrammarFormatError, InputError
 from decoder.grammar import read_rules, write_rules
 from decoder.rule_arrays import read_rule_arrays
 from decoder.synthetic import random_grammar
-from tests.test_fuzz_readers import FUZZ, rule_lines
+from tests.test_fuzz_readers import FUZZ, rule_lines, write_rule_file
 from tests.test_grammar import MOSES_LINE
 
 MALFORMED = [
@@ -195,14 +195,7 @@ def test_numbers_read_as_float_reads_them(tmp_path_factory, number):
 @FUZZ
 @given(st.lists(st.one_of(rule_lines, st.binary(max_size=40)), max_size=8), st.booleans(), st.booleans())
 def test_arbitrary_files_read_alike(tmp_path_factory, lines, gzipped, truncated):
-    data = b"".join((line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")) + b"\n"
-                    for line in lines)
-    if gzipped:
-        data = gzip.compress(data)
-        if truncated:
-            data = data[:len(data) // 2]
-    path = tmp_path_factory.mktemp("fuzz") / "rules.gz"
-    path.write_bytes(data)
+    path = write_rule_file(tmp_path_factory, lines, gzipped, truncated)
     try:
         reference = list(read_rules(path, uniform_scores=True))
     except (GrammarFormatError, InputError) as error:
