@@ -136,6 +136,10 @@ cdef class ChartSearch:
     cdef public double beam_threshold
     cdef public bint exhaustive
     cdef public bint recombine_on_symbol        # two-pass first pass: items are (X, i, j, round), e^1 of the best
+    # cube pruning's round also stops at this many items (0: no limit) or at a pop this far below the
+    # round's best pop so far (0: off); 0 for cube search, set by the two-pass first pass
+    cdef public long long round_item_limit
+    cdef public double round_score_beam
     # keep each state's unminimized boundary words and count lm_state_minimized_recombinations (about 5%
     # more instructions in the search: off unless asked for; set between sentences)
     cdef public bint count_minimized_recombinations

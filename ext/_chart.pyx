@@ -89,6 +89,8 @@ cdef class ChartSearch:
         self.beam_size = settings.beam_size
         self.beam_threshold = settings.beam_threshold
         self.exhaustive = settings.exhaustive
+        self.round_item_limit = 0
+        self.round_score_beam = 0
 
     # ------------------------------------------------------------------ Python API
 
@@ -751,11 +753,15 @@ cdef class ChartSearch:
         cky_heap_push(self.heap, hyp.score, self.hypotheses.size() - 1)
 
     cdef void _search(self, int c, int round) noexcept nogil:
-        """Turn the current groups' hypotheses into items: all of them, or the best by cube pruning."""
-        cdef int32_t g, rr, ar, br
+        """Turn the current groups' hypotheses into items: all of them, or the best by cube pruning,
+        which also stops at round_item_limit items this round and at a pop more than
+        round_score_beam below the round's best pop so far (the heap pops best first, so what is
+        left is hardly better)."""
+        cdef int32_t g, rr, ar, br, first_item = self.items.size()
         cdef Hypothesis hyp
         cdef int pops = 0
         cdef int limit = self.pop_limit
+        cdef double best_score = 0.0
         cdef Group *group
         if self.groups.size() == 0:
             return
@@ -781,7 +787,13 @@ cdef class ChartSearch:
         for g in range(self.groups.size()):
             self._push_corner(g, 0, 0, 0)
         while self.heap.size() > 0 and (limit <= 0 or pops < limit):
+            if self.round_item_limit > 0 and <long long>self.items.size() - first_item >= self.round_item_limit:
+                break
             hyp = self.hypotheses[cky_heap_pop(self.heap)]
+            if pops == 0 or hyp.score > best_score:
+                best_score = hyp.score
+            elif self.round_score_beam > 0 and hyp.score < best_score - self.round_score_beam:
+                break
             self._add_hypothesis(c, round, &hyp)
             pops += 1
             self._push_corner(hyp.group, hyp.rule_rank + 1, hyp.left_rank, hyp.right_rank)

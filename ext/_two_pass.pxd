@@ -40,8 +40,6 @@ cdef class TwoPassSearch(ChartSearch):
     cdef public long long agenda_limit, max_pops
     cdef public bint reuse_suffix         # reuse the LM of alpha's unchanged tail (off: rescore all of alpha)
     cdef public int edge_limit            # hyperedges per item the second pass unwinds into (0: all)
-    cdef public long long first_pass_items  # a first-pass cell round stops at this many items (0: no limit)
-    cdef public double first_pass_threshold  # ... or at a pop this far below the round's best so far (0: off)
     cdef public int second_pass_stop      # STOP_BUDGET, STOP_BOUND, STOP_FIRST
     cdef double best_complete             # best score of a complete derivation so far
     cdef public unsigned long long agenda_pops, unwindings

@@ -24,7 +24,7 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from decoder._ext._chart cimport (EDGE_GLUE_CONCAT, EDGE_GLUE_START, EDGE_OOV, ChartSearch, CkyHeapEntry,
-                                  Hypothesis, cky_heap_pop, cky_heap_push, cky_mix)
+                                  cky_heap_pop, cky_heap_push, cky_mix)
 from decoder._ext._kenlm cimport ChartState
 
 cdef extern from "two_pass_containers.hh":
@@ -61,8 +61,8 @@ cdef class TwoPassSearch(ChartSearch):
         self.max_pops = settings.max_pops           # -1: no limit
         self.edge_limit = settings.edge_limit       # 0: every hyperedge the first pass kept
         self.k = max(settings.kbest_per_class, 1)
-        self.first_pass_items = settings.first_pass_items          # 0: pop_limit alone
-        self.first_pass_threshold = settings.first_pass_threshold  # 0: off
+        self.round_item_limit = settings.first_pass_items        # ChartSearch._search's round bounds
+        self.round_score_beam = settings.first_pass_threshold    # (the paper's beta)
         self.second_pass_stop = ("budget", "bound", "first").index(settings.second_pass_stop)
 
     def hsearch(self, int bos_id, int eos_id, int max_results):
@@ -87,47 +87,6 @@ cdef class TwoPassSearch(ChartSearch):
     def popped_scores(self):
         """Scores of the partial items the last hsearch popped, in order (for tests of the agenda)."""
         return [self.partials[p].score for p in self.popped]
-
-    # ---- first pass: cube pruning that may stop a cell round early
-
-    cdef void _search(self, int c, int round) noexcept nogil:
-        """ChartSearch._search, also stopped by first_pass_items (items this round holds) and
-        first_pass_threshold (a popped hypothesis that far below the best popped in this round is
-        dropped and ends the round: the heap pops best first, so what is left is hardly better;
-        the paper's beta, "a newly generated item worse by beta than the current best")."""
-        cdef Hypothesis hyp
-        cdef int pops = 0
-        cdef int limit = self.pop_limit
-        cdef int32_t g, first_item = self.items.size()
-        cdef double best_score = 0.0
-        if self.exhaustive or (self.first_pass_items <= 0 and self.first_pass_threshold <= 0):
-            ChartSearch._search(self, c, round)
-            return
-        if self.groups.size() == 0:
-            return
-        if round > 0 and self.unary_pop_limit >= 0:
-            limit = self.unary_pop_limit
-        self.pending_states.clear()
-        self.pending_hashes.clear()
-        self.heap.clear()
-        self.hypotheses.clear()
-        self.seen.clear()
-        for g in range(self.groups.size()):
-            self._push_corner(g, 0, 0, 0)
-        while self.heap.size() > 0 and (limit <= 0 or pops < limit):
-            if self.first_pass_items > 0 and <long long>self.items.size() - first_item >= self.first_pass_items:
-                break
-            hyp = self.hypotheses[cky_heap_pop(self.heap)]
-            if pops == 0 or hyp.score > best_score:
-                best_score = hyp.score
-            elif self.first_pass_threshold > 0 and hyp.score < best_score - self.first_pass_threshold:
-                break
-            self._add_hypothesis(c, round, &hyp)
-            pops += 1
-            self._push_corner(hyp.group, hyp.rule_rank + 1, hyp.left_rank, hyp.right_rank)
-            self._push_corner(hyp.group, hyp.rule_rank, hyp.left_rank + 1, hyp.right_rank)
-            self._push_corner(hyp.group, hyp.rule_rank, hyp.left_rank, hyp.right_rank + 1)
-        self.heap.clear()
 
     # ---- LM through ChartSearch._score (its cache and counters)
 
