@@ -22,6 +22,10 @@ cdef extern from "chart_containers.hh":
         int32_t *find(uint64_t key) nogil
         bint set(uint64_t key, int32_t value) nogil
     uint64_t cky_mix(uint64_t h, uint64_t x) nogil
+    size_t cky_pair_slot_of(uint64_t key) nogil
+
+cdef extern from "prefetch.hh":
+    void cky_prefetch(const void *address) nogil
 
 
 # Edge kinds besides a grammar rule id (>= 0); cpdef: the module exposes them to Python, the one
@@ -62,6 +66,14 @@ cdef struct Edge:
     double score
     float lm              # log10 LM score this edge adds (KenLM, with estimates)
     int32_t next_edge
+
+
+# One slot of the pair-key hash table (pair_key_slots in _chart.pyx): the rules of binary key
+# left * n_symbols + right (a range of pair_rules_sorted); key -1: an empty slot.
+cdef struct PairSlot:
+    int64_t key
+    int32_t rules_lo
+    int32_t n_rules
 
 
 # A cube: rules x left items x right items (a run or absent child is a list of one -1).
@@ -118,6 +130,11 @@ cdef class ChartSearch:
     cdef const int64_t[::1] pair_offsets
     cdef const int32_t[::1] pair_rules_sorted   # within a key, best rule first
     cdef const int64_t[::1] pair_left_offsets   # [n_symbols + 1]: keys with left child a
+    # open addressing (linear probing) over the non-empty keys of the left symbols with more than
+    # pair_slots_min_keys keys: one probe per right symbol instead of a search through their keys
+    cdef const PairSlot[::1] pair_slots
+    cdef uint64_t pair_slot_mask
+    cdef int64_t pair_slots_min_keys
     cdef const int64_t[::1] single_lo           # [all symbols]: range in single_rules_sorted
     cdef const int64_t[::1] single_hi
     cdef const int32_t[::1] single_rules_sorted
@@ -178,6 +195,7 @@ cdef class ChartSearch:
     cdef vector[const ChartState *] child_pointers
     cdef vector[uint64_t] child_hashes
     cdef vector[int32_t] scratch
+    cdef vector[int64_t] probe_slots             # _add_binary_groups: the pair slot of each right symbol
 
     # ---- per-sentence counters
     cdef public unsigned long long edges_proposed, edges_kept, lm_queries, lm_queries_novel
@@ -203,6 +221,7 @@ cdef class ChartSearch:
     cdef int _find_symbol_group(self, int cell, int32_t symbol) noexcept nogil
     cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int64_t key) noexcept nogil
     cdef int64_t _gallop(self, int64_t lo, int64_t hi, int64_t key) noexcept nogil
+    cdef void _add_groups_by_slots(self, int64_t key_base, int32_t left_lo, int32_t left_n, int32_t right_run, int right_cell) noexcept nogil
     cdef void _add_binary_groups(self, int left_cell, int right_cell) noexcept nogil
     cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil
     cdef void _evaluate(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank, Hypothesis *hyp) noexcept nogil

@@ -57,6 +57,9 @@ cdef class ChartSearch:
         self.pair_offsets = arrays["pair_offsets"]
         self.pair_rules_sorted = arrays["pair_rules_sorted"]
         self.pair_left_offsets = arrays["pair_left_offsets"]
+        self.pair_slots = arrays["pair_slots"]
+        self.pair_slot_mask = self.pair_slots.shape[0] - 1
+        self.pair_slots_min_keys = arrays["pair_slots_min_keys"]
         self.single_lo = arrays["single_lo"]
         self.single_hi = arrays["single_hi"]
         self.single_rules_sorted = arrays["single_rules_sorted"]
@@ -616,6 +619,10 @@ cdef class ChartSearch:
                         right_n = self.cell_groups_size[g]
                     self._push_group(GROUP_RULES, self.pair_offsets[q], <int32_t>(self.pair_offsets[q + 1] - self.pair_offsets[q]),
                                      0, left_lo, left_n, right_lo, right_n, 0.0)
+            elif hi - lo > self.pair_slots_min_keys:
+                # A left symbol with many keys: one hash probe per right symbol (the run, if any,
+                # first, then ascending, as below), all their slots requested before the first probe.
+                self._add_groups_by_slots(key_base, left_lo, left_n, right_run, right_cell)
             else:
                 # Right symbols ascend (the run, if any, first: it is looked up on its own), so
                 # their keys are found by galloping forward through the sorted keys of `a`.
@@ -640,6 +647,39 @@ cdef class ChartSearch:
                     if q >= 0:
                         self._push_group(GROUP_RULES, self.pair_offsets[q], <int32_t>(self.pair_offsets[q + 1] - self.pair_offsets[q]),
                                          0, left_lo, left_n, right_lo, right_n, 0.0)
+
+    cdef void _add_groups_by_slots(self, int64_t key_base, int32_t left_lo, int32_t left_n, int32_t right_run,
+                                   int right_cell) noexcept nogil:
+        """The groups of one left symbol (its keys start at key_base, all in pair_slots) with each
+        right symbol of right_cell (its run first): the right symbols' slots are computed and
+        prefetched first, then probed, so that their cache misses overlap."""
+        cdef int n_right_groups = self.cell_group_n[right_cell], first = self.cell_group_lo[right_cell]
+        cdef int t
+        cdef int32_t b
+        cdef int64_t slot
+        cdef const PairSlot *entry
+        self.probe_slots.resize(n_right_groups + 1)
+        for t in range(n_right_groups + 1):
+            b = right_run if t == 0 else self.cell_groups_symbol[first + t - 1]
+            if b < 0 or b >= self.n_symbols:
+                self.probe_slots[t] = -1
+                continue
+            slot = <int64_t>(cky_pair_slot_of(<uint64_t>(key_base + b)) & self.pair_slot_mask)
+            cky_prefetch(&self.pair_slots[slot])
+            self.probe_slots[t] = slot
+        for t in range(n_right_groups + 1):
+            slot = self.probe_slots[t]
+            if slot < 0:
+                continue
+            b = right_run if t == 0 else self.cell_groups_symbol[first + t - 1]
+            entry = probe_pair_slots(&self.pair_slots[0], self.pair_slot_mask, <uint64_t>slot, key_base + b)
+            if entry == NULL:
+                continue
+            if t == 0:
+                self._push_group(GROUP_RULES, entry.rules_lo, entry.n_rules, 0, left_lo, left_n, 0, 1, 0.0)
+            else:
+                self._push_group(GROUP_RULES, entry.rules_lo, entry.n_rules, 0, left_lo, left_n,
+                                 self.cell_groups_list[first + t - 1], self.cell_groups_size[first + t - 1], 0.0)
 
     cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil:
         """Groups of unary rules over the items the previous round made in this cell."""
@@ -898,6 +938,17 @@ cdef class ChartSearch:
         self.goal_list_n[j] = kept.size()
 
 
+cdef inline const PairSlot *probe_pair_slots(const PairSlot *slots, uint64_t mask, uint64_t slot,
+                                             int64_t key) noexcept nogil:
+    """Binary key `key` in the pair-key table (pair_key_slots), probing from its home slot `slot`
+    (cky_pair_slot_of(key) & mask); NULL if it is not there."""
+    while slots[slot].key != key:
+        if slots[slot].key < 0:
+            return NULL
+        slot = (slot + 1) & mask
+    return &slots[slot]
+
+
 cdef inline bint same_boundaries(const BoundaryWords *a, const BoundaryWords *b) noexcept nogil:
     cdef int u
     if a.n != b.n:
@@ -926,6 +977,68 @@ def target_hashes(targets, offsets):
                 h = cky_mix(h, <uint64_t>(<int64_t>t[k] + 0x5E3779B1))
             view[r] = h
     return out
+
+
+# A left symbol's keys go into the pair-key table when it has more than this many: a cell's right
+# symbols are then probed there one by one; fewer keys are searched in pair_keys (a cache line or two).
+PAIR_SLOTS_MIN_KEYS = 8
+PAIR_SLOT_DTYPE = np.dtype([("key", np.int64), ("rules_lo", np.int32), ("n_rules", np.int32)], align=True)
+
+
+def pair_key_slots(pair_keys, pair_offsets, pair_left_offsets, int64_t min_keys=PAIR_SLOTS_MIN_KEYS):
+    """The pair-key hash table of ChartSearch (a PAIR_SLOT_DTYPE array, a power of two long, at most
+    half full, key -1 where empty): the keys with at least one rule of the left symbols with more
+    than `min_keys` keys (pair_left_offsets: each left symbol's range of pair_keys), each with its
+    range of pair_rules_sorted (pair_offsets), by open addressing with linear probing."""
+    cdef const int64_t[::1] keys = np.ascontiguousarray(pair_keys, dtype=np.int64)
+    cdef const int64_t[::1] offsets = np.ascontiguousarray(pair_offsets, dtype=np.int64)
+    cdef const int64_t[::1] left = np.ascontiguousarray(pair_left_offsets, dtype=np.int64)
+    cdef Py_ssize_t a, q, n_entries = 0
+    cdef uint64_t mask, slot
+    for a in range(left.shape[0] - 1):
+        if left[a + 1] - left[a] > min_keys:
+            for q in range(left[a], left[a + 1]):
+                n_entries += offsets[q + 1] > offsets[q]
+    size = 1
+    while size < 2 * n_entries:
+        size *= 2
+    table = np.zeros(size, dtype=PAIR_SLOT_DTYPE)
+    table["key"] = -1
+    cdef PairSlot[::1] slots = table
+    mask = size - 1
+    with nogil:
+        for a in range(left.shape[0] - 1):
+            if left[a + 1] - left[a] <= min_keys:
+                continue
+            for q in range(left[a], left[a + 1]):
+                if offsets[q + 1] <= offsets[q]:
+                    continue
+                slot = cky_pair_slot_of(<uint64_t>keys[q]) & mask
+                while slots[slot].key >= 0:
+                    slot = (slot + 1) & mask
+                slots[slot].key = keys[q]
+                slots[slot].rules_lo = <int32_t>offsets[q]
+                slots[slot].n_rules = <int32_t>(offsets[q + 1] - offsets[q])
+    return table
+
+
+def lookup_pair_slots(table, keys):
+    """(rules_lo, n_rules) of each binary key in a pair_key_slots table, by ChartSearch's probe;
+    (-1, 0) for a key not there."""
+    cdef const PairSlot[::1] slots = table
+    cdef const int64_t[::1] wanted = np.ascontiguousarray(keys, dtype=np.int64)
+    cdef uint64_t mask = slots.shape[0] - 1
+    cdef Py_ssize_t t
+    cdef const PairSlot *entry
+    rules_lo = np.full(wanted.shape[0], -1, dtype=np.int64)
+    n_rules = np.zeros(wanted.shape[0], dtype=np.int64)
+    cdef int64_t[::1] lo_view = rules_lo, n_view = n_rules
+    for t in range(wanted.shape[0]):
+        entry = probe_pair_slots(&slots[0], mask, cky_pair_slot_of(<uint64_t>wanted[t]) & mask, wanted[t])
+        if entry != NULL:
+            lo_view[t] = entry.rules_lo
+            n_view[t] = entry.n_rules
+    return rules_lo, n_rules
 
 
 def sort_rules_by_score(rules, offsets, scores):

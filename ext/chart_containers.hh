@@ -1,6 +1,6 @@
 // Small C++ containers of the compiled chart search (decoder._ext._chart):
 // the sort of a cell's items, an open-addressing hash map, the cube-pruning
-// heap and a hash-combining step. Declared to Cython in _chart.pxd.
+// heap, a hash-combining step and the slot of a binary rule key. Declared to Cython in _chart.pxd.
 #ifndef CKY_CHART_CONTAINERS_HH
 #define CKY_CHART_CONTAINERS_HH
 
@@ -88,6 +88,14 @@ static inline uint64_t cky_mix(uint64_t h, uint64_t x) {
     x ^= x >> 29;
     h ^= x + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
     return h;
+}
+
+/* The home slot (before the mask) of a binary rule key in the pair-key hash table (_chart.pair_key_slots). */
+static inline size_t cky_pair_slot_of(uint64_t key) {
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdULL;
+    key ^= key >> 29;
+    return (size_t)key;
 }
 
 #endif  // CKY_CHART_CONTAINERS_HH
