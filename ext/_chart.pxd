@@ -76,6 +76,21 @@ cdef struct PairSlot:
     int32_t n_rules
 
 
+# A cell's symbols as binary rules read them, listed once when the cell is finished (ascending symbol):
+# those that are the left child of some key, with their range of pair_keys ...
+cdef struct CellLeftSymbol:
+    int32_t group         # into cell_groups_*
+    int64_t keys_lo       # pair_keys[keys_lo:keys_hi]: the keys with this left child
+    int64_t keys_hi
+
+
+# ... and those that are the right child of some key with rules, with their item list.
+cdef struct CellRightSymbol:
+    int32_t symbol
+    int32_t list_lo       # into item_lists
+    int32_t list_n
+
+
 # A cube: rules x left items x right items (a run or absent child is a list of one -1).
 cdef struct Group:
     int8_t kind
@@ -139,6 +154,7 @@ cdef class ChartSearch:
     cdef const int64_t[::1] single_hi
     cdef const int32_t[::1] single_rules_sorted
     cdef const uint8_t[::1] symbol_is_real
+    cdef const uint8_t[::1] symbol_is_right_child  # [n_symbols]: the right child of a key with rules
     cdef const double[::1] glue_start_value     # NaN: no such glue rule
     cdef const double[::1] glue_concat_value
     cdef const int32_t[::1] oov_symbols
@@ -178,6 +194,12 @@ cdef class ChartSearch:
     cdef vector[int32_t] cell_groups_symbol     # per symbol group: symbol, list offset, size
     cdef vector[int32_t] cell_groups_list
     cdef vector[int32_t] cell_groups_size
+    cdef vector[int32_t] cell_left_lo           # per cell: its CellLeftSymbols in cell_left_symbols
+    cdef vector[int32_t] cell_left_n
+    cdef vector[CellLeftSymbol] cell_left_symbols
+    cdef vector[int32_t] cell_right_lo          # per cell: its CellRightSymbols in cell_right_symbols
+    cdef vector[int32_t] cell_right_n
+    cdef vector[CellRightSymbol] cell_right_symbols
     cdef vector[int32_t] goal_list_lo           # per j: GOAL items over [0, j) in item_lists
     cdef vector[int32_t] goal_list_n
     cdef vector[int32_t] cell_first_item        # items of a cell are contiguous
@@ -218,7 +240,7 @@ cdef class ChartSearch:
     cdef float _score(self, const int32_t *target, Py_ssize_t length, uint64_t target_hash, ChartState *out, uint64_t *out_hash) noexcept nogil
     cdef void _push_group(self, int8_t kind, int64_t rules_lo, int32_t n_rules, int8_t single, int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right, double fixed_score) noexcept nogil
     cdef void _add_single_group(self, int32_t child, int32_t list_lo, int32_t list_n) noexcept nogil
-    cdef int _find_symbol_group(self, int cell, int32_t symbol) noexcept nogil
+    cdef int _find_right_symbol(self, int cell, int32_t symbol) noexcept nogil
     cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int64_t key) noexcept nogil
     cdef int64_t _gallop(self, int64_t lo, int64_t hi, int64_t key) noexcept nogil
     cdef void _add_groups_by_slots(self, int64_t key_base, int32_t left_lo, int32_t left_n, int32_t right_run, int right_cell) noexcept nogil

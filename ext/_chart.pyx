@@ -64,6 +64,7 @@ cdef class ChartSearch:
         self.single_hi = arrays["single_hi"]
         self.single_rules_sorted = arrays["single_rules_sorted"]
         self.symbol_is_real = arrays["symbol_is_real"]
+        self.symbol_is_right_child = arrays["symbol_is_right_child"]
         self.glue_start_value = arrays["glue_start_value"]
         self.glue_concat_value = arrays["glue_concat_value"]
         self.oov_symbols = arrays["oov_symbols"]
@@ -225,6 +226,12 @@ cdef class ChartSearch:
         self.cell_groups_symbol.clear()
         self.cell_groups_list.clear()
         self.cell_groups_size.clear()
+        self.cell_left_lo.assign(cells, 0)
+        self.cell_left_n.assign(cells, 0)
+        self.cell_left_symbols.clear()
+        self.cell_right_lo.assign(cells, 0)
+        self.cell_right_n.assign(cells, 0)
+        self.cell_right_symbols.clear()
         self.goal_list_lo.assign(n + 1, 0)
         self.goal_list_n.assign(n + 1, 0)
         self.items_in_cell.assign(cells, 0)
@@ -533,16 +540,16 @@ cdef class ChartSearch:
         if hi > lo:
             self._push_group(GROUP_RULES, lo, <int32_t>(hi - lo), 1, list_lo, list_n, 0, 1, 0.0)
 
-    cdef int _find_symbol_group(self, int cell, int32_t symbol) noexcept nogil:
-        """Index in cell_groups_* of `symbol`'s item list in `cell`, or -1 (binary search)."""
-        cdef int lo = self.cell_group_lo[cell], hi = lo + self.cell_group_n[cell], mid
+    cdef int _find_right_symbol(self, int cell, int32_t symbol) noexcept nogil:
+        """Index in cell_right_symbols of `symbol` in `cell`, or -1 (binary search)."""
+        cdef int lo = self.cell_right_lo[cell], end = lo + self.cell_right_n[cell], hi = end, mid
         while lo < hi:
             mid = (lo + hi) >> 1
-            if self.cell_groups_symbol[mid] < symbol:
+            if self.cell_right_symbols[mid].symbol < symbol:
                 lo = mid + 1
             else:
                 hi = mid
-        if lo < self.cell_group_lo[cell] + self.cell_group_n[cell] and self.cell_groups_symbol[lo] == symbol:
+        if lo < end and self.cell_right_symbols[lo].symbol == symbol:
             return lo
         return -1
 
@@ -577,33 +584,41 @@ cdef class ChartSearch:
         return lo
 
     cdef void _add_binary_groups(self, int left_cell, int right_cell) noexcept nogil:
-        """One group per binary rule key whose children are present in the two cells."""
+        """One group per binary rule key whose children are present in the two cells: for each left
+        symbol (the cell's run first, then the cell's CellLeftSymbols), either its keys are looked
+        up among the right cell's symbols, or (more keys than the right cell has symbols) the right
+        symbols among its keys: in the hash table (many keys) or by galloping through them (a few).
+        The groups come in that order (the branch is chosen by the right cell's count of symbols,
+        right children or not), which decides cube pruning's ties: keep it."""
         cdef int32_t left_run = self.run_at[left_cell], right_run = self.run_at[right_cell]
-        cdef int n_left_groups = self.cell_group_n[left_cell], n_right_groups = self.cell_group_n[right_cell]
-        cdef int n_right_symbols = n_right_groups + (1 if right_run >= 0 else 0)
-        cdef int a_index, b_index, g
+        cdef int n_left = self.cell_left_n[left_cell], n_right = self.cell_right_n[right_cell]
+        cdef int n_right_symbols = self.cell_group_n[right_cell] + (1 if right_run >= 0 else 0)
+        cdef int first_right = self.cell_right_lo[right_cell]
+        cdef int a_index, b_index, r
         cdef int32_t a, b, left_lo, left_n, right_lo, right_n
         cdef int64_t lo, hi, q, key_base, cursor
-        if n_right_symbols == 0 or (n_left_groups == 0 and left_run < 0):
+        cdef const CellLeftSymbol *left
+        cdef const CellRightSymbol *right
+        if (n_right == 0 and right_run < 0) or (n_left == 0 and left_run < 0):
             return
-        for a_index in range(-1, n_left_groups):
+        for a_index in range(-1, n_left):
             if a_index < 0:
-                if left_run < 0:
+                if left_run < 0 or left_run >= self.n_symbols:
                     continue
                 a = left_run
                 left_lo = 0
                 left_n = 1
+                lo = self.pair_left_offsets[a]
+                hi = self.pair_left_offsets[a + 1]
+                if hi <= lo:
+                    continue
             else:
-                g = self.cell_group_lo[left_cell] + a_index
-                a = self.cell_groups_symbol[g]
-                left_lo = self.cell_groups_list[g]
-                left_n = self.cell_groups_size[g]
-            if a >= self.n_symbols:
-                continue
-            lo = self.pair_left_offsets[a]
-            hi = self.pair_left_offsets[a + 1]
-            if hi <= lo:
-                continue
+                left = &self.cell_left_symbols[self.cell_left_lo[left_cell] + a_index]
+                a = self.cell_groups_symbol[left.group]
+                left_lo = self.cell_groups_list[left.group]
+                left_n = self.cell_groups_size[left.group]
+                lo = left.keys_lo
+                hi = left.keys_hi
             key_base = <int64_t>a * self.n_symbols
             if hi - lo <= n_right_symbols:
                 for q in range(lo, hi):
@@ -612,11 +627,11 @@ cdef class ChartSearch:
                         right_lo = 0
                         right_n = 1
                     else:
-                        g = self._find_symbol_group(right_cell, b)
-                        if g < 0:
+                        r = self._find_right_symbol(right_cell, b)
+                        if r < 0:
                             continue
-                        right_lo = self.cell_groups_list[g]
-                        right_n = self.cell_groups_size[g]
+                        right_lo = self.cell_right_symbols[r].list_lo
+                        right_n = self.cell_right_symbols[r].list_n
                     self._push_group(GROUP_RULES, self.pair_offsets[q], <int32_t>(self.pair_offsets[q + 1] - self.pair_offsets[q]),
                                      0, left_lo, left_n, right_lo, right_n, 0.0)
             elif hi - lo > self.pair_slots_min_keys:
@@ -627,7 +642,7 @@ cdef class ChartSearch:
                 # Right symbols ascend (the run, if any, first: it is looked up on its own), so
                 # their keys are found by galloping forward through the sorted keys of `a`.
                 cursor = lo
-                for b_index in range(-1, n_right_groups):
+                for b_index in range(-1, n_right):
                     if b_index < 0:
                         if right_run < 0:
                             continue
@@ -636,12 +651,12 @@ cdef class ChartSearch:
                         right_n = 1
                         q = self._find_pair_key(lo, hi, key_base + b)
                     else:
-                        g = self.cell_group_lo[right_cell] + b_index
-                        b = self.cell_groups_symbol[g]
-                        right_lo = self.cell_groups_list[g]
-                        right_n = self.cell_groups_size[g]
-                        if b >= self.n_symbols or cursor >= hi:
-                            continue
+                        if cursor >= hi:
+                            break
+                        right = &self.cell_right_symbols[first_right + b_index]
+                        b = right.symbol
+                        right_lo = right.list_lo
+                        right_n = right.list_n
                         cursor = self._gallop(cursor, hi, key_base + b)
                         q = cursor if cursor < hi and self.pair_keys[cursor] == key_base + b else -1
                     if q >= 0:
@@ -650,36 +665,35 @@ cdef class ChartSearch:
 
     cdef void _add_groups_by_slots(self, int64_t key_base, int32_t left_lo, int32_t left_n, int32_t right_run,
                                    int right_cell) noexcept nogil:
-        """The groups of one left symbol (its keys start at key_base, all in pair_slots) with each
-        right symbol of right_cell (its run first): the right symbols' slots are computed and
-        prefetched first, then probed, so that their cache misses overlap."""
-        cdef int n_right_groups = self.cell_group_n[right_cell], first = self.cell_group_lo[right_cell]
+        """The groups of one left symbol (its keys start at key_base, all in pair_slots) with the run
+        of right_cell, then each of its CellRightSymbols: the slots are computed and prefetched
+        first, then probed, so that their cache misses overlap."""
+        cdef int n_right = self.cell_right_n[right_cell], first = self.cell_right_lo[right_cell]
         cdef int t
-        cdef int32_t b
         cdef int64_t slot
         cdef const PairSlot *entry
-        self.probe_slots.resize(n_right_groups + 1)
-        for t in range(n_right_groups + 1):
-            b = right_run if t == 0 else self.cell_groups_symbol[first + t - 1]
-            if b < 0 or b >= self.n_symbols:
-                self.probe_slots[t] = -1
-                continue
-            slot = <int64_t>(cky_pair_slot_of(<uint64_t>(key_base + b)) & self.pair_slot_mask)
-            cky_prefetch(&self.pair_slots[slot])
-            self.probe_slots[t] = slot
-        for t in range(n_right_groups + 1):
-            slot = self.probe_slots[t]
-            if slot < 0:
-                continue
-            b = right_run if t == 0 else self.cell_groups_symbol[first + t - 1]
-            entry = probe_pair_slots(&self.pair_slots[0], self.pair_slot_mask, <uint64_t>slot, key_base + b)
-            if entry == NULL:
-                continue
-            if t == 0:
+        cdef const CellRightSymbol *right
+        cdef const PairSlot *slots = &self.pair_slots[0]
+        cdef uint64_t mask = self.pair_slot_mask
+        self.probe_slots.resize(n_right + 1)
+        cdef int64_t *probe = self.probe_slots.data()
+        probe[0] = -1
+        if 0 <= right_run < self.n_symbols:
+            probe[0] = <int64_t>(cky_pair_slot_of(<uint64_t>(key_base + right_run)) & mask)
+            cky_prefetch(&slots[probe[0]])
+        for t in range(n_right):
+            probe[t + 1] = <int64_t>(cky_pair_slot_of(<uint64_t>(key_base + self.cell_right_symbols[first + t].symbol)) & mask)
+            cky_prefetch(&slots[probe[t + 1]])
+        if probe[0] >= 0:
+            entry = probe_pair_slots(slots, mask, <uint64_t>probe[0], key_base + right_run)
+            if entry != NULL:
                 self._push_group(GROUP_RULES, entry.rules_lo, entry.n_rules, 0, left_lo, left_n, 0, 1, 0.0)
-            else:
+        for t in range(n_right):
+            right = &self.cell_right_symbols[first + t]
+            entry = probe_pair_slots(slots, mask, <uint64_t>probe[t + 1], key_base + right.symbol)
+            if entry != NULL:
                 self._push_group(GROUP_RULES, entry.rules_lo, entry.n_rules, 0, left_lo, left_n,
-                                 self.cell_groups_list[first + t - 1], self.cell_groups_size[first + t - 1], 0.0)
+                                 right.list_lo, right.list_n, 0.0)
 
     cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil:
         """Groups of unary rules over the items the previous round made in this cell."""
@@ -886,7 +900,9 @@ cdef class ChartSearch:
     cdef void _finish_cell(self, int c, int32_t first_item) noexcept nogil:
         cdef vector[CkySortEntry] kept
         cdef size_t p, q
-        cdef int32_t symbol
+        cdef int32_t symbol, g
+        cdef CellLeftSymbol left
+        cdef CellRightSymbol right
         self.items_in_cell[c] = self._prune_and_sort(first_item, self.items.size(), False, &kept)
         self.cell_group_lo[c] = self.cell_groups_symbol.size()
         p = 0
@@ -901,6 +917,25 @@ cdef class ChartSearch:
             self.cell_groups_size.push_back(<int32_t>(q - p))
             p = q
         self.cell_group_n[c] = self.cell_groups_symbol.size() - self.cell_group_lo[c]
+        # what binary rules read of the cell's symbols (every later cell it is a child of)
+        self.cell_left_lo[c] = self.cell_left_symbols.size()
+        self.cell_right_lo[c] = self.cell_right_symbols.size()
+        for g in range(self.cell_group_lo[c], self.cell_group_lo[c] + self.cell_group_n[c]):
+            symbol = self.cell_groups_symbol[g]
+            if symbol >= self.n_symbols:
+                continue
+            if self.pair_left_offsets[symbol + 1] > self.pair_left_offsets[symbol]:
+                left.group = g
+                left.keys_lo = self.pair_left_offsets[symbol]
+                left.keys_hi = self.pair_left_offsets[symbol + 1]
+                self.cell_left_symbols.push_back(left)
+            if self.symbol_is_right_child[symbol]:
+                right.symbol = symbol
+                right.list_lo = self.cell_groups_list[g]
+                right.list_n = self.cell_groups_size[g]
+                self.cell_right_symbols.push_back(right)
+        self.cell_left_n[c] = self.cell_left_symbols.size() - self.cell_left_lo[c]
+        self.cell_right_n[c] = self.cell_right_symbols.size() - self.cell_right_lo[c]
 
     cdef void _build_goal(self, int j) noexcept nogil:
         """GOAL over [0, j): glue start from cell (0, j), glue concatenation GOAL[0, k] + X[k, j]."""

@@ -110,6 +110,9 @@ class GrammarArrays:
             if len(single_keys) else np.zeros(n_all, bool)
         self.single_lo = np.where(present, single_offsets[np.minimum(index, len(single_offsets) - 1)], 0).astype(np.int64)
         self.single_hi = np.where(present, single_offsets[np.minimum(index + 1, len(single_offsets) - 1)], 0).astype(np.int64)
+        # the symbols that are the right child of a key with rules (the others need no look-up on the right)
+        symbol_is_right_child = np.zeros(n_symbols, dtype=np.uint8)
+        symbol_is_right_child[pair_keys[np.diff(pair_offsets) > 0] % max(n_symbols, 1)] = 1
         pair_left_offsets = np.searchsorted(pair_keys, np.arange(n_symbols + 1, dtype=np.int64) * n_symbols).astype(np.int64)
 
         self.arrays = dict(
@@ -129,6 +132,7 @@ class GrammarArrays:
             single_hi=self.single_hi,
             single_rules_sorted=np.ascontiguousarray(single_rules_sorted, dtype=np.int32),
             symbol_is_real=is_real,
+            symbol_is_right_child=symbol_is_right_child,
             glue_start_value=glue_start,
             glue_concat_value=glue_concat,
             oov_symbols=np.array(oov_symbols, dtype=np.int32),
