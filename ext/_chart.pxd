@@ -68,7 +68,7 @@ cdef struct Edge:
     int32_t next_edge
 
 
-# One slot of the pair-key hash table (pair_key_slots in _chart.pyx): the rules of binary key
+# One slot of the pair-key hash table (pair_key_index in _chart.pyx): the rules of binary key
 # left * n_symbols + right (a range of pair_rules_sorted); key -1: an empty slot.
 cdef struct PairSlot:
     int64_t key
@@ -80,12 +80,14 @@ cdef struct PairSlot:
 # those that are the left child of some key, with their range of pair_keys ...
 cdef struct CellLeftSymbol:
     int32_t group         # into cell_groups_*
+    int8_t wide_bit       # symbol_wide_bit
     int64_t keys_lo       # pair_keys[keys_lo:keys_hi]: the keys with this left child
     int64_t keys_hi
 
 
 # ... and those that are the right child of some key with rules, with their item list.
 cdef struct CellRightSymbol:
+    uint64_t left_mask    # symbol_right_mask
     int32_t symbol
     int32_t list_lo       # into item_lists
     int32_t list_n
@@ -145,11 +147,13 @@ cdef class ChartSearch:
     cdef const int64_t[::1] pair_offsets
     cdef const int32_t[::1] pair_rules_sorted   # within a key, best rule first
     cdef const int64_t[::1] pair_left_offsets   # [n_symbols + 1]: keys with left child a
-    # open addressing (linear probing) over the non-empty keys of the left symbols with more than
-    # pair_slots_min_keys keys: one probe per right symbol instead of a search through their keys
+    # the wide left symbols (the <= 64 with the most keys, _chart.pair_key_index): their keys with rules
+    # in a hash table (open addressing, linear probing), and per symbol the wide left symbols it is the
+    # right child of, so that a wide left symbol finds its keys among a cell's right symbols by a bit test
     cdef const PairSlot[::1] pair_slots
     cdef uint64_t pair_slot_mask
-    cdef int64_t pair_slots_min_keys
+    cdef const int8_t[::1] symbol_wide_bit      # [n_symbols]: index among the wide left symbols, or -1
+    cdef const uint64_t[::1] symbol_right_mask  # [n_symbols]: bit k: (wide symbol k, this) is a key with rules
     cdef const int64_t[::1] single_lo           # [all symbols]: range in single_rules_sorted
     cdef const int64_t[::1] single_hi
     cdef const int32_t[::1] single_rules_sorted
@@ -217,7 +221,7 @@ cdef class ChartSearch:
     cdef vector[const ChartState *] child_pointers
     cdef vector[uint64_t] child_hashes
     cdef vector[int32_t] scratch
-    cdef vector[int64_t] probe_slots             # _add_binary_groups: the pair slot of each right symbol
+    cdef vector[int64_t] probe_slots             # _add_wide_groups: (right symbol, pair slot) of each key found
 
     # ---- per-sentence counters
     cdef public unsigned long long edges_proposed, edges_kept, lm_queries, lm_queries_novel
@@ -243,7 +247,7 @@ cdef class ChartSearch:
     cdef int _find_right_symbol(self, int cell, int32_t symbol) noexcept nogil
     cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int64_t key) noexcept nogil
     cdef int64_t _gallop(self, int64_t lo, int64_t hi, int64_t key) noexcept nogil
-    cdef void _add_groups_by_slots(self, int64_t key_base, int32_t left_lo, int32_t left_n, int32_t right_run, int right_cell) noexcept nogil
+    cdef void _add_wide_groups(self, int64_t key_base, int8_t wide_bit, int32_t left_lo, int32_t left_n, int32_t right_run, int right_cell) noexcept nogil
     cdef void _add_binary_groups(self, int left_cell, int right_cell) noexcept nogil
     cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil
     cdef void _evaluate(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank, Hypothesis *hyp) noexcept nogil

@@ -59,7 +59,8 @@ cdef class ChartSearch:
         self.pair_left_offsets = arrays["pair_left_offsets"]
         self.pair_slots = arrays["pair_slots"]
         self.pair_slot_mask = self.pair_slots.shape[0] - 1
-        self.pair_slots_min_keys = arrays["pair_slots_min_keys"]
+        self.symbol_wide_bit = arrays["symbol_wide_bit"]
+        self.symbol_right_mask = arrays["symbol_right_mask"]
         self.single_lo = arrays["single_lo"]
         self.single_hi = arrays["single_hi"]
         self.single_rules_sorted = arrays["single_rules_sorted"]
@@ -587,7 +588,8 @@ cdef class ChartSearch:
         """One group per binary rule key whose children are present in the two cells: for each left
         symbol (the cell's run first, then the cell's CellLeftSymbols), either its keys are looked
         up among the right cell's symbols, or (more keys than the right cell has symbols) the right
-        symbols among its keys: in the hash table (many keys) or by galloping through them (a few).
+        symbols among its keys: for a wide left symbol, those whose mask has its bit, in the hash
+        table; for another, by galloping through its keys.
         The groups come in that order (the branch is chosen by the right cell's count of symbols,
         right children or not), which decides cube pruning's ties: keep it."""
         cdef int32_t left_run = self.run_at[left_cell], right_run = self.run_at[right_cell]
@@ -595,6 +597,7 @@ cdef class ChartSearch:
         cdef int n_right_symbols = self.cell_group_n[right_cell] + (1 if right_run >= 0 else 0)
         cdef int first_right = self.cell_right_lo[right_cell]
         cdef int a_index, b_index, r
+        cdef int8_t wide_bit
         cdef int32_t a, b, left_lo, left_n, right_lo, right_n
         cdef int64_t lo, hi, q, key_base, cursor
         cdef const CellLeftSymbol *left
@@ -612,6 +615,7 @@ cdef class ChartSearch:
                 hi = self.pair_left_offsets[a + 1]
                 if hi <= lo:
                     continue
+                wide_bit = self.symbol_wide_bit[a]
             else:
                 left = &self.cell_left_symbols[self.cell_left_lo[left_cell] + a_index]
                 a = self.cell_groups_symbol[left.group]
@@ -619,6 +623,7 @@ cdef class ChartSearch:
                 left_n = self.cell_groups_size[left.group]
                 lo = left.keys_lo
                 hi = left.keys_hi
+                wide_bit = left.wide_bit
             key_base = <int64_t>a * self.n_symbols
             if hi - lo <= n_right_symbols:
                 for q in range(lo, hi):
@@ -634,10 +639,10 @@ cdef class ChartSearch:
                         right_n = self.cell_right_symbols[r].list_n
                     self._push_group(GROUP_RULES, self.pair_offsets[q], <int32_t>(self.pair_offsets[q + 1] - self.pair_offsets[q]),
                                      0, left_lo, left_n, right_lo, right_n, 0.0)
-            elif hi - lo > self.pair_slots_min_keys:
-                # A left symbol with many keys: one hash probe per right symbol (the run, if any,
-                # first, then ascending, as below), all their slots requested before the first probe.
-                self._add_groups_by_slots(key_base, left_lo, left_n, right_run, right_cell)
+            elif wide_bit >= 0:
+                # A wide left symbol: the right symbols (the run, if any, first, then ascending,
+                # as below) whose masks say they pair with it, found in the hash table.
+                self._add_wide_groups(key_base, wide_bit, left_lo, left_n, right_run, right_cell)
             else:
                 # Right symbols ascend (the run, if any, first: it is looked up on its own), so
                 # their keys are found by galloping forward through the sorted keys of `a`.
@@ -663,37 +668,45 @@ cdef class ChartSearch:
                         self._push_group(GROUP_RULES, self.pair_offsets[q], <int32_t>(self.pair_offsets[q + 1] - self.pair_offsets[q]),
                                          0, left_lo, left_n, right_lo, right_n, 0.0)
 
-    cdef void _add_groups_by_slots(self, int64_t key_base, int32_t left_lo, int32_t left_n, int32_t right_run,
-                                   int right_cell) noexcept nogil:
-        """The groups of one left symbol (its keys start at key_base, all in pair_slots) with the run
-        of right_cell, then each of its CellRightSymbols: the slots are computed and prefetched
-        first, then probed, so that their cache misses overlap."""
+    cdef void _add_wide_groups(self, int64_t key_base, int8_t wide_bit, int32_t left_lo, int32_t left_n,
+                               int32_t right_run, int right_cell) noexcept nogil:
+        """The groups of one wide left symbol (its keys start at key_base; bit wide_bit of the right
+        masks) with the run of right_cell, then each of its CellRightSymbols: the right symbols whose
+        mask has the bit are the keys; their slots are requested first, then read, so that their
+        cache misses overlap."""
         cdef int n_right = self.cell_right_n[right_cell], first = self.cell_right_lo[right_cell]
-        cdef int t
-        cdef int64_t slot
+        cdef int t, n_found = 0
+        cdef uint64_t bit = (<uint64_t>1) << wide_bit
         cdef const PairSlot *entry
         cdef const CellRightSymbol *right
         cdef const PairSlot *slots = &self.pair_slots[0]
         cdef uint64_t mask = self.pair_slot_mask
-        self.probe_slots.resize(n_right + 1)
-        cdef int64_t *probe = self.probe_slots.data()
-        probe[0] = -1
-        if 0 <= right_run < self.n_symbols:
-            probe[0] = <int64_t>(cky_pair_slot_of(<uint64_t>(key_base + right_run)) & mask)
-            cky_prefetch(&slots[probe[0]])
-        for t in range(n_right):
-            probe[t + 1] = <int64_t>(cky_pair_slot_of(<uint64_t>(key_base + self.cell_right_symbols[first + t].symbol)) & mask)
-            cky_prefetch(&slots[probe[t + 1]])
-        if probe[0] >= 0:
-            entry = probe_pair_slots(slots, mask, <uint64_t>probe[0], key_base + right_run)
-            if entry != NULL:
-                self._push_group(GROUP_RULES, entry.rules_lo, entry.n_rules, 0, left_lo, left_n, 0, 1, 0.0)
+        cdef int64_t *found
+        self.probe_slots.resize(2 * (n_right + 1))
+        found = self.probe_slots.data()  # pairs (index in the cell's right symbols or -1 for the run, slot)
+        if 0 <= right_run < self.n_symbols and self.symbol_right_mask[right_run] & bit:
+            found[0] = -1
+            found[1] = <int64_t>(cky_pair_slot_of(<uint64_t>(key_base + right_run)) & mask)
+            cky_prefetch(&slots[found[1]])
+            n_found = 1
         for t in range(n_right):
             right = &self.cell_right_symbols[first + t]
-            entry = probe_pair_slots(slots, mask, <uint64_t>probe[t + 1], key_base + right.symbol)
-            if entry != NULL:
-                self._push_group(GROUP_RULES, entry.rules_lo, entry.n_rules, 0, left_lo, left_n,
-                                 right.list_lo, right.list_n, 0.0)
+            if right.left_mask & bit:
+                found[2 * n_found] = t
+                found[2 * n_found + 1] = <int64_t>(cky_pair_slot_of(<uint64_t>(key_base + right.symbol)) & mask)
+                cky_prefetch(&slots[found[2 * n_found + 1]])
+                n_found += 1
+        for t in range(n_found):
+            if found[2 * t] < 0:
+                entry = probe_pair_slots(slots, mask, <uint64_t>found[2 * t + 1], key_base + right_run)
+                if entry != NULL:
+                    self._push_group(GROUP_RULES, entry.rules_lo, entry.n_rules, 0, left_lo, left_n, 0, 1, 0.0)
+            else:
+                right = &self.cell_right_symbols[first + found[2 * t]]
+                entry = probe_pair_slots(slots, mask, <uint64_t>found[2 * t + 1], key_base + right.symbol)
+                if entry != NULL:
+                    self._push_group(GROUP_RULES, entry.rules_lo, entry.n_rules, 0, left_lo, left_n,
+                                     right.list_lo, right.list_n, 0.0)
 
     cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil:
         """Groups of unary rules over the items the previous round made in this cell."""
@@ -926,11 +939,13 @@ cdef class ChartSearch:
                 continue
             if self.pair_left_offsets[symbol + 1] > self.pair_left_offsets[symbol]:
                 left.group = g
+                left.wide_bit = self.symbol_wide_bit[symbol]
                 left.keys_lo = self.pair_left_offsets[symbol]
                 left.keys_hi = self.pair_left_offsets[symbol + 1]
                 self.cell_left_symbols.push_back(left)
             if self.symbol_is_right_child[symbol]:
                 right.symbol = symbol
+                right.left_mask = self.symbol_right_mask[symbol]
                 right.list_lo = self.cell_groups_list[g]
                 right.list_n = self.cell_groups_size[g]
                 self.cell_right_symbols.push_back(right)
@@ -975,7 +990,7 @@ cdef class ChartSearch:
 
 cdef inline const PairSlot *probe_pair_slots(const PairSlot *slots, uint64_t mask, uint64_t slot,
                                              int64_t key) noexcept nogil:
-    """Binary key `key` in the pair-key table (pair_key_slots), probing from its home slot `slot`
+    """Binary key `key` in the pair-key table (pair_key_index), probing from its home slot `slot`
     (cky_pair_slot_of(key) & mask); NULL if it is not there."""
     while slots[slot].key != key:
         if slots[slot].key < 0:
@@ -1014,26 +1029,51 @@ def target_hashes(targets, offsets):
     return out
 
 
-# A left symbol's keys go into the pair-key table when it has more than this many: a cell's right
-# symbols are then probed there one by one; fewer keys are searched in pair_keys (a cache line or two).
-PAIR_SLOTS_MIN_KEYS = 8
+# The left symbols with the most binary keys (at most this many: the bits of a uint64, and more than
+# WIDE_MIN_KEYS keys each; on the Bible system these 64 hold 41% of the keys and make 98% of the
+# look-ups of right symbols among a left symbol's keys) are "wide": every symbol has a mask of the
+# wide left symbols it is the right child of, and their keys are in a hash table.
+MAX_WIDE_LEFT_SYMBOLS = 64
+WIDE_MIN_KEYS = 8
 PAIR_SLOT_DTYPE = np.dtype([("key", np.int64), ("rules_lo", np.int32), ("n_rules", np.int32)], align=True)
 
 
-def pair_key_slots(pair_keys, pair_offsets, pair_left_offsets, int64_t min_keys=PAIR_SLOTS_MIN_KEYS):
-    """The pair-key hash table of ChartSearch (a PAIR_SLOT_DTYPE array, a power of two long, at most
-    half full, key -1 where empty): the keys with at least one rule of the left symbols with more
-    than `min_keys` keys (pair_left_offsets: each left symbol's range of pair_keys), each with its
-    range of pair_rules_sorted (pair_offsets), by open addressing with linear probing."""
+def wide_left_symbols(pair_left_offsets, int64_t max_symbols=MAX_WIDE_LEFT_SYMBOLS, int64_t min_keys=WIDE_MIN_KEYS):
+    """int32[<= max_symbols]: the left symbols with the most keys (more than min_keys; ties: lower
+    symbol first), most keys first (pair_left_offsets: each left symbol's range of pair_keys)."""
+    counts = np.diff(np.asarray(pair_left_offsets, dtype=np.int64))
+    candidates = np.flatnonzero(counts > min_keys)
+    order = np.lexsort((candidates, -counts[candidates]))
+    return candidates[order[:max_symbols]].astype(np.int32)
+
+
+def pair_key_index(pair_keys, pair_offsets, pair_left_offsets, int64_t n_symbols, wide_symbols):
+    """What ChartSearch needs to combine a wide left symbol (wide_symbols: at most 64 symbols) with a
+    cell's right symbols: symbol_wide_bit (int8[n_symbols]: each wide symbol's index in wide_symbols,
+    -1 for the others), symbol_right_mask (uint64[n_symbols]: bit k set when (wide_symbols[k], symbol)
+    is a key with rules) and pair_slots, the hash table of those keys (a PAIR_SLOT_DTYPE array, a
+    power of two long, at most half full, key -1 where empty; open addressing, linear probing from
+    cky_pair_slot_of(key)), each with its range of pair_rules_sorted (pair_offsets)."""
     cdef const int64_t[::1] keys = np.ascontiguousarray(pair_keys, dtype=np.int64)
     cdef const int64_t[::1] offsets = np.ascontiguousarray(pair_offsets, dtype=np.int64)
     cdef const int64_t[::1] left = np.ascontiguousarray(pair_left_offsets, dtype=np.int64)
-    cdef Py_ssize_t a, q, n_entries = 0
+    cdef const int32_t[::1] wide = np.ascontiguousarray(wide_symbols, dtype=np.int32)
+    if wide.shape[0] > MAX_WIDE_LEFT_SYMBOLS:
+        raise ValueError(f"at most {MAX_WIDE_LEFT_SYMBOLS} wide left symbols, not {wide.shape[0]}")
+    symbol_wide_bit = np.full(n_symbols, -1, dtype=np.int8)
+    symbol_right_mask = np.zeros(n_symbols, dtype=np.uint64)
+    cdef int8_t[::1] bit_view = symbol_wide_bit
+    cdef uint64_t[::1] mask_view = symbol_right_mask
+    cdef Py_ssize_t k, q, n_entries = 0
+    cdef int32_t a
     cdef uint64_t mask, slot
-    for a in range(left.shape[0] - 1):
-        if left[a + 1] - left[a] > min_keys:
-            for q in range(left[a], left[a + 1]):
-                n_entries += offsets[q + 1] > offsets[q]
+    for k in range(wide.shape[0]):
+        a = wide[k]
+        if a < 0 or a >= n_symbols or bit_view[a] >= 0:
+            raise ValueError(f"wide left symbol {a}: not a symbol below {n_symbols}, or repeated")
+        bit_view[a] = <int8_t>k
+        for q in range(left[a], left[a + 1]):
+            n_entries += offsets[q + 1] > offsets[q]
     size = 1
     while size < 2 * n_entries:
         size *= 2
@@ -1042,23 +1082,23 @@ def pair_key_slots(pair_keys, pair_offsets, pair_left_offsets, int64_t min_keys=
     cdef PairSlot[::1] slots = table
     mask = size - 1
     with nogil:
-        for a in range(left.shape[0] - 1):
-            if left[a + 1] - left[a] <= min_keys:
-                continue
+        for k in range(wide.shape[0]):
+            a = wide[k]
             for q in range(left[a], left[a + 1]):
                 if offsets[q + 1] <= offsets[q]:
                     continue
+                mask_view[keys[q] - <int64_t>a * n_symbols] |= (<uint64_t>1) << k
                 slot = cky_pair_slot_of(<uint64_t>keys[q]) & mask
                 while slots[slot].key >= 0:
                     slot = (slot + 1) & mask
                 slots[slot].key = keys[q]
                 slots[slot].rules_lo = <int32_t>offsets[q]
                 slots[slot].n_rules = <int32_t>(offsets[q + 1] - offsets[q])
-    return table
+    return dict(pair_slots=table, symbol_wide_bit=symbol_wide_bit, symbol_right_mask=symbol_right_mask)
 
 
 def lookup_pair_slots(table, keys):
-    """(rules_lo, n_rules) of each binary key in a pair_key_slots table, by ChartSearch's probe;
+    """(rules_lo, n_rules) of each binary key in a pair_key_index table, by ChartSearch's probe;
     (-1, 0) for a key not there."""
     cdef const PairSlot[::1] slots = table
     cdef const int64_t[::1] wanted = np.ascontiguousarray(keys, dtype=np.int64)

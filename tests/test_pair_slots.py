@@ -1,6 +1,7 @@
-"""The pair-key hash table of the compiled chart (decoder._ext._chart.pair_key_slots): every key it
-holds found with its rules, every other key absent (against a search of the sorted keys), and the
-chart's rule groups, so the whole chart, the same whichever left symbols' keys it holds."""
+"""How the compiled chart finds the binary rule keys of a cell's symbols (decoder._ext._chart): the wide
+left symbols, their hash table of keys and each symbol's mask of them (pair_key_index) against brute
+force over the sorted keys; and the chart's rule groups, so the whole chart, the same whichever left
+symbols are wide."""
 import numpy as np
 import pytest
 
@@ -18,13 +19,13 @@ FEATURES = ["p1", "p2"]
 WEIGHTS = {"p1": 0.7, "p2": 0.3, "lm": 1.0, "word_count": 0.4, "oov": -3.0, "glue": -0.6}
 
 
-def random_pair_keys(seed, n_symbols=50, n_left=30):
+def random_pair_keys(seed, n_symbols=120, n_left=80):
     """Sorted binary keys left * n_symbols + right, their offsets into a rule array (some keys with no
     rules, as a table limit leaves them) and the left symbols' ranges (pair_left_offsets)."""
     rng = np.random.default_rng(seed)
     keys = []
     for left in rng.choice(n_symbols, size=n_left, replace=False):
-        n_keys = int(rng.choice([1, 2, 5, 9, 20, 45]))
+        n_keys = int(rng.choice([1, 2, 5, 9, 20, 45, 100]))
         rights = rng.choice(n_symbols, size=n_keys, replace=False)
         keys += [int(left) * n_symbols + int(b) for b in rights]
     keys = np.array(sorted(keys), dtype=np.int64)
@@ -34,34 +35,65 @@ def random_pair_keys(seed, n_symbols=50, n_left=30):
     return keys, offsets, left_offsets, n_symbols
 
 
-@pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("min_keys", (0, 2, 8, 10**6))
-def test_table_finds_exactly_the_keys_of_left_symbols_with_many_keys(seed, min_keys):
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("max_symbols, min_keys", [(64, 8), (64, 0), (5, 8), (0, 8), (64, 10**6)])
+def test_wide_symbols_are_those_with_the_most_keys(seed, max_symbols, min_keys):
     keys, offsets, left_offsets, n_symbols = random_pair_keys(seed)
-    table = _chart.pair_key_slots(keys, offsets, left_offsets, min_keys)
+    wide = _chart.wide_left_symbols(left_offsets, max_symbols, min_keys).tolist()
+    counts = np.diff(left_offsets).tolist()
+    expected = sorted((a for a in range(n_symbols) if counts[a] > min_keys), key=lambda a: (-counts[a], a))
+    assert wide == expected[:max_symbols]
+    assert _chart.wide_left_symbols(left_offsets).tolist() == expected_default(counts)
+
+
+def expected_default(counts):
+    big = [a for a in range(len(counts)) if counts[a] > _chart.WIDE_MIN_KEYS]
+    return sorted(big, key=lambda a: (-counts[a], a))[:_chart.MAX_WIDE_LEFT_SYMBOLS]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("n_wide", (0, 1, 7, 64))
+def test_index_holds_exactly_the_keys_of_the_wide_symbols(seed, n_wide):
+    keys, offsets, left_offsets, n_symbols = random_pair_keys(seed)
+    rng = np.random.default_rng(100 + seed)
+    wide = rng.choice(n_symbols, size=n_wide, replace=False).astype(np.int32)
+    index = _chart.pair_key_index(keys, offsets, left_offsets, n_symbols, wide)
+    table = index["pair_slots"]
     size = len(table)
     assert size & (size - 1) == 0
     held = int((table["key"] >= 0).sum())
     assert 2 * held <= size
+    assert index["symbol_wide_bit"].tolist() == [wide.tolist().index(a) if a in wide else -1 for a in range(n_symbols)]
     every_key = np.arange(n_symbols * n_symbols, dtype=np.int64)
     rules_lo, n_rules = _chart.lookup_pair_slots(table, every_key)
+    masks = [0] * n_symbols
     for key in every_key.tolist():
         q = int(np.searchsorted(keys, key))
-        left = key // n_symbols
-        wanted = (q < len(keys) and keys[q] == key and offsets[q + 1] > offsets[q]
-                  and left_offsets[left + 1] - left_offsets[left] > min_keys)
+        left, right = divmod(key, n_symbols)
+        wanted = q < len(keys) and keys[q] == key and offsets[q + 1] > offsets[q] and left in wide
         if wanted:
             assert (rules_lo[key], n_rules[key]) == (offsets[q], offsets[q + 1] - offsets[q])
+            masks[right] |= 1 << wide.tolist().index(left)
         else:
             assert (rules_lo[key], n_rules[key]) == (-1, 0)
     assert held == int((n_rules > 0).sum())
+    assert index["symbol_right_mask"].tolist() == masks
 
 
-def test_empty_table_has_one_empty_slot():
-    keys, offsets, left_offsets, _ = random_pair_keys(0)
-    table = _chart.pair_key_slots(keys, offsets, left_offsets, 10**6)
-    assert table["key"].tolist() == [-1]
-    assert _chart.lookup_pair_slots(table, keys)[0].tolist() == [-1] * len(keys)
+def test_index_rejects_too_many_or_repeated_wide_symbols():
+    keys, offsets, left_offsets, n_symbols = random_pair_keys(0)
+    with pytest.raises(ValueError):
+        _chart.pair_key_index(keys, offsets, left_offsets, n_symbols, np.arange(65, dtype=np.int32))
+    with pytest.raises(ValueError):
+        _chart.pair_key_index(keys, offsets, left_offsets, n_symbols, np.array([3, 3], dtype=np.int32))
+
+
+def test_index_of_no_wide_symbol_has_one_empty_slot():
+    keys, offsets, left_offsets, n_symbols = random_pair_keys(0)
+    index = _chart.pair_key_index(keys, offsets, left_offsets, n_symbols, np.zeros(0, np.int32))
+    assert index["pair_slots"]["key"].tolist() == [-1]
+    assert _chart.lookup_pair_slots(index["pair_slots"], keys)[0].tolist() == [-1] * len(keys)
+    assert not index["symbol_right_mask"].any()
 
 
 @pytest.fixture(scope="module")
@@ -80,25 +112,30 @@ def charts(driver, sentences):
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("strategy", ("left", "right", "icr", "monolingual"))
 @pytest.mark.parametrize("driver_class", (ChartSearchDriver, IncrementalSearchDriver))
-def test_chart_is_the_same_whichever_keys_the_table_holds(tmp_path, lm, seed, strategy, driver_class):
-    """All keys in the table (every right symbol probed there), none (all searched in pair_keys) and
-    the default: the same groups in the same order, so the same chart, edge for edge."""
+def test_chart_is_the_same_whichever_left_symbols_are_wide(tmp_path, lm, seed, strategy, driver_class):
+    """Every left symbol with keys wide (its right symbols found by their masks and the hash table),
+    none (all found by galloping through its keys), the default and an arbitrary few: the same
+    groups in the same order, so the same chart, edge for edge."""
     _, store = write_random_store(tmp_path, seed, strategy, FEATURES, n_rules=40, max_arity=4)
     driver = driver_class(store, lm, Weights(FEATURES, WEIGHTS), SearchSpace(max_unary_depth=2),
                           pop_limit=[0, 3, 20][seed % 3])
     sentences = [random_sentence(seed + k, 4 + (seed + k) % 5) for k in range(4)]
     expected = charts(driver, sentences)
     arrays = driver.grammar.arrays
-    default_table = arrays["pair_slots"]
-    assert arrays["pair_slots_min_keys"] == _chart.PAIR_SLOTS_MIN_KEYS
-    for min_keys in (0, 1, 10**9):
-        arrays["pair_slots"] = _chart.pair_key_slots(arrays["pair_keys"], arrays["pair_offsets"],
-                                                     arrays["pair_left_offsets"], min_keys)
-        arrays["pair_slots_min_keys"] = min_keys
+    n_symbols = driver.grammar.n_symbols
+    counts = np.diff(arrays["pair_left_offsets"])
+    assert arrays["symbol_wide_bit"].tolist() == [
+        expected_default(counts.tolist()).index(a) if a in expected_default(counts.tolist()) else -1
+        for a in range(n_symbols)]
+    with_keys = np.flatnonzero(counts > 0).astype(np.int32)
+    rng = np.random.default_rng(seed)
+    for wide in (with_keys[:64], with_keys[::-1][:64], np.zeros(0, np.int32),
+                 rng.permutation(with_keys)[:3].astype(np.int32)):
+        arrays.update(_chart.pair_key_index(arrays["pair_keys"], arrays["pair_offsets"], arrays["pair_left_offsets"],
+                                            n_symbols, wide))
         driver.engine = driver._new_engine()
         got = charts(driver, sentences)
         for (chart, roots, proposed), (chart_expected, roots_expected, proposed_expected) in zip(got, expected):
             assert roots == roots_expected and proposed == proposed_expected
             for name, values in chart_expected.items():
-                assert np.array_equal(chart[name], values, equal_nan=True), (min_keys, name)
-    arrays["pair_slots"] = default_table
+                assert np.array_equal(chart[name], values, equal_nan=True), (wide, name)

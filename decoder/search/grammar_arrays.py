@@ -4,8 +4,9 @@
 decoder._ext._chart.ChartSearch: rule scores (weights . features + word-count weight
 * target words), target sides in KenLM ids, each key's rules sorted best first
 (rule_order: by rule score plus weighted LM estimate, or by rule score),
-dense per-symbol look-up offsets, a hash table of the binary keys of the left
-symbols with many keys (_chart.pair_key_slots), and glue values. It also names the symbols: the
+dense per-symbol look-up offsets, the binary keys of the left symbols with the
+most keys in a hash table with each symbol's mask of them (_chart.pair_key_index),
+and glue values. It also names the symbols: the
 store's, then the unknown-word labels the grammar lacks, then GOAL. With a
 `table_limit` (> 0) only the best rules of each source side are in the sorted rule
 arrays (decoder.search.table_limit): the limit is applied here, at open, under
@@ -23,8 +24,9 @@ from .model import GOAL, LM, WORD_COUNT, SearchSpace, Weights
 from .table_limit import limit_sorted_rules, table_limit_rules
 
 _chart = compiled_module("_chart")
-sort_rules_by_score, target_hashes, rule_lm_estimates, pair_key_slots = \
-    _chart.sort_rules_by_score, _chart.target_hashes, _chart.rule_lm_estimates, _chart.pair_key_slots
+sort_rules_by_score, target_hashes, rule_lm_estimates, pair_key_index, wide_left_symbols = \
+    _chart.sort_rules_by_score, _chart.target_hashes, _chart.rule_lm_estimates, _chart.pair_key_index, \
+    _chart.wide_left_symbols
 
 
 class GrammarArrays:
@@ -126,8 +128,8 @@ class GrammarArrays:
             pair_offsets=np.ascontiguousarray(pair_offsets, dtype=np.int64),
             pair_rules_sorted=np.ascontiguousarray(pair_rules_sorted, dtype=np.int32),
             pair_left_offsets=pair_left_offsets,
-            pair_slots=pair_key_slots(pair_keys, pair_offsets, pair_left_offsets, _chart.PAIR_SLOTS_MIN_KEYS),
-            pair_slots_min_keys=_chart.PAIR_SLOTS_MIN_KEYS,
+            **pair_key_index(pair_keys, pair_offsets, pair_left_offsets, n_symbols,
+                             wide_left_symbols(pair_left_offsets)),
             single_lo=self.single_lo,
             single_hi=self.single_hi,
             single_rules_sorted=np.ascontiguousarray(single_rules_sorted, dtype=np.int32),
