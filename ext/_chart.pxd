@@ -68,6 +68,14 @@ cdef struct Edge:
     int32_t next_edge
 
 
+# A binary rule key as the search reads it (pair_right_keys in _chart.pyx), sorted by (left, right) as
+# pair_keys; the left child is implied by the range (pair_left_offsets) and a last entry closes the
+# rules of the last key.
+cdef struct PairKey:
+    int32_t right
+    int32_t rules_lo      # pair_rules_sorted[rules_lo : the next entry's rules_lo]: the key's rules
+
+
 # One slot of the pair-key hash table (pair_key_index in _chart.pyx): the rules of binary key
 # left * n_symbols + right (a range of pair_rules_sorted); key -1: an empty slot.
 cdef struct PairSlot:
@@ -81,7 +89,7 @@ cdef struct PairSlot:
 cdef struct CellLeftSymbol:
     int32_t group         # into cell_groups_*
     int8_t wide_bit       # symbol_wide_bit
-    int64_t keys_lo       # pair_keys[keys_lo:keys_hi]: the keys with this left child
+    int64_t keys_lo       # pair_right_keys[keys_lo:keys_hi]: the keys with this left child
     int64_t keys_hi
 
 
@@ -143,8 +151,7 @@ cdef class ChartSearch:
     cdef const int32_t[::1] rule_target_lm      # KenLM ids (>= 0) and block references (< 0)
     cdef const double[::1] rule_score           # weights . features + word-count weight * target words
     cdef const uint64_t[::1] rule_target_hash
-    cdef const int64_t[::1] pair_keys
-    cdef const int64_t[::1] pair_offsets
+    cdef const PairKey[::1] pair_right_keys     # [binary keys + 1]: right child and rules of each key
     cdef const int32_t[::1] pair_rules_sorted   # within a key, best rule first
     cdef const int64_t[::1] pair_left_offsets   # [n_symbols + 1]: keys with left child a
     # the wide left symbols (the <= 64 with the most keys, _chart.pair_key_index): their keys with rules
@@ -245,8 +252,8 @@ cdef class ChartSearch:
     cdef void _push_group(self, int8_t kind, int64_t rules_lo, int32_t n_rules, int8_t single, int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right, double fixed_score) noexcept nogil
     cdef void _add_single_group(self, int32_t child, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef int _find_right_symbol(self, int cell, int32_t symbol) noexcept nogil
-    cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int64_t key) noexcept nogil
-    cdef int64_t _gallop(self, int64_t lo, int64_t hi, int64_t key) noexcept nogil
+    cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil
+    cdef int64_t _gallop(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil
     cdef void _add_wide_groups(self, int64_t key_base, int8_t wide_bit, int32_t left_lo, int32_t left_n, int32_t right_run, int right_cell) noexcept nogil
     cdef void _add_binary_groups(self, int left_cell, int right_cell) noexcept nogil
     cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil

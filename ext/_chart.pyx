@@ -53,8 +53,7 @@ cdef class ChartSearch:
         self.rule_target_lm = arrays["rule_target_lm"]
         self.rule_score = arrays["rule_score"]
         self.rule_target_hash = arrays["rule_target_hash"]
-        self.pair_keys = arrays["pair_keys"]
-        self.pair_offsets = arrays["pair_offsets"]
+        self.pair_right_keys = arrays["pair_right_keys"]
         self.pair_rules_sorted = arrays["pair_rules_sorted"]
         self.pair_left_offsets = arrays["pair_left_offsets"]
         self.pair_slots = arrays["pair_slots"]
@@ -554,23 +553,24 @@ cdef class ChartSearch:
             return lo
         return -1
 
-    cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int64_t key) noexcept nogil:
-        cdef int64_t mid
+    cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil:
+        """The key with right child `right` among pair_right_keys[lo:hi] (one left symbol's), or -1."""
+        cdef int64_t end = hi, mid
         while lo < hi:
             mid = (lo + hi) >> 1
-            if self.pair_keys[mid] < key:
+            if self.pair_right_keys[mid].right < right:
                 lo = mid + 1
             else:
                 hi = mid
-        if lo < self.pair_keys.shape[0] and self.pair_keys[lo] == key:
+        if lo < end and self.pair_right_keys[lo].right == right:
             return lo
         return -1
 
-    cdef int64_t _gallop(self, int64_t lo, int64_t hi, int64_t key) noexcept nogil:
-        """The first index in [lo, hi) of pair_keys whose key is >= key (hi if none), searching
-        forward from lo with doubling steps, then by bisection."""
+    cdef int64_t _gallop(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil:
+        """The first index in [lo, hi) of pair_right_keys whose right child is >= right (hi if none),
+        searching forward from lo with doubling steps, then by bisection."""
         cdef int64_t step = 1, bound = lo, mid
-        while bound < hi and self.pair_keys[bound] < key:
+        while bound < hi and self.pair_right_keys[bound].right < right:
             lo = bound + 1
             bound = lo + step
             step <<= 1
@@ -578,7 +578,7 @@ cdef class ChartSearch:
             bound = hi
         while lo < bound:
             mid = (lo + bound) >> 1
-            if self.pair_keys[mid] < key:
+            if self.pair_right_keys[mid].right < right:
                 lo = mid + 1
             else:
                 bound = mid
@@ -604,6 +604,9 @@ cdef class ChartSearch:
         cdef const CellRightSymbol *right
         if (n_right == 0 and right_run < 0) or (n_left == 0 and left_run < 0):
             return
+        # the first keys of every left symbol, requested at once (each is a cache miss otherwise)
+        for a_index in range(n_left):
+            cky_prefetch(&self.pair_right_keys[self.cell_left_symbols[self.cell_left_lo[left_cell] + a_index].keys_lo])
         for a_index in range(-1, n_left):
             if a_index < 0:
                 if left_run < 0 or left_run >= self.n_symbols:
@@ -627,7 +630,7 @@ cdef class ChartSearch:
             key_base = <int64_t>a * self.n_symbols
             if hi - lo <= n_right_symbols:
                 for q in range(lo, hi):
-                    b = <int32_t>(self.pair_keys[q] - key_base)
+                    b = self.pair_right_keys[q].right
                     if b == right_run:
                         right_lo = 0
                         right_n = 1
@@ -637,7 +640,8 @@ cdef class ChartSearch:
                             continue
                         right_lo = self.cell_right_symbols[r].list_lo
                         right_n = self.cell_right_symbols[r].list_n
-                    self._push_group(GROUP_RULES, self.pair_offsets[q], <int32_t>(self.pair_offsets[q + 1] - self.pair_offsets[q]),
+                    self._push_group(GROUP_RULES, self.pair_right_keys[q].rules_lo,
+                                     self.pair_right_keys[q + 1].rules_lo - self.pair_right_keys[q].rules_lo,
                                      0, left_lo, left_n, right_lo, right_n, 0.0)
             elif wide_bit >= 0:
                 # A wide left symbol: the right symbols (the run, if any, first, then ascending,
@@ -654,7 +658,7 @@ cdef class ChartSearch:
                         b = right_run
                         right_lo = 0
                         right_n = 1
-                        q = self._find_pair_key(lo, hi, key_base + b)
+                        q = self._find_pair_key(lo, hi, b)
                     else:
                         if cursor >= hi:
                             break
@@ -662,10 +666,11 @@ cdef class ChartSearch:
                         b = right.symbol
                         right_lo = right.list_lo
                         right_n = right.list_n
-                        cursor = self._gallop(cursor, hi, key_base + b)
-                        q = cursor if cursor < hi and self.pair_keys[cursor] == key_base + b else -1
+                        cursor = self._gallop(cursor, hi, b)
+                        q = cursor if cursor < hi and self.pair_right_keys[cursor].right == b else -1
                     if q >= 0:
-                        self._push_group(GROUP_RULES, self.pair_offsets[q], <int32_t>(self.pair_offsets[q + 1] - self.pair_offsets[q]),
+                        self._push_group(GROUP_RULES, self.pair_right_keys[q].rules_lo,
+                                         self.pair_right_keys[q + 1].rules_lo - self.pair_right_keys[q].rules_lo,
                                          0, left_lo, left_n, right_lo, right_n, 0.0)
 
     cdef void _add_wide_groups(self, int64_t key_base, int8_t wide_bit, int32_t left_lo, int32_t left_n,
@@ -1036,6 +1041,27 @@ def target_hashes(targets, offsets):
 MAX_WIDE_LEFT_SYMBOLS = 64
 WIDE_MIN_KEYS = 8
 PAIR_SLOT_DTYPE = np.dtype([("key", np.int64), ("rules_lo", np.int32), ("n_rules", np.int32)], align=True)
+
+
+PAIR_KEY_DTYPE = np.dtype([("right", np.int32), ("rules_lo", np.int32)], align=True)
+
+
+def pair_right_keys(pair_keys, pair_offsets, int64_t n_symbols):
+    """ChartSearch's binary keys (a PAIR_KEY_DTYPE array, one entry per key of pair_keys and a last
+    one): each key's right child (key % n_symbols) and the start of its rules in pair_rules_sorted
+    (pair_offsets), side by side, so that a key found is its rules too; the last entry holds the end
+    of the last key's rules (right -1)."""
+    keys = np.asarray(pair_keys, dtype=np.int64)
+    offsets = np.asarray(pair_offsets, dtype=np.int64)
+    if len(offsets) != len(keys) + 1:
+        raise ValueError(f"{len(keys)} pair keys need {len(keys) + 1} offsets, not {len(offsets)}")
+    if n_symbols >= 2 ** 31 or (len(offsets) and offsets[-1] >= 2 ** 31):
+        raise ValueError("pair_right_keys holds symbols and rule offsets below 2**31")
+    out = np.empty(len(keys) + 1, dtype=PAIR_KEY_DTYPE)
+    out["right"][:-1] = keys % max(n_symbols, 1)
+    out["right"][-1] = -1
+    out["rules_lo"] = offsets
+    return out
 
 
 def wide_left_symbols(pair_left_offsets, int64_t max_symbols=MAX_WIDE_LEFT_SYMBOLS, int64_t min_keys=WIDE_MIN_KEYS):

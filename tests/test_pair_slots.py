@@ -80,6 +80,20 @@ def test_index_holds_exactly_the_keys_of_the_wide_symbols(seed, n_wide):
     assert index["symbol_right_mask"].tolist() == masks
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_right_keys_give_each_key_its_right_child_and_rules(seed):
+    keys, offsets, left_offsets, n_symbols = random_pair_keys(seed)
+    right_keys = _chart.pair_right_keys(keys, offsets, n_symbols)
+    assert len(right_keys) == len(keys) + 1 and right_keys["right"][-1] == -1
+    for left in range(n_symbols):
+        for q in range(left_offsets[left], left_offsets[left + 1]):
+            assert left * n_symbols + right_keys["right"][q] == keys[q]
+            lo, hi = right_keys["rules_lo"][q], right_keys["rules_lo"][q + 1]
+            assert (lo, hi) == (offsets[q], offsets[q + 1])
+    with pytest.raises(ValueError):
+        _chart.pair_right_keys(keys, offsets[:-1], n_symbols)
+
+
 def test_index_rejects_too_many_or_repeated_wide_symbols():
     keys, offsets, left_offsets, n_symbols = random_pair_keys(0)
     with pytest.raises(ValueError):

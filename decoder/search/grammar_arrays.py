@@ -24,9 +24,10 @@ from .model import GOAL, LM, WORD_COUNT, SearchSpace, Weights
 from .table_limit import limit_sorted_rules, table_limit_rules
 
 _chart = compiled_module("_chart")
-sort_rules_by_score, target_hashes, rule_lm_estimates, pair_key_index, wide_left_symbols = \
-    _chart.sort_rules_by_score, _chart.target_hashes, _chart.rule_lm_estimates, _chart.pair_key_index, \
-    _chart.wide_left_symbols
+sort_rules_by_score, target_hashes, rule_lm_estimates = \
+    _chart.sort_rules_by_score, _chart.target_hashes, _chart.rule_lm_estimates
+pair_right_keys, pair_key_index, wide_left_symbols = \
+    _chart.pair_right_keys, _chart.pair_key_index, _chart.wide_left_symbols
 
 
 class GrammarArrays:
@@ -128,6 +129,7 @@ class GrammarArrays:
             pair_offsets=np.ascontiguousarray(pair_offsets, dtype=np.int64),
             pair_rules_sorted=np.ascontiguousarray(pair_rules_sorted, dtype=np.int32),
             pair_left_offsets=pair_left_offsets,
+            pair_right_keys=pair_right_keys(pair_keys, pair_offsets, n_symbols),
             **pair_key_index(pair_keys, pair_offsets, pair_left_offsets, n_symbols,
                              wide_left_symbols(pair_left_offsets)),
             single_lo=self.single_lo,
