@@ -251,7 +251,6 @@ cdef class ChartSearch:
     cdef float _score(self, const int32_t *target, Py_ssize_t length, uint64_t target_hash, ChartState *out, uint64_t *out_hash) noexcept nogil
     cdef void _push_group(self, int8_t kind, int64_t rules_lo, int32_t n_rules, int8_t single, int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right, double fixed_score) noexcept nogil
     cdef void _add_single_group(self, int32_t child, int32_t list_lo, int32_t list_n) noexcept nogil
-    cdef int _find_right_symbol(self, int cell, int32_t symbol) noexcept nogil
     cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil
     cdef int64_t _gallop(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil
     cdef void _add_wide_groups(self, int64_t key_base, int8_t wide_bit, int32_t left_lo, int32_t left_n, int32_t right_run, int right_cell) noexcept nogil

@@ -518,20 +518,8 @@ cdef class ChartSearch:
     cdef void _push_group(self, int8_t kind, int64_t rules_lo, int32_t n_rules, int8_t single,
                           int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right,
                           double fixed_score) noexcept nogil:
-        cdef Group g
-        if n_rules <= 0 or n_left <= 0 or n_right <= 0:
-            return
-        g.kind = kind
-        g.symbol = self.goal_symbol
-        g.rules_lo = rules_lo
-        g.n_rules = n_rules
-        g.single = single
-        g.left_lo = left_lo
-        g.n_left = n_left
-        g.right_lo = right_lo
-        g.n_right = n_right
-        g.fixed_score = fixed_score
-        self.groups.push_back(g)
+        append_group(&self.groups, kind, self.goal_symbol, rules_lo, n_rules, single, left_lo, n_left,
+                     right_lo, n_right, fixed_score)
 
     cdef void _add_single_group(self, int32_t child, int32_t list_lo, int32_t list_n) noexcept nogil:
         if child < 0 or child >= self.single_lo.shape[0]:
@@ -539,19 +527,6 @@ cdef class ChartSearch:
         cdef int64_t lo = self.single_lo[child], hi = self.single_hi[child]
         if hi > lo:
             self._push_group(GROUP_RULES, lo, <int32_t>(hi - lo), 1, list_lo, list_n, 0, 1, 0.0)
-
-    cdef int _find_right_symbol(self, int cell, int32_t symbol) noexcept nogil:
-        """Index in cell_right_symbols of `symbol` in `cell`, or -1 (binary search)."""
-        cdef int lo = self.cell_right_lo[cell], end = lo + self.cell_right_n[cell], hi = end, mid
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if self.cell_right_symbols[mid].symbol < symbol:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < end and self.cell_right_symbols[lo].symbol == symbol:
-            return lo
-        return -1
 
     cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil:
         """The key with right child `right` among pair_right_keys[lo:hi] (one left symbol's), or -1."""
@@ -635,14 +610,14 @@ cdef class ChartSearch:
                         right_lo = 0
                         right_n = 1
                     else:
-                        r = self._find_right_symbol(right_cell, b)
+                        r = find_right_symbol(self.cell_right_symbols.data(), first_right, first_right + n_right, b)
                         if r < 0:
                             continue
                         right_lo = self.cell_right_symbols[r].list_lo
                         right_n = self.cell_right_symbols[r].list_n
-                    self._push_group(GROUP_RULES, self.pair_right_keys[q].rules_lo,
-                                     self.pair_right_keys[q + 1].rules_lo - self.pair_right_keys[q].rules_lo,
-                                     0, left_lo, left_n, right_lo, right_n, 0.0)
+                    append_group(&self.groups, GROUP_RULES, self.goal_symbol, self.pair_right_keys[q].rules_lo,
+                                 self.pair_right_keys[q + 1].rules_lo - self.pair_right_keys[q].rules_lo,
+                                 0, left_lo, left_n, right_lo, right_n, 0.0)
             elif wide_bit >= 0:
                 # A wide left symbol: the right symbols (the run, if any, first, then ascending,
                 # as below) whose masks say they pair with it, found in the hash table.
@@ -669,9 +644,9 @@ cdef class ChartSearch:
                         cursor = self._gallop(cursor, hi, b)
                         q = cursor if cursor < hi and self.pair_right_keys[cursor].right == b else -1
                     if q >= 0:
-                        self._push_group(GROUP_RULES, self.pair_right_keys[q].rules_lo,
-                                         self.pair_right_keys[q + 1].rules_lo - self.pair_right_keys[q].rules_lo,
-                                         0, left_lo, left_n, right_lo, right_n, 0.0)
+                        append_group(&self.groups, GROUP_RULES, self.goal_symbol, self.pair_right_keys[q].rules_lo,
+                                     self.pair_right_keys[q + 1].rules_lo - self.pair_right_keys[q].rules_lo,
+                                     0, left_lo, left_n, right_lo, right_n, 0.0)
 
     cdef void _add_wide_groups(self, int64_t key_base, int8_t wide_bit, int32_t left_lo, int32_t left_n,
                                int32_t right_run, int right_cell) noexcept nogil:
@@ -705,13 +680,14 @@ cdef class ChartSearch:
             if found[2 * t] < 0:
                 entry = probe_pair_slots(slots, mask, <uint64_t>found[2 * t + 1], key_base + right_run)
                 if entry != NULL:
-                    self._push_group(GROUP_RULES, entry.rules_lo, entry.n_rules, 0, left_lo, left_n, 0, 1, 0.0)
+                    append_group(&self.groups, GROUP_RULES, self.goal_symbol, entry.rules_lo, entry.n_rules, 0,
+                                 left_lo, left_n, 0, 1, 0.0)
             else:
                 right = &self.cell_right_symbols[first + found[2 * t]]
                 entry = probe_pair_slots(slots, mask, <uint64_t>found[2 * t + 1], key_base + right.symbol)
                 if entry != NULL:
-                    self._push_group(GROUP_RULES, entry.rules_lo, entry.n_rules, 0, left_lo, left_n,
-                                     right.list_lo, right.list_n, 0.0)
+                    append_group(&self.groups, GROUP_RULES, self.goal_symbol, entry.rules_lo, entry.n_rules, 0,
+                                 left_lo, left_n, right.list_lo, right.list_n, 0.0)
 
     cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil:
         """Groups of unary rules over the items the previous round made in this cell."""
@@ -993,6 +969,40 @@ cdef class ChartSearch:
         self.goal_list_n[j] = kept.size()
 
 
+cdef inline void append_group(vector[Group] *groups, int8_t kind, int32_t symbol, int64_t rules_lo, int32_t n_rules,
+                              int8_t single, int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right,
+                              double fixed_score) noexcept nogil:
+    """A cube to `groups`, unless one of its dimensions is empty."""
+    cdef Group g
+    if n_rules <= 0 or n_left <= 0 or n_right <= 0:
+        return
+    g.kind = kind
+    g.symbol = symbol
+    g.rules_lo = rules_lo
+    g.n_rules = n_rules
+    g.single = single
+    g.left_lo = left_lo
+    g.n_left = n_left
+    g.right_lo = right_lo
+    g.n_right = n_right
+    g.fixed_score = fixed_score
+    groups.push_back(g)
+
+
+cdef inline int find_right_symbol(const CellRightSymbol *symbols, int lo, int end, int32_t symbol) noexcept nogil:
+    """Index of `symbol` in symbols[lo:end] (one cell's CellRightSymbols, ascending), or -1."""
+    cdef int hi = end, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if symbols[mid].symbol < symbol:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < end and symbols[lo].symbol == symbol:
+        return lo
+    return -1
+
+
 cdef inline const PairSlot *probe_pair_slots(const PairSlot *slots, uint64_t mask, uint64_t slot,
                                              int64_t key) noexcept nogil:
     """Binary key `key` in the pair-key table (pair_key_index), probing from its home slot `slot`
@@ -1077,9 +1087,10 @@ def pair_key_index(pair_keys, pair_offsets, pair_left_offsets, int64_t n_symbols
     """What ChartSearch needs to combine a wide left symbol (wide_symbols: at most 64 symbols) with a
     cell's right symbols: symbol_wide_bit (int8[n_symbols]: each wide symbol's index in wide_symbols,
     -1 for the others), symbol_right_mask (uint64[n_symbols]: bit k set when (wide_symbols[k], symbol)
-    is a key with rules) and pair_slots, the hash table of those keys (a PAIR_SLOT_DTYPE array, a
-    power of two long, at most half full, key -1 where empty; open addressing, linear probing from
-    cky_pair_slot_of(key)), each with its range of pair_rules_sorted (pair_offsets)."""
+    is a key with rules) and pair_slots, the hash table of those keys, each with its range of
+    pair_rules_sorted (pair_offsets): a PAIR_SLOT_DTYPE array, a power of two long, key -1 where
+    empty, at most 5/8 full (the search looks up only keys that are there, which the masks tell);
+    open addressing, linear probing from cky_pair_slot_of(key)."""
     cdef const int64_t[::1] keys = np.ascontiguousarray(pair_keys, dtype=np.int64)
     cdef const int64_t[::1] offsets = np.ascontiguousarray(pair_offsets, dtype=np.int64)
     cdef const int64_t[::1] left = np.ascontiguousarray(pair_left_offsets, dtype=np.int64)
@@ -1101,7 +1112,7 @@ def pair_key_index(pair_keys, pair_offsets, pair_left_offsets, int64_t n_symbols
         for q in range(left[a], left[a + 1]):
             n_entries += offsets[q + 1] > offsets[q]
     size = 1
-    while size < 2 * n_entries:
+    while 8 * n_entries > 5 * size:
         size *= 2
     table = np.zeros(size, dtype=PAIR_SLOT_DTYPE)
     table["key"] = -1
