@@ -7,8 +7,15 @@ and the sorted item lists the next cells read. Everything between `decode`'s
 entry and exit runs without the GIL and without Python objects:
 
 - cell combination: per split point, the rule groups whose (left, right) child
-  symbols are present, found by a merge of the cells' symbol lists with the
-  store's sorted pair keys;
+  symbols are present. A finished cell lists once the symbols binary rules read
+  (left children with their range of keys, right children with their item
+  lists); per left symbol, its keys (right child and rules side by side,
+  pair_right_keys) are looked up among the right cell's symbols, or, with more
+  keys than those, the right symbols among its keys: for the <= 64 "wide" left
+  symbols with the most keys, by a bit of each right symbol's mask and a hash
+  table of their keys (pair_key_index, no probe that misses), for the others by
+  galloping. The groups' order, which breaks cube pruning's ties, is the one of
+  a plain merge;
 - cube pruning (Chiang 2007): a heap of hypotheses (rule rank, left rank, right
   rank) per cell, up to `pop_limit` pops; or every combination in exhaustive mode;
 - recombination hashing: items equal in (X, e) in one cell and unary round are
