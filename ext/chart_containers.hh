@@ -21,27 +21,27 @@ static inline void cky_sort_entries(CkySortEntry *first, size_t n) {
 }
 
 /* Open-addressing hash map from (already mixed) 64-bit keys to int32 values: no
-   allocation per entry, O(1) clear (a generation stamp per slot). */
+   allocation per entry, O(1) clear (a generation stamp per slot). A slot holds its
+   key, value and stamp together: a probe reads one cache line. */
 struct CkyHashMap {
-    std::vector<uint64_t> keys_;
-    std::vector<int32_t> values_;
-    std::vector<uint32_t> stamps_;
+    struct Slot { uint64_t key; int32_t value; uint32_t stamp; };
+    std::vector<Slot> slots_;
     uint32_t stamp_ = 1;
     size_t mask_ = 0, size_ = 0;
     CkyHashMap() { reserve_slots(1024); }
     void reserve_slots(size_t capacity) {
-        keys_.assign(capacity, 0); values_.assign(capacity, 0); stamps_.assign(capacity, 0);
+        slots_.assign(capacity, Slot{0, 0, 0});
         mask_ = capacity - 1; size_ = 0; stamp_ = 1;
     }
     static inline size_t slot_of(uint64_t k) { k ^= k >> 33; k *= 0xff51afd7ed558ccdULL; k ^= k >> 29; return (size_t)k; }
     void clear() {
         size_ = 0;
-        if (++stamp_ == 0) { std::fill(stamps_.begin(), stamps_.end(), 0u); stamp_ = 1; }
+        if (++stamp_ == 0) { for (Slot &slot : slots_) slot.stamp = 0; stamp_ = 1; }
     }
     int32_t *find(uint64_t key) {
         size_t i = slot_of(key) & mask_;
-        while (stamps_[i] == stamp_) {
-            if (keys_[i] == key) return &values_[i];
+        while (slots_[i].stamp == stamp_) {
+            if (slots_[i].key == key) return &slots_[i].value;
             i = (i + 1) & mask_;
         }
         return nullptr;
@@ -50,20 +50,20 @@ struct CkyHashMap {
     bool set(uint64_t key, int32_t value) {
         if ((size_ + 1) * 2 > mask_ + 1) grow();
         size_t i = slot_of(key) & mask_;
-        while (stamps_[i] == stamp_) {
-            if (keys_[i] == key) { values_[i] = value; return false; }
+        while (slots_[i].stamp == stamp_) {
+            if (slots_[i].key == key) { slots_[i].value = value; return false; }
             i = (i + 1) & mask_;
         }
-        stamps_[i] = stamp_; keys_[i] = key; values_[i] = value; ++size_;
+        slots_[i].stamp = stamp_; slots_[i].key = key; slots_[i].value = value; ++size_;
         return true;
     }
     void grow() {
-        std::vector<uint64_t> old_keys; std::vector<int32_t> old_values; std::vector<uint32_t> old_stamps;
-        old_keys.swap(keys_); old_values.swap(values_); old_stamps.swap(stamps_);
+        std::vector<Slot> old_slots;
+        old_slots.swap(slots_);
         const uint32_t live = stamp_;
-        reserve_slots(old_keys.size() * 2);
-        for (size_t j = 0; j < old_keys.size(); ++j)
-            if (old_stamps[j] == live) set(old_keys[j], old_values[j]);
+        reserve_slots(old_slots.size() * 2);
+        for (const Slot &slot : old_slots)
+            if (slot.stamp == live) set(slot.key, slot.value);
     }
 };
 
