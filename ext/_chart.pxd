@@ -85,7 +85,7 @@ cdef struct PairSlot:
 
 
 # A cell's symbols as binary rules read them, listed once when the cell is finished (ascending symbol):
-# those that are the left child of some key, with their range of pair_keys ...
+# those that are the left child of some key, with their range of keys ...
 cdef struct CellLeftSymbol:
     int32_t group         # into cell_groups_*
     int8_t wide_bit       # symbol_wide_bit
