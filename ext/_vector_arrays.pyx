@@ -7,33 +7,26 @@ from libcpp.vector cimport vector
 import numpy as np
 
 
-cdef object int32_array(vector[int32_t]& values):
-    out = np.empty(values.size(), dtype=np.int32)
-    cdef int32_t[::1] view = out
-    if values.size():
-        memcpy(&view[0], values.data(), values.size() * sizeof(int32_t))
+cdef object _copy(const void *data, size_t count, object dtype):
+    """A new 1-d array of `count` elements of `dtype` holding the bytes at `data`."""
+    out = np.empty(count, dtype=dtype)
+    cdef uint8_t[::1] raw = out.view(np.uint8)
+    if count:
+        memcpy(&raw[0], data, raw.shape[0])
     return out
+
+
+cdef object int32_array(vector[int32_t]& values):
+    return _copy(values.data(), values.size(), np.int32)
 
 
 cdef object int64_array(vector[int64_t]& values):
-    out = np.empty(values.size(), dtype=np.int64)
-    cdef int64_t[::1] view = out
-    if values.size():
-        memcpy(&view[0], values.data(), values.size() * sizeof(int64_t))
-    return out
+    return _copy(values.data(), values.size(), np.int64)
 
 
 cdef object float64_array(vector[double]& values):
-    out = np.empty(values.size(), dtype=np.float64)
-    cdef double[::1] view = out
-    if values.size():
-        memcpy(&view[0], values.data(), values.size() * sizeof(double))
-    return out
+    return _copy(values.data(), values.size(), np.float64)
 
 
 cdef object uint8_array(vector[uint8_t]& values):
-    out = np.empty(values.size(), dtype=np.uint8)
-    cdef uint8_t[::1] view = out
-    if values.size():
-        memcpy(&view[0], values.data(), values.size() * sizeof(uint8_t))
-    return out
+    return _copy(values.data(), values.size(), np.uint8)
