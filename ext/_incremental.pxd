@@ -1,6 +1,6 @@
 # distutils: language = c++
 """Incremental search by boundary-word grouping over the compiled chart (see _incremental.pyx)."""
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry, CkySortEntry, Hypothesis
@@ -15,8 +15,10 @@ cdef struct TrieNode:
     int32_t rank          # leaf: the item's position in its item list; inner node: -1
     int32_t item          # leaf: the item; inner node: its best descendant (whose words it reveals)
     int16_t depth         # boundary tokens revealed
-    int8_t same_estimate  # the tokens it reveals beyond its parent's (end tokens of a long block's
-                          # sides) or the item itself leave the partial LM state, so the LM estimate, as the parent's
+    uint32_t reveals      # the (block, side) bits (_incremental.side_bit) of the tokens it reveals beyond its
+                          # parent's that change its partial LM state (0: end tokens of a long block's sides, or
+                          # the item itself: the LM estimate is the parent's)
+    uint32_t below        # the same of every node below it (0: a leaf, or its items' states are equal)
     int32_t state_offset  # its partial states (one per block) in IncrementalSearch.node_states; -1: a
                           # leaf, whose states are its item's
     uint64_t state_key    # hash of its partial states (the partial LM cache's key with a rule's target)
@@ -30,6 +32,8 @@ cdef struct PartialEdge:
     float lm              # the LM estimate in score (weight not applied)
     int32_t group
     int32_t rule_rank
+    int32_t rule          # the rule id (GROUP_RULES with an LM score; else -1)
+    uint32_t relevant[2]  # per tail: the side bits (TrieNode.reveals) whose words can change the LM score
     int32_t node[2]
     int32_t first[2]
     int32_t complete      # every tail an item: its LM state in IncrementalSearch.complete_states; else -1
@@ -42,6 +46,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[TrieNode] nodes
     cdef CkyHashMap trie_of_list               # item-list offset -> trie root (per sentence)
     cdef vector[PartialEdge] partial_edges
+    cdef vector[int32_t] group_roots            # per group of the cell being searched: its tails' trie roots
     cdef vector[CkyHeapEntry] queue
     cdef vector[int32_t] ranks_scratch
     cdef vector[uint64_t] tokens_scratch
@@ -65,7 +70,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
                           int parent_depth) noexcept nogil
     cdef int _n_tokens(self, int32_t item) noexcept nogil
-    cdef uint64_t _token(self, int32_t item, int depth, bint *changes_state) noexcept nogil
+    cdef uint64_t _token(self, int32_t item, int depth, bint *changes_state, uint32_t *reveals) noexcept nogil
     cdef void _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil
     cdef void _set_node_states(self, int32_t slot) noexcept nogil
     cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length,

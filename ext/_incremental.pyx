@@ -48,7 +48,7 @@ search. decoder/search/incremental_reference.py is the pure-Python reference.
 import numpy as np
 
 from libc.math cimport isnan
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item, EDGE_GLUE_CONCAT,
@@ -74,6 +74,36 @@ cdef uint64_t ABSENT_TAIL_KEY = 0x3C6EF372FE94F82BULL
 cdef size_t PARTIAL_LM_ENTRIES = 1 << 21
 cdef int SIDE_LEFT = 0
 cdef int SIDE_RIGHT = 1
+cdef int SIDE_SHORT = 2  # a block whose left state is not full: its words, all on the left
+
+
+cdef inline uint32_t side_bit(int block, int side) noexcept nogil:
+    """The bit of (block, side) in a node's reveal masks (blocks past the 10th share bit 31)."""
+    return (<uint32_t>1) << (3 * block + side if block < 10 else 31)
+
+
+cdef uint32_t rule_relevant_sides(const int32_t *target, Py_ssize_t length, int n_left_blocks, int tail) noexcept nogil:
+    """The side bits of tail `tail`'s blocks whose words can change the LM score of `target` (children:
+    tail 0's n_left_blocks blocks, then tail 1's). A long block's left words change nothing when it
+    begins the target (KenLM's RuleScore copies its state), its right words nothing when it ends it;
+    a short block's words change nothing only when it is the whole target."""
+    cdef uint32_t relevant = 0xFFFFFFFFu
+    cdef int32_t child, block
+    if length <= 0:
+        return 0
+    if target[0] < 0:
+        child = -target[0] - 1
+        block = child - n_left_blocks if tail == 1 else child
+        if (child >= n_left_blocks) == (tail == 1) and block < 10:
+            relevant &= ~side_bit(block, SIDE_LEFT)
+            if length == 1:
+                relevant &= ~side_bit(block, SIDE_SHORT)
+    if target[length - 1] < 0:
+        child = -target[length - 1] - 1
+        block = child - n_left_blocks if tail == 1 else child
+        if (child >= n_left_blocks) == (tail == 1) and block < 10:
+            relevant &= ~side_bit(block, SIDE_RIGHT)
+    return relevant
 
 
 cdef class IncrementalSearch(ChartSearch):
@@ -135,9 +165,10 @@ cdef class IncrementalSearch(ChartSearch):
                 total += st.left.length + 1
         return total
 
-    cdef uint64_t _token(self, int32_t item, int depth, bint *changes_state) noexcept nogil:
+    cdef uint64_t _token(self, int32_t item, int depth, bint *changes_state, uint32_t *reveals) noexcept nogil:
         """The depth-th boundary token of an item (depth < _n_tokens(item)); changes_state: False for a
-        long block's end tokens, which reveal no word and leave _partial_state's result as it was."""
+        long block's end tokens, which reveal no word and leave _partial_state's result as it was; when
+        it changes the state, the token's side bit (side_bit) is or-ed into reveals."""
         cdef const Item *it = &self.items[item]
         cdef const ChartState *st
         cdef int s, k, la, lb, side = 0
@@ -147,6 +178,7 @@ cdef class IncrementalSearch(ChartSearch):
             if not st.left.full:
                 if depth <= st.left.length:
                     changes_state[0] = True
+                    reveals[0] |= side_bit(s, SIDE_SHORT)
                     value = st.left.pointers[depth] if depth < st.left.length else END_SHORT
                     return cky_mix(cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + SIDE_LEFT)), value)
                 depth -= st.left.length + 1
@@ -173,6 +205,8 @@ cdef class IncrementalSearch(ChartSearch):
                     depth -= 1
                 k += 1
             changes_state[0] = value != END_LONG and value != END_RIGHT
+            if changes_state[0]:
+                reveals[0] |= side_bit(s, side)
             return cky_mix(cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + side)), value)
         return 0
 
@@ -231,7 +265,7 @@ cdef class IncrementalSearch(ChartSearch):
         root = self.nodes.size()
         self.nodes.resize(root + 1)
         self._build_node(root, list_lo, 0, list_n, 0, 0)
-        self.nodes[root].same_estimate = 0
+        self.nodes[root].reveals = 0xFFFFFFFFu  # (a root is never a refinement)
         self.trie_of_list.set(<uint64_t>list_lo + 1, root)
         return root
 
@@ -248,28 +282,28 @@ cdef class IncrementalSearch(ChartSearch):
                                                      # recursion: no allocation per node)
         cdef CkySortEntry entry
         cdef TrieNode leaf
-        cdef bint changes_state = True, same_estimate = True
+        cdef bint changes_state = True
+        cdef uint32_t reveals = 0, below = 0, shared = 0
         cdef uint64_t token
         self.nodes[slot].score = self.items[best].score
         self.nodes[slot].item = best
         self.nodes[slot].rank = -1
         if hi - lo == 1:  # one item: the leaf itself
             for d in range(parent_depth, n_tokens):
-                self._token(best, d, &changes_state)
-                if changes_state:
-                    same_estimate = False
+                self._token(best, d, &changes_state, &reveals)
             self.nodes[slot].first_child = -1
             self.nodes[slot].n_children = 0
             self.nodes[slot].rank = self.ranks_scratch[lo]
             self.nodes[slot].depth = <int16_t>(n_tokens + 1)
-            self.nodes[slot].same_estimate = same_estimate
+            self.nodes[slot].reveals = reveals
+            self.nodes[slot].below = 0
             self._set_node_states(slot)
             return
         # Tokens the items all share: revealed at once.
         while depth < n_tokens:
             for k in range(lo, hi):
                 self.tokens_scratch[k] = self._token(self.item_lists[list_lo + self.ranks_scratch[k]], depth,
-                                                     &changes_state)
+                                                     &changes_state, &shared)
             token = self.tokens_scratch[lo]
             for k in range(lo + 1, hi):
                 if self.tokens_scratch[k] != token:
@@ -279,11 +313,10 @@ cdef class IncrementalSearch(ChartSearch):
                 break
             depth += 1
         for d in range(parent_depth, depth):
-            self._token(best, d, &changes_state)
-            if changes_state:
-                same_estimate = False
+            self._token(best, d, &changes_state, &reveals)
         self.nodes[slot].depth = <int16_t>depth
-        self.nodes[slot].same_estimate = same_estimate
+        self.nodes[slot].reveals = reveals
+        self.nodes[slot].below = 0
         self._set_node_states(slot)
         if depth >= n_tokens:
             # Every token revealed: the items themselves (equal states of different unary rounds).
@@ -298,7 +331,8 @@ cdef class IncrementalSearch(ChartSearch):
                 leaf.rank = self.ranks_scratch[k]
                 leaf.item = item
                 leaf.depth = <int16_t>(depth + 1)
-                leaf.same_estimate = 1
+                leaf.reveals = 0
+                leaf.below = 0
                 self.nodes.push_back(leaf)
                 self._set_node_states(self.nodes.size() - 1)
             return
@@ -323,6 +357,8 @@ cdef class IncrementalSearch(ChartSearch):
         for k in range(n_groups):
             b = 2 * (base + self.child_order[base + k].id)
             self._build_node(first_child + k, list_lo, self.child_bounds[b], self.child_bounds[b + 1], depth + 1, depth)
+            below |= self.nodes[first_child + k].reveals | self.nodes[first_child + k].below
+        self.nodes[slot].below = below
         self.child_order.resize(base)
         self.child_bounds.resize(2 * base)
 
@@ -413,8 +449,7 @@ cdef class IncrementalSearch(ChartSearch):
             edge.score = score + self.weight_lm * edge.lm
             return
         if group.kind == GROUP_RULES:
-            r = self.single_rules_sorted[group.rules_lo + edge.rule_rank] if group.single \
-                else self.pair_rules_sorted[group.rules_lo + edge.rule_rank]
+            r = edge.rule
             t_lo = self.rule_target_offsets[r]
             t_hi = self.rule_target_offsets[r + 1]
             target = &self.rule_target_lm[t_lo] if t_hi > t_lo else NULL
@@ -500,17 +535,22 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
         cdef Group *group = &self.groups[g]
         cdef PartialEdge edge
-        cdef int64_t k
+        cdef int64_t k, t_lo
         cdef double estimate
+        cdef const int32_t *target = NULL
+        cdef Py_ssize_t length = 0
+        cdef int t, n_left_blocks
         if rule_rank >= group.n_rules:
             return
         edge.group = g
         edge.rule_rank = rule_rank
-        edge.node[0] = self._trie(group.left_lo, group.n_left)
-        edge.node[1] = self._trie(group.right_lo, group.n_right)
+        edge.node[0] = self.group_roots[2 * g]
+        edge.node[1] = self.group_roots[2 * g + 1]
         edge.first[0] = 0
         edge.first[1] = 0
         edge.lm = 0.0
+        edge.rule = -1
+        edge.relevant[0] = edge.relevant[1] = 0xFFFFFFFFu
         if group.kind == GROUP_RULES:
             k = group.rules_lo + rule_rank
             edge.fixed = self.single_sorted_score[k] if group.single else self.pair_sorted_score[k]
@@ -518,9 +558,20 @@ cdef class IncrementalSearch(ChartSearch):
             edge.scores_lm = not isnan(estimate)
             if edge.scores_lm:
                 edge.lm = <float>estimate
+                edge.rule = self.single_rules_sorted[k] if group.single else self.pair_rules_sorted[k]
+                t_lo = self.rule_target_offsets[edge.rule]
+                length = self.rule_target_offsets[edge.rule + 1] - t_lo
+                target = &self.rule_target_lm[t_lo] if length > 0 else NULL
         else:
             edge.fixed = group.fixed_score
             edge.scores_lm = group.kind == GROUP_GLUE_CONCAT
+            target = GLUE_CONCAT_TARGET
+            length = 2
+        if edge.scores_lm:
+            n_left_blocks = self.items[self.nodes[edge.node[0]].item].n_states if edge.node[0] >= 0 else 0
+            for t in range(2):
+                if edge.node[t] >= 0:
+                    edge.relevant[t] = rule_relevant_sides(target, length, n_left_blocks, t)
         edge.initial = 1
         # Tails not yet items: the words-only estimate (a lone item tail: scored exactly).
         edge.estimated = (edge.node[0] >= 0 and self.nodes[edge.node[0]].rank < 0) or \
@@ -548,7 +599,10 @@ cdef class IncrementalSearch(ChartSearch):
         self.complete_hashes.clear()
         self.pending_states.clear()
         self.pending_hashes.clear()
+        self.group_roots.resize(2 * self.groups.size())
         for g in range(self.groups.size()):
+            self.group_roots[2 * g] = self._trie(self.groups[g].left_lo, self.groups[g].n_left)
+            self.group_roots[2 * g + 1] = self._trie(self.groups[g].right_lo, self.groups[g].n_right)
             self._push_initial(g, 0)
         while self.queue.size() > 0 and (limit <= 0 or pops < limit):
             edge = self.partial_edges[cky_heap_pop(self.queue)]
@@ -581,7 +635,8 @@ cdef class IncrementalSearch(ChartSearch):
             refined.estimated = 0
             refined.node[split] = child
             refined.first[split] = 0
-            if self.nodes[child].same_estimate and not edge.estimated and self.nodes[child].rank < 0:
+            if (self.nodes[child].reveals & edge.relevant[split]) == 0 and not edge.estimated \
+                    and self.nodes[child].rank < 0:
                 # The same LM estimate: the best child's score is the tail's, so the edge's score.
                 self.partial_edges.push_back(refined)
                 cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
