@@ -22,6 +22,8 @@ cdef struct TrieNode:
     int32_t state_offset  # its partial states (one per block) in IncrementalSearch.node_states; -1: a
                           # leaf, whose states are its item's
     uint64_t state_key    # hash of its partial states (the partial LM cache's key with a rule's target)
+    int32_t n_items       # items (leaves) below it
+    int32_t flat_lo       # its leaves best first in IncrementalSearch.flat_leaves (made when first needed; -1)
 
 
 # A hyperedge with tails still being refined: tail t is children[first[t]:] of node[t]
@@ -36,6 +38,7 @@ cdef struct PartialEdge:
     uint32_t relevant[2]  # per tail: the side bits (TrieNode.reveals) whose words can change the LM score
     int32_t node[2]
     int32_t first[2]
+    int8_t flat[2]        # tail t is the items of node[t] (flat_leaves) from first[t] on, not its children
     int32_t complete      # every tail an item: its LM state in IncrementalSearch.complete_states; else -1
     int8_t initial        # tails still at their roots: popping it lets the group's next rule in
     int8_t scores_lm      # the rule (or glue concatenation) has an LM score
@@ -46,6 +49,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[TrieNode] nodes
     cdef CkyHashMap trie_of_list               # item-list offset -> trie root (per sentence)
     cdef vector[PartialEdge] partial_edges
+    cdef vector[int32_t] flat_leaves            # per sentence: flattened nodes' leaves, best first
     cdef vector[int32_t] group_roots            # per group of the cell being searched: its tails' trie roots
     cdef vector[CkyHeapEntry] queue
     cdef vector[int32_t] ranks_scratch
@@ -64,7 +68,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef const double[::1] single_sorted_estimate
     cdef vector[ChartState] complete_states    # per cell (round): the states of complete partial edges
     cdef vector[uint64_t] complete_hashes
-    cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored
+    cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored, flat_tails
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
@@ -75,7 +79,8 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _set_node_states(self, int32_t slot) noexcept nogil
     cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length,
                            const PartialEdge *edge) noexcept nogil
-    cdef double _tail_score(self, int32_t node, int32_t first) noexcept nogil
+    cdef void _flatten(self, int32_t node) noexcept nogil
+    cdef double _tail_score(self, int32_t node, int32_t first, bint flat) noexcept nogil
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil
     cdef void _push_partial(self, PartialEdge *edge) noexcept nogil
     cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil

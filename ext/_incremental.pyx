@@ -130,6 +130,8 @@ cdef class IncrementalSearch(ChartSearch):
         self.partial_lm_novel = 0
         self.initial_edges = 0
         self.complete_scored = 0
+        self.flat_tails = 0
+        self.flat_leaves.clear()
         ChartSearch.decode(self, words_lm, runs, oov_at)
 
     @property
@@ -288,6 +290,8 @@ cdef class IncrementalSearch(ChartSearch):
         self.nodes[slot].score = self.items[best].score
         self.nodes[slot].item = best
         self.nodes[slot].rank = -1
+        self.nodes[slot].n_items = hi - lo
+        self.nodes[slot].flat_lo = -1
         if hi - lo == 1:  # one item: the leaf itself
             for d in range(parent_depth, n_tokens):
                 self._token(best, d, &changes_state, &reveals)
@@ -333,6 +337,8 @@ cdef class IncrementalSearch(ChartSearch):
                 leaf.depth = <int16_t>(depth + 1)
                 leaf.reveals = 0
                 leaf.below = 0
+                leaf.n_items = 1
+                leaf.flat_lo = -1
                 self.nodes.push_back(leaf)
                 self._set_node_states(self.nodes.size() - 1)
             return
@@ -381,11 +387,40 @@ cdef class IncrementalSearch(ChartSearch):
                 key = cky_mix(key, chart_state_hash(&self.node_states[offset + s]))
         self.nodes[slot].state_key = key
 
+    cdef void _flatten(self, int32_t node) noexcept nogil:
+        """The node's leaves (items) best first in flat_leaves[nodes[node].flat_lo:][:n_items] (once)."""
+        cdef size_t base = self.child_order.size(), k
+        cdef int32_t t, c
+        cdef CkySortEntry entry
+        if self.nodes[node].flat_lo >= 0:
+            return
+        self.scratch.clear()
+        self.scratch.push_back(node)
+        while self.scratch.size() > 0:
+            t = self.scratch.back()
+            self.scratch.pop_back()
+            if self.nodes[t].rank >= 0:
+                entry.symbol = 0
+                entry.score = self.nodes[t].score
+                entry.id = t
+                self.child_order.push_back(entry)
+                continue
+            for c in range(self.nodes[t].first_child, self.nodes[t].first_child + self.nodes[t].n_children):
+                self.scratch.push_back(c)
+        cky_sort_entries(&self.child_order[base], self.child_order.size() - base)
+        self.nodes[node].flat_lo = self.flat_leaves.size()
+        for k in range(base, self.child_order.size()):
+            self.flat_leaves.push_back(self.child_order[k].id)
+        self.child_order.resize(base)
+
     # ---- partial edges
 
-    cdef double _tail_score(self, int32_t node, int32_t first) noexcept nogil:
+    cdef double _tail_score(self, int32_t node, int32_t first, bint flat) noexcept nogil:
+        """The score of a tail: the best item of node's children[first:], or (flat) of its items[first:]."""
         if node < 0:
             return 0.0
+        if flat:
+            return self.nodes[self.flat_leaves[self.nodes[node].flat_lo + first]].score
         if first == 0:
             return self.nodes[node].score
         return self.nodes[self.nodes[node].first_child + first].score
@@ -436,7 +471,8 @@ cdef class IncrementalSearch(ChartSearch):
         cdef int32_t r = -1, item
         cdef int t, s
         cdef int64_t t_lo, t_hi
-        cdef double score = self._tail_score(edge.node[0], edge.first[0]) + self._tail_score(edge.node[1], edge.first[1])
+        cdef double score = self._tail_score(edge.node[0], edge.first[0], edge.flat[0]) + \
+            self._tail_score(edge.node[1], edge.first[1], edge.flat[1])
         cdef bint scores_lm, complete = True
         cdef uint64_t key, out_hash
         cdef const int32_t *target
@@ -548,6 +584,8 @@ cdef class IncrementalSearch(ChartSearch):
         edge.node[1] = self.group_roots[2 * g + 1]
         edge.first[0] = 0
         edge.first[1] = 0
+        edge.flat[0] = 0
+        edge.flat[1] = 0
         edge.lm = 0.0
         edge.rule = -1
         edge.relevant[0] = edge.relevant[1] = 0xFFFFFFFFu
@@ -581,8 +619,8 @@ cdef class IncrementalSearch(ChartSearch):
 
     cdef void _search(self, int c, int round) noexcept nogil:
         """The cell's (round's) queue of partial edges, until the pop limit of complete hypotheses."""
-        cdef int32_t g, split, node, child
-        cdef int t, pops = 0
+        cdef int32_t g, split, node, child, other, n_alternatives
+        cdef int t, depth, split_depth = 0, pops = 0
         cdef int limit = self.pop_limit
         cdef PartialEdge edge, refined
         cdef Hypothesis hyp
@@ -609,13 +647,16 @@ cdef class IncrementalSearch(ChartSearch):
             self.partial_pops += 1
             if edge.initial:
                 self._push_initial(edge.group, edge.rule_rank + 1)
-            # The most general open tail: fewest boundary words revealed (ties: the left one).
+            # The most general open tail: fewest boundary words revealed (ties: the left one); a flat tail
+            # (whose words left to reveal cannot change the score) last.
             split = -1
             for t in range(2):
                 node = edge.node[t]
                 if node >= 0 and self.nodes[node].rank < 0:
-                    if split < 0 or self.nodes[node].depth < self.nodes[edge.node[split]].depth:
+                    depth = 0x7FFF if edge.flat[t] else self.nodes[node].depth
+                    if split < 0 or depth < split_depth:
                         split = t
+                        split_depth = depth
             if split < 0:
                 self.pending_states.clear()
                 self.pending_hashes.clear()
@@ -629,27 +670,42 @@ cdef class IncrementalSearch(ChartSearch):
                 pops += 1
                 continue
             node = edge.node[split]
-            child = self.nodes[node].first_child + edge.first[split]
+            if not edge.flat[split] and edge.first[split] == 0 and \
+                    (self.nodes[node].below & edge.relevant[split]) == 0:
+                # Nothing left to reveal below the node can change the edge's LM score: its items one by one,
+                # best first, instead of down the trie (the same edges, fewer pops).
+                self._flatten(node)
+                edge.flat[split] = 1
+                self.flat_tails += 1
+            if edge.flat[split]:
+                child = self.flat_leaves[self.nodes[node].flat_lo + edge.first[split]]
+                n_alternatives = self.nodes[node].n_items
+            else:
+                child = self.nodes[node].first_child + edge.first[split]
+                n_alternatives = self.nodes[node].n_children
             refined = edge
             refined.initial = 0
             refined.estimated = 0
             refined.node[split] = child
             refined.first[split] = 0
-            if (self.nodes[child].reveals & edge.relevant[split]) == 0 and not edge.estimated \
-                    and self.nodes[child].rank < 0:
-                # The same LM estimate: the best child's score is the tail's, so the edge's score.
+            refined.flat[split] = 0
+            other = edge.node[1 - split]
+            if not edge.estimated and (edge.flat[split] or (self.nodes[child].reveals & edge.relevant[split]) == 0) \
+                    and (self.nodes[child].rank < 0 or (other >= 0 and self.nodes[other].rank < 0)):
+                # Not complete, and the child reveals no word the LM score sees: the edge's LM estimate, and
+                # the best child's score is the tail's, so the edge's score.
                 self.partial_edges.push_back(refined)
                 cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
                 self.partial_pushes += 1
             else:
                 self._push_partial(&refined)
-            if edge.first[split] + 1 < self.nodes[node].n_children:
-                # The rest of the node's children reveal what the node does: the same LM estimate.
+            if edge.first[split] + 1 < n_alternatives:
+                # The rest of the node's children (items) reveal what the node does: the same LM estimate.
                 refined = edge
                 refined.initial = 0
                 refined.first[split] = edge.first[split] + 1
-                refined.score = edge.score - self._tail_score(node, edge.first[split]) \
-                    + self._tail_score(node, refined.first[split])
+                refined.score = edge.score - self._tail_score(node, edge.first[split], edge.flat[split]) \
+                    + self._tail_score(node, refined.first[split], edge.flat[split])
                 self.partial_edges.push_back(refined)
                 cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
                 self.partial_pushes += 1
