@@ -83,6 +83,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef double _tail_score(self, int32_t node, int32_t first, bint flat) noexcept nogil
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil
     cdef void _push_partial(self, PartialEdge *edge) noexcept nogil
+    cdef void _set_rule(self, PartialEdge *edge) noexcept nogil
     cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil
     cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out,
                                uint64_t *out_hash) noexcept nogil

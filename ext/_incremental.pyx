@@ -180,7 +180,8 @@ cdef class IncrementalSearch(ChartSearch):
             if not st.left.full:
                 if depth <= st.left.length:
                     changes_state[0] = True
-                    reveals[0] |= side_bit(s, SIDE_SHORT)
+                    if reveals != NULL:
+                        reveals[0] |= side_bit(s, SIDE_SHORT)
                     value = st.left.pointers[depth] if depth < st.left.length else END_SHORT
                     return cky_mix(cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + SIDE_LEFT)), value)
                 depth -= st.left.length + 1
@@ -207,7 +208,7 @@ cdef class IncrementalSearch(ChartSearch):
                     depth -= 1
                 k += 1
             changes_state[0] = value != END_LONG and value != END_RIGHT
-            if changes_state[0]:
+            if changes_state[0] and reveals != NULL:
                 reveals[0] |= side_bit(s, side)
             return cky_mix(cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + side)), value)
         return 0
@@ -285,7 +286,7 @@ cdef class IncrementalSearch(ChartSearch):
         cdef CkySortEntry entry
         cdef TrieNode leaf
         cdef bint changes_state = True
-        cdef uint32_t reveals = 0, below = 0, shared = 0
+        cdef uint32_t reveals = 0, below = 0
         cdef uint64_t token
         self.nodes[slot].score = self.items[best].score
         self.nodes[slot].item = best
@@ -307,7 +308,7 @@ cdef class IncrementalSearch(ChartSearch):
         while depth < n_tokens:
             for k in range(lo, hi):
                 self.tokens_scratch[k] = self._token(self.item_lists[list_lo + self.ranks_scratch[k]], depth,
-                                                     &changes_state, &shared)
+                                                     &changes_state, NULL)
             token = self.tokens_scratch[lo]
             for k in range(lo + 1, hi):
                 if self.tokens_scratch[k] != token:
@@ -568,14 +569,30 @@ cdef class IncrementalSearch(ChartSearch):
         cky_heap_push(self.queue, edge.score, self.partial_edges.size() - 1)
         self.partial_pushes += 1
 
+    cdef void _set_rule(self, PartialEdge *edge) noexcept nogil:
+        """The edge's rule id and, per tail, the sides whose words its LM score sees (edge.relevant): read
+        only for edges that are scored or split, not for every initial edge (most are never popped)."""
+        cdef Group *group = &self.groups[edge.group]
+        cdef const int32_t *target = GLUE_CONCAT_TARGET
+        cdef Py_ssize_t length = 2
+        cdef int64_t k, t_lo
+        cdef int t, n_left_blocks
+        if group.kind == GROUP_RULES:
+            k = group.rules_lo + edge.rule_rank
+            edge.rule = self.single_rules_sorted[k] if group.single else self.pair_rules_sorted[k]
+            t_lo = self.rule_target_offsets[edge.rule]
+            length = self.rule_target_offsets[edge.rule + 1] - t_lo
+            target = &self.rule_target_lm[t_lo] if length > 0 else NULL
+        n_left_blocks = self.items[self.nodes[edge.node[0]].item].n_states if edge.node[0] >= 0 else 0
+        for t in range(2):
+            if edge.node[t] >= 0:
+                edge.relevant[t] = rule_relevant_sides(target, length, n_left_blocks, t)
+
     cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
         cdef Group *group = &self.groups[g]
         cdef PartialEdge edge
-        cdef int64_t k, t_lo
+        cdef int64_t k
         cdef double estimate
-        cdef const int32_t *target = NULL
-        cdef Py_ssize_t length = 0
-        cdef int t, n_left_blocks
         if rule_rank >= group.n_rules:
             return
         edge.group = g
@@ -596,24 +613,15 @@ cdef class IncrementalSearch(ChartSearch):
             edge.scores_lm = not isnan(estimate)
             if edge.scores_lm:
                 edge.lm = <float>estimate
-                edge.rule = self.single_rules_sorted[k] if group.single else self.pair_rules_sorted[k]
-                t_lo = self.rule_target_offsets[edge.rule]
-                length = self.rule_target_offsets[edge.rule + 1] - t_lo
-                target = &self.rule_target_lm[t_lo] if length > 0 else NULL
         else:
             edge.fixed = group.fixed_score
             edge.scores_lm = group.kind == GROUP_GLUE_CONCAT
-            target = GLUE_CONCAT_TARGET
-            length = 2
-        if edge.scores_lm:
-            n_left_blocks = self.items[self.nodes[edge.node[0]].item].n_states if edge.node[0] >= 0 else 0
-            for t in range(2):
-                if edge.node[t] >= 0:
-                    edge.relevant[t] = rule_relevant_sides(target, length, n_left_blocks, t)
         edge.initial = 1
         # Tails not yet items: the words-only estimate (a lone item tail: scored exactly).
         edge.estimated = (edge.node[0] >= 0 and self.nodes[edge.node[0]].rank < 0) or \
             (edge.node[1] >= 0 and self.nodes[edge.node[1]].rank < 0)
+        if edge.scores_lm and not edge.estimated:  # (an estimated edge learns its rule when popped)
+            self._set_rule(&edge)
         self.initial_edges += 1
         self._push_partial(&edge)
 
@@ -622,7 +630,8 @@ cdef class IncrementalSearch(ChartSearch):
         cdef int32_t g, split, node, child, other, n_alternatives
         cdef int t, depth, split_depth = 0, pops = 0
         cdef int limit = self.pop_limit
-        cdef PartialEdge edge, refined
+        cdef PartialEdge edge, refined, next_edge
+        cdef bint have_next = False
         cdef Hypothesis hyp
         if self.exhaustive:
             ChartSearch._search(self, c, round)
@@ -642,11 +651,17 @@ cdef class IncrementalSearch(ChartSearch):
             self.group_roots[2 * g] = self._trie(self.groups[g].left_lo, self.groups[g].n_left)
             self.group_roots[2 * g + 1] = self._trie(self.groups[g].right_lo, self.groups[g].n_right)
             self._push_initial(g, 0)
-        while self.queue.size() > 0 and (limit <= 0 or pops < limit):
-            edge = self.partial_edges[cky_heap_pop(self.queue)]
+        while (have_next or self.queue.size() > 0) and (limit <= 0 or pops < limit):
+            if have_next:  # the last split's best child, at least as good as the queue's best
+                edge = next_edge
+                have_next = False
+            else:
+                edge = self.partial_edges[cky_heap_pop(self.queue)]
             self.partial_pops += 1
             if edge.initial:
                 self._push_initial(edge.group, edge.rule_rank + 1)
+                if edge.scores_lm and edge.estimated:
+                    self._set_rule(&edge)
             # The most general open tail: fewest boundary words revealed (ties: the left one); a flat tail
             # (whose words left to reveal cannot change the score) last.
             split = -1
@@ -683,22 +698,18 @@ cdef class IncrementalSearch(ChartSearch):
             else:
                 child = self.nodes[node].first_child + edge.first[split]
                 n_alternatives = self.nodes[node].n_children
-            refined = edge
-            refined.initial = 0
-            refined.estimated = 0
-            refined.node[split] = child
-            refined.first[split] = 0
-            refined.flat[split] = 0
+            # The best child: the tail's score, so the edge's score unless its LM estimate changes.
+            next_edge = edge
+            next_edge.initial = 0
+            next_edge.estimated = 0
+            next_edge.node[split] = child
+            next_edge.first[split] = 0
+            next_edge.flat[split] = 0
             other = edge.node[1 - split]
-            if not edge.estimated and (edge.flat[split] or (self.nodes[child].reveals & edge.relevant[split]) == 0) \
-                    and (self.nodes[child].rank < 0 or (other >= 0 and self.nodes[other].rank < 0)):
-                # Not complete, and the child reveals no word the LM score sees: the edge's LM estimate, and
-                # the best child's score is the tail's, so the edge's score.
-                self.partial_edges.push_back(refined)
-                cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
-                self.partial_pushes += 1
-            else:
-                self._push_partial(&refined)
+            if edge.estimated or not (edge.flat[split] or (self.nodes[child].reveals & edge.relevant[split]) == 0) \
+                    or not (self.nodes[child].rank < 0 or (other >= 0 and self.nodes[other].rank < 0)):
+                # (Else not complete, and the child reveals no word the LM score sees: the same LM estimate.)
+                self._score_partial(&next_edge)
             if edge.first[split] + 1 < n_alternatives:
                 # The rest of the node's children (items) reveal what the node does: the same LM estimate.
                 refined = edge
@@ -709,4 +720,10 @@ cdef class IncrementalSearch(ChartSearch):
                 self.partial_edges.push_back(refined)
                 cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
                 self.partial_pushes += 1
+            self.partial_pushes += 1
+            if self.queue.size() == 0 or next_edge.score >= self.queue[0].score:
+                have_next = True  # the best edge: popped next, not through the queue
+            else:
+                self.partial_edges.push_back(next_edge)
+                cky_heap_push(self.queue, next_edge.score, self.partial_edges.size() - 1)
         self.queue.clear()
