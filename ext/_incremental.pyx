@@ -45,6 +45,7 @@ Measurements and where the time goes: bench/results/incremental.md.
 With no pop limit every hypothesis is completed: the chart equals exhaustive
 search. decoder/search/incremental_reference.py is the pure-Python reference.
 """
+cimport cython
 import numpy as np
 
 from libc.math cimport isnan
@@ -106,6 +107,7 @@ cdef uint32_t rule_relevant_sides(const int32_t *target, Py_ssize_t length, int 
     return relevant
 
 
+@cython.final  # (its methods are called directly, and inlined)
 cdef class IncrementalSearch(ChartSearch):
     """ChartSearch with incremental search (boundary-word grouping) instead of cube pruning."""
 
