@@ -54,6 +54,9 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[CkyHeapEntry] queue
     cdef vector[int32_t] ranks_scratch
     cdef vector[uint64_t] tokens_scratch
+    cdef vector[uint64_t] trie_tokens          # the trie being built: its items' boundary tokens (by rank,
+    cdef vector[uint32_t] trie_token_bits      # from trie_token_lo[rank]) and their side bits
+    cdef vector[int32_t] trie_token_lo
     cdef vector[CkySortEntry] child_order      # _build_node's stack of children (sorted best first)
     cdef vector[int32_t] child_bounds          # and their [start, end) in ranks_scratch
     cdef vector[ChartState] node_states        # the trie nodes' partial states (per sentence)
@@ -73,8 +76,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
                           int parent_depth) noexcept nogil
-    cdef int _n_tokens(self, int32_t item) noexcept nogil
-    cdef uint64_t _token(self, int32_t item, int depth, bint *changes_state, uint32_t *reveals) noexcept nogil
+    cdef int _append_tokens(self, int32_t item) noexcept nogil
     cdef void _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil
     cdef void _set_node_states(self, int32_t slot) noexcept nogil
     cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length,

@@ -157,63 +157,39 @@ cdef class IncrementalSearch(ChartSearch):
 
     # ---- boundary tokens of an item (KenLM ChartStates, one per block)
 
-    cdef int _n_tokens(self, int32_t item) noexcept nogil:
+    cdef int _append_tokens(self, int32_t item) noexcept nogil:
+        """Append the item's boundary tokens, in reveal order, to trie_tokens, and to trie_token_bits the
+        (block, side) bit (side_bit) of each that changes _partial_state's result (0: a long block's end
+        tokens, which reveal no word); returns their number."""
         cdef const Item *it = &self.items[item]
         cdef const ChartState *st
-        cdef int s, total = 0
+        cdef int s, k, la, lb, total = 0
+        cdef uint64_t value, left_key, right_key
         for s in range(it.n_states):
             st = &self.states[it.state_offset + s]
-            if st.left.full:
-                total += st.left.length + st.right.length + 2
-            else:
-                total += st.left.length + 1
-        return total
-
-    cdef uint64_t _token(self, int32_t item, int depth, bint *changes_state, uint32_t *reveals) noexcept nogil:
-        """The depth-th boundary token of an item (depth < _n_tokens(item)); changes_state: False for a
-        long block's end tokens, which reveal no word and leave _partial_state's result as it was; when
-        it changes the state, the token's side bit (side_bit) is or-ed into reveals."""
-        cdef const Item *it = &self.items[item]
-        cdef const ChartState *st
-        cdef int s, k, la, lb, side = 0
-        cdef uint64_t value = 0
-        for s in range(it.n_states):
-            st = &self.states[it.state_offset + s]
+            left_key = cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + SIDE_LEFT))
             if not st.left.full:
-                if depth <= st.left.length:
-                    changes_state[0] = True
-                    if reveals != NULL:
-                        reveals[0] |= side_bit(s, SIDE_SHORT)
-                    value = st.left.pointers[depth] if depth < st.left.length else END_SHORT
-                    return cky_mix(cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + SIDE_LEFT)), value)
-                depth -= st.left.length + 1
+                for k in range(st.left.length + 1):
+                    value = st.left.pointers[k] if k < st.left.length else END_SHORT
+                    self.trie_tokens.push_back(cky_mix(left_key, value))
+                    self.trie_token_bits.push_back(side_bit(s, SIDE_SHORT))
+                total += st.left.length + 1
                 continue
+            right_key = cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + SIDE_RIGHT))
+            # Alternate left and right, outermost first, until one side runs out.
             la = st.left.length + 1
             lb = st.right.length + 1
-            if depth >= la + lb:
-                depth -= la + lb
-                continue
-            # Alternate left and right, outermost first, until one side runs out.
-            k = 0
-            while True:
+            for k in range(la if la > lb else lb):
                 if k < la:
-                    if depth == 0:
-                        side = SIDE_LEFT
-                        value = st.left.pointers[k] if k < st.left.length else END_LONG
-                        break
-                    depth -= 1
+                    value = st.left.pointers[k] if k < st.left.length else END_LONG
+                    self.trie_tokens.push_back(cky_mix(left_key, value))
+                    self.trie_token_bits.push_back(side_bit(s, SIDE_LEFT) if k < st.left.length else 0)
                 if k < lb:
-                    if depth == 0:
-                        side = SIDE_RIGHT
-                        value = <uint64_t>st.right.words[k] if k < st.right.length else END_RIGHT
-                        break
-                    depth -= 1
-                k += 1
-            changes_state[0] = value != END_LONG and value != END_RIGHT
-            if changes_state[0] and reveals != NULL:
-                reveals[0] |= side_bit(s, side)
-            return cky_mix(cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + side)), value)
-        return 0
+                    value = <uint64_t>st.right.words[k] if k < st.right.length else END_RIGHT
+                    self.trie_tokens.push_back(cky_mix(right_key, value))
+                    self.trie_token_bits.push_back(side_bit(s, SIDE_RIGHT) if k < st.right.length else 0)
+            total += la + lb
+        return total
 
     cdef void _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil:
         """Block `block` of `item`'s state as far as its first `depth` tokens reveal it."""
@@ -265,8 +241,14 @@ cdef class IncrementalSearch(ChartSearch):
             return found[0]
         self.ranks_scratch.resize(list_n)
         self.tokens_scratch.resize(list_n)
+        self.trie_tokens.clear()
+        self.trie_token_bits.clear()
+        self.trie_token_lo.resize(list_n + 1)
         for k in range(list_n):
             self.ranks_scratch[k] = k
+            self.trie_token_lo[k] = self.trie_tokens.size()
+            self._append_tokens(self.item_lists[list_lo + k])
+        self.trie_token_lo[list_n] = self.trie_tokens.size()
         root = self.nodes.size()
         self.nodes.resize(root + 1)
         self._build_node(root, list_lo, 0, list_n, 0, 0)
@@ -280,14 +262,14 @@ cdef class IncrementalSearch(ChartSearch):
         (the parent revealed parent_depth of them). Path compression: a node goes down as long as its
         items share the next token (one refinement reveals them all), and a single item is a leaf."""
         cdef int32_t best = self.item_lists[list_lo + self.ranks_scratch[lo]]
-        cdef int32_t k, first_child, n_groups, start, item
-        cdef int n_tokens = self._n_tokens(best), d
+        cdef int32_t k, first_child, n_groups, start, item, rank
+        cdef int32_t best_lo = self.trie_token_lo[self.ranks_scratch[lo]]
+        cdef int n_tokens = self.trie_token_lo[self.ranks_scratch[lo] + 1] - best_lo, d
         cdef size_t base = self.child_order.size()  # this node's children in child_order[base:] and
         cdef size_t b                                # child_bounds[2 * base:] (a stack shared with the
                                                      # recursion: no allocation per node)
         cdef CkySortEntry entry
         cdef TrieNode leaf
-        cdef bint changes_state = True
         cdef uint32_t reveals = 0, below = 0
         cdef uint64_t token
         self.nodes[slot].score = self.items[best].score
@@ -297,7 +279,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.nodes[slot].flat_lo = -1
         if hi - lo == 1:  # one item: the leaf itself
             for d in range(parent_depth, n_tokens):
-                self._token(best, d, &changes_state, &reveals)
+                reveals |= self.trie_token_bits[best_lo + d]
             self.nodes[slot].first_child = -1
             self.nodes[slot].n_children = 0
             self.nodes[slot].rank = self.ranks_scratch[lo]
@@ -309,8 +291,9 @@ cdef class IncrementalSearch(ChartSearch):
         # Tokens the items all share: revealed at once.
         while depth < n_tokens:
             for k in range(lo, hi):
-                self.tokens_scratch[k] = self._token(self.item_lists[list_lo + self.ranks_scratch[k]], depth,
-                                                     &changes_state, NULL)
+                rank = self.ranks_scratch[k]
+                self.tokens_scratch[k] = self.trie_tokens[self.trie_token_lo[rank] + depth] \
+                    if self.trie_token_lo[rank] + depth < self.trie_token_lo[rank + 1] else 0
             token = self.tokens_scratch[lo]
             for k in range(lo + 1, hi):
                 if self.tokens_scratch[k] != token:
@@ -320,7 +303,7 @@ cdef class IncrementalSearch(ChartSearch):
                 break
             depth += 1
         for d in range(parent_depth, depth):
-            self._token(best, d, &changes_state, &reveals)
+            reveals |= self.trie_token_bits[best_lo + d]
         self.nodes[slot].depth = <int16_t>depth
         self.nodes[slot].reveals = reveals
         self.nodes[slot].below = 0
