@@ -47,7 +47,7 @@ cdef struct PartialEdge:
 
 cdef class IncrementalSearch(ChartSearch):
     cdef vector[TrieNode] nodes
-    cdef CkyHashMap trie_of_list               # item-list offset -> trie root (per sentence)
+    cdef vector[int32_t] trie_of_list          # item-list offset -> trie root, or -1 (per sentence)
     cdef vector[PartialEdge] partial_edges
     cdef vector[int32_t] flat_leaves            # per sentence: flattened nodes' leaves, best first
     cdef vector[int32_t] group_roots            # per group of the cell being searched: its tails' trie roots

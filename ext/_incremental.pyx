@@ -232,13 +232,13 @@ cdef class IncrementalSearch(ChartSearch):
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil:
         """The trie over item_lists[list_lo:list_lo + list_n] (made once per sentence), or -1 for no tail."""
-        cdef int32_t *found
         cdef int32_t root, k
         if list_n <= 0 or self.item_lists[list_lo] < 0:
             return -1
-        found = self.trie_of_list.find(<uint64_t>list_lo + 1)
-        if found != NULL:
-            return found[0]
+        if <size_t>list_lo >= self.trie_of_list.size():
+            self.trie_of_list.resize(self.item_lists.size(), -1)
+        if self.trie_of_list[list_lo] >= 0:
+            return self.trie_of_list[list_lo]
         self.ranks_scratch.resize(list_n)
         self.tokens_scratch.resize(list_n)
         self.trie_tokens.clear()
@@ -253,7 +253,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.nodes.resize(root + 1)
         self._build_node(root, list_lo, 0, list_n, 0, 0)
         self.nodes[root].reveals = 0xFFFFFFFFu  # (a root is never a refinement)
-        self.trie_of_list.set(<uint64_t>list_lo + 1, root)
+        self.trie_of_list[list_lo] = root
         return root
 
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
