@@ -71,6 +71,9 @@ cdef class IncrementalSearch(ChartSearch):
     cdef const double[::1] single_sorted_estimate
     cdef vector[ChartState] complete_states    # per cell (round): the states of complete partial edges
     cdef vector[uint64_t] complete_hashes
+    # use what a rule's LM score cannot see (edge.relevant): refinements that keep the LM score, flat tails;
+    # off: every side counts as seen (the same search, more LM scoring and pops: for tests)
+    cdef public bint lm_visibility
     cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored, flat_tails
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil

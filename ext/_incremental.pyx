@@ -116,6 +116,7 @@ cdef class IncrementalSearch(ChartSearch):
         the rule's score and LM estimate (NaN: no LM): {pair,single}_sorted_{score,estimate}
         (decoder.search.incremental.sorted_rule_arrays)."""
         ChartSearch.__init__(self, arrays, lm, n_symbols, goal_symbol, settings, **weights)
+        self.lm_visibility = True
         self.pair_sorted_score = arrays["pair_sorted_score"]
         self.pair_sorted_estimate = arrays["pair_sorted_estimate"]
         self.single_sorted_score = arrays["single_sorted_score"]
@@ -142,11 +143,17 @@ cdef class IncrementalSearch(ChartSearch):
 
     def trie_nodes(self):
         """The last sentence's trie nodes as arrays (for tests): score, first_child, n_children,
-        rank (-1: inner node), item, depth (tokens revealed; a leaf: its item's tokens + 1)."""
+        rank (-1: inner node), item, depth (tokens revealed; a leaf: its item's tokens + 1), n_items
+        (leaves below), reveals and below (side bits, see TrieNode)."""
         cdef Py_ssize_t n = self.nodes.size(), t
-        out = {name: np.empty(n, np.int32) for name in ("first_child", "n_children", "rank", "item", "depth")}
+        out = {name: np.empty(n, np.int32) for name in ("first_child", "n_children", "rank", "item", "depth", "n_items")}
         out["score"] = np.empty(n, np.float64)
+        out["reveals"] = np.empty(n, np.uint32)
+        out["below"] = np.empty(n, np.uint32)
         for t in range(n):
+            out["n_items"][t] = self.nodes[t].n_items
+            out["reveals"][t] = self.nodes[t].reveals
+            out["below"][t] = self.nodes[t].below
             out["score"][t] = self.nodes[t].score
             out["first_child"][t] = self.nodes[t].first_child
             out["n_children"][t] = self.nodes[t].n_children
@@ -568,6 +575,8 @@ cdef class IncrementalSearch(ChartSearch):
             t_lo = self.rule_target_offsets[edge.rule]
             length = self.rule_target_offsets[edge.rule + 1] - t_lo
             target = &self.rule_target_lm[t_lo] if length > 0 else NULL
+        if not self.lm_visibility:
+            return
         n_left_blocks = self.items[self.nodes[edge.node[0]].item].n_states if edge.node[0] >= 0 else 0
         for t in range(2):
             if edge.node[t] >= 0:
