@@ -52,6 +52,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[int32_t] flat_leaves            # per sentence: flattened nodes' leaves, best first
     cdef vector[int32_t] group_roots            # per group of the cell being searched: its tails' trie roots
     cdef vector[CkyHeapEntry] queue
+    cdef bint queue_unordered                  # _push_partial appends (the cell's initial edges), see _search
     cdef vector[int32_t] ranks_scratch
     cdef vector[uint64_t] tokens_scratch
     cdef vector[uint64_t] trie_tokens          # the trie being built: its items' boundary tokens (by rank,

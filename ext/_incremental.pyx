@@ -60,6 +60,7 @@ from decoder._ext._lm cimport LanguageModel, chart_state_hash, empty_chart_state
 
 cdef extern from "incremental_sort.hh":
     void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) nogil
+    void cky_heap_make(vector[CkyHeapEntry] &heap) nogil
 
 # End tokens of a block's sides.
 cdef uint64_t END_SHORT = 0x51A7E5E0D0000001ULL
@@ -556,9 +557,17 @@ cdef class IncrementalSearch(ChartSearch):
         self.edges_proposed += 1
 
     cdef void _push_partial(self, PartialEdge *edge) noexcept nogil:
+        """Score the edge and queue it (without ordering the queue while self.queue_unordered: the cell's
+        first batch, ordered at once by cky_heap_make)."""
+        cdef CkyHeapEntry entry
         self._score_partial(edge)
         self.partial_edges.push_back(edge[0])
-        cky_heap_push(self.queue, edge.score, self.partial_edges.size() - 1)
+        if self.queue_unordered:
+            entry.score = edge.score
+            entry.index = self.partial_edges.size() - 1
+            self.queue.push_back(entry)
+        else:
+            cky_heap_push(self.queue, edge.score, self.partial_edges.size() - 1)
         self.partial_pushes += 1
 
     cdef void _set_rule(self, PartialEdge *edge) noexcept nogil:
@@ -641,10 +650,13 @@ cdef class IncrementalSearch(ChartSearch):
         self.pending_states.clear()
         self.pending_hashes.clear()
         self.group_roots.resize(2 * self.groups.size())
+        self.queue_unordered = True
         for g in range(self.groups.size()):
             self.group_roots[2 * g] = self._trie(self.groups[g].left_lo, self.groups[g].n_left)
             self.group_roots[2 * g + 1] = self._trie(self.groups[g].right_lo, self.groups[g].n_right)
             self._push_initial(g, 0)
+        self.queue_unordered = False
+        cky_heap_make(self.queue)
         while (have_next or self.queue.size() > 0) and (limit <= 0 or pops < limit):
             if have_next:  # the last split's best child, at least as good as the queue's best
                 edge = next_edge
