@@ -11,7 +11,7 @@ from decoder._ext._kenlm cimport ChartState
 cdef struct TrieNode:
     double score          # best descendant item's inside score
     int32_t first_child   # into IncrementalSearch.nodes
-    int32_t n_children
+    int32_t n_children    # -1: a root not grown yet (first_child: its item list's offset)
     int32_t rank          # leaf: the item's position in its item list; inner node: -1
     int32_t item          # leaf: the item; inner node: its best descendant (whose words it reveals)
     int16_t depth         # boundary tokens revealed
@@ -78,6 +78,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored, flat_tails
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
+    cdef void _grow_trie(self, int32_t root, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
                           int parent_depth) noexcept nogil
     cdef int _append_tokens(self, int32_t item) noexcept nogil

@@ -34,7 +34,19 @@ cache, counters, export; only the search inside a cell differs):
   items becomes a hypothesis and is recombined (_add_hypothesis), counting one
   pop; otherwise the tail with the fewest revealed words (the most general
   context) is split into its best child, more specific, and its remaining
-  children, both re-queued.
+  children, both re-queued (the best child, when still the queue's best, is
+  popped next without going through the queue).
+- What a rule's LM score cannot see: KenLM's RuleScore copies the state of a
+  block that begins the target (its left words are scored later, by the
+  parents) and only keeps the right state of one that ends it. So a block's
+  left words at the start of the target, and its right words at its end,
+  change no LM score of this rule (rule_relevant_sides; each trie node records
+  which (block, side) words it and the nodes below it reveal). A refinement
+  that reveals only such words keeps the edge's LM score (no LM query), and a
+  tail whose node has nothing the rule can see left below it is "flat": its
+  items are enumerated best first (one pop each) instead of walking down the
+  trie. Neither changes the search (tests: the same chart, edge by edge, as
+  with lm_visibility off).
 - Unlike the paper, which queues every edge at once, a group's rules (sorted
   best first) enter one at a time: popping rule r's unrefined edge queues rule
   r + 1's, as cube pruning's rule dimension does (a group can hold thousands
@@ -239,14 +251,40 @@ cdef class IncrementalSearch(ChartSearch):
     # ---- tries
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil:
-        """The trie over item_lists[list_lo:list_lo + list_n] (made once per sentence), or -1 for no tail."""
-        cdef int32_t root, k
+        """The trie over item_lists[list_lo:list_lo + list_n] (made once per sentence), or -1 for no tail.
+        Of two or more items, only the root's score and best item, until an edge over it is first popped
+        (_grow_trie): most vertices' tries are never needed (their groups' initial edges are never popped)."""
+        cdef int32_t root, best
         if list_n <= 0 or self.item_lists[list_lo] < 0:
             return -1
         if <size_t>list_lo >= self.trie_of_list.size():
             self.trie_of_list.resize(self.item_lists.size(), -1)
         if self.trie_of_list[list_lo] >= 0:
             return self.trie_of_list[list_lo]
+        root = self.nodes.size()
+        self.nodes.resize(root + 1)
+        self.trie_of_list[list_lo] = root
+        if list_n == 1:
+            self._grow_trie(root, list_lo, list_n)
+            return root
+        best = self.item_lists[list_lo]
+        self.nodes[root].score = self.items[best].score
+        self.nodes[root].item = best
+        self.nodes[root].rank = -1
+        self.nodes[root].n_items = list_n
+        self.nodes[root].flat_lo = -1
+        self.nodes[root].first_child = list_lo  # (until grown)
+        self.nodes[root].n_children = -1        # not grown yet
+        self.nodes[root].depth = 0
+        self.nodes[root].reveals = 0xFFFFFFFFu
+        self.nodes[root].below = 0xFFFFFFFFu
+        self.nodes[root].state_offset = -1
+        self.nodes[root].state_key = 0
+        return root
+
+    cdef void _grow_trie(self, int32_t root, int32_t list_lo, int32_t list_n) noexcept nogil:
+        """Build the trie of item_lists[list_lo:list_lo + list_n] below nodes[root]."""
+        cdef int32_t k
         self.ranks_scratch.resize(list_n)
         self.tokens_scratch.resize(list_n)
         self.trie_tokens.clear()
@@ -257,12 +295,8 @@ cdef class IncrementalSearch(ChartSearch):
             self.trie_token_lo[k] = self.trie_tokens.size()
             self._append_tokens(self.item_lists[list_lo + k])
         self.trie_token_lo[list_n] = self.trie_tokens.size()
-        root = self.nodes.size()
-        self.nodes.resize(root + 1)
         self._build_node(root, list_lo, 0, list_n, 0, 0)
         self.nodes[root].reveals = 0xFFFFFFFFu  # (a root is never a refinement)
-        self.trie_of_list[list_lo] = root
-        return root
 
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
                           int parent_depth) noexcept nogil:
@@ -664,6 +698,10 @@ cdef class IncrementalSearch(ChartSearch):
             else:
                 edge = self.partial_edges[cky_heap_pop(self.queue)]
             self.partial_pops += 1
+            for t in range(2):  # (an edge is scored over its tails' partial states or split only once popped)
+                node = edge.node[t]
+                if node >= 0 and self.nodes[node].n_children < 0:
+                    self._grow_trie(node, self.nodes[node].first_child, self.nodes[node].n_items)
             if edge.initial:
                 self._push_initial(edge.group, edge.rule_rank + 1)
                 if edge.scores_lm and edge.estimated:
