@@ -654,11 +654,10 @@ cdef class IncrementalSearch(ChartSearch):
             edge.fixed = group.fixed_score
             edge.scores_lm = group.kind == GROUP_GLUE_CONCAT
         edge.initial = 1
-        # Tails not yet items: the words-only estimate (a lone item tail: scored exactly).
-        edge.estimated = (edge.node[0] >= 0 and self.nodes[edge.node[0]].rank < 0) or \
-            (edge.node[1] >= 0 and self.nodes[edge.node[1]].rank < 0)
-        if edge.scores_lm and not edge.estimated:  # (an estimated edge learns its rule when popped)
-            self._set_rule(&edge)
+        # The rule's words-only estimate, also when its tails are items (most initial edges are never popped:
+        # such an edge is scored exactly when first popped, and re-queued if no longer the best). The rule id
+        # is read when popped too.
+        edge.estimated = edge.scores_lm
         self.initial_edges += 1
         self._push_partial(&edge)
 
@@ -717,6 +716,15 @@ cdef class IncrementalSearch(ChartSearch):
                         split = t
                         split_depth = depth
             if split < 0:
+                if edge.estimated:  # an initial edge over items (or no tails), queued by its words' estimate
+                    edge.estimated = 0
+                    edge.initial = 0
+                    self._score_partial(&edge)
+                    if self.queue.size() > 0 and edge.score < self.queue[0].score:
+                        self.partial_edges.push_back(edge)
+                        cky_heap_push(self.queue, edge.score, self.partial_edges.size() - 1)
+                        self.partial_pushes += 1
+                        continue
                 self.pending_states.clear()
                 self.pending_hashes.clear()
                 if edge.complete >= 0:
