@@ -18,6 +18,8 @@ cache, counters, export; only the search inside a cell differs):
   a single item is a leaf. Tries are built once per item list and sentence, and
   reused by every parent cell; each node's partial states (its best item's
   state cut to what the node reveals) and their hash are made once, with it.
+  A trie is grown only when an edge over its root is first popped (until then
+  the root is a stub: its score and best item; most vertices never get there).
 - A partial edge is a cube-pruning hypothesis whose tails are trie nodes (or a
   node's remaining children). Its score is the rule score, the tails' scores and
   the LM score of the rule's words with each tail's state cut to the boundary
@@ -26,9 +28,11 @@ cache, counters, export; only the search inside a cell differs):
   estimate with the words revealed so far), cached per sentence by (target,
   tail nodes' state hashes). An edge with its tails at their roots (and the
   rest edges split from it) takes the rule's words-only LM estimate instead
-  (_chart.rule_lm_estimates: no query; many such edges are never popped). An
-  edge whose tails are all items is scored exactly, straight from KenLM, and
-  keeps its state for its pop.
+  (_chart.rule_lm_estimates: no query; most such edges are never popped),
+  also when its tails are single items or absent: it is scored exactly when
+  first popped, and re-queued if no longer the best. An edge whose tails are
+  all items is scored exactly, straight from KenLM, and keeps its state for
+  its pop.
 - One priority queue per cell and unary round (as Moses' incremental search,
   and our cube pruning's pop limit): a popped partial edge whose tails are all
   items becomes a hypothesis and is recombined (_add_hypothesis), counting one
