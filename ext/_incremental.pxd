@@ -1,6 +1,6 @@
 # distutils: language = c++
 """Incremental search by boundary-word grouping over the compiled chart (see _incremental.pyx)."""
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry, CkySortEntry, Hypothesis
@@ -11,15 +11,19 @@ from decoder._ext._kenlm cimport ChartState
 cdef struct TrieNode:
     double score          # best descendant item's inside score
     int32_t first_child   # into IncrementalSearch.nodes
-    int32_t n_children
+    int32_t n_children    # -1: a root not grown yet (first_child: its item list's offset)
     int32_t rank          # leaf: the item's position in its item list; inner node: -1
     int32_t item          # leaf: the item; inner node: its best descendant (whose words it reveals)
     int16_t depth         # boundary tokens revealed
-    int8_t same_estimate  # the tokens it reveals beyond its parent's (end tokens of a long block's
-                          # sides) or the item itself leave the partial LM state, so the LM estimate, as the parent's
+    uint32_t reveals      # the (block, side) bits (_incremental.side_bit) of the tokens it reveals beyond its
+                          # parent's that change its partial LM state (0: end tokens of a long block's sides, or
+                          # the item itself: the LM estimate is the parent's)
+    uint32_t below        # the same of every node below it (0: a leaf, or its items' states are equal)
     int32_t state_offset  # its partial states (one per block) in IncrementalSearch.node_states; -1: a
                           # leaf, whose states are its item's
     uint64_t state_key    # hash of its partial states (the partial LM cache's key with a rule's target)
+    int32_t n_items       # items (leaves) below it
+    int32_t flat_lo       # its leaves best first in IncrementalSearch.flat_leaves (made when first needed; -1)
 
 
 # A hyperedge with tails still being refined: tail t is children[first[t]:] of node[t]
@@ -30,8 +34,11 @@ cdef struct PartialEdge:
     float lm              # the LM estimate in score (weight not applied)
     int32_t group
     int32_t rule_rank
+    int32_t rule          # the rule id (GROUP_RULES with an LM score; else -1)
+    uint32_t relevant[2]  # per tail: the side bits (TrieNode.reveals) whose words can change the LM score
     int32_t node[2]
     int32_t first[2]
+    int8_t flat[2]        # tail t is the items of node[t] (flat_leaves) from first[t] on, not its children
     int32_t complete      # every tail an item: its LM state in IncrementalSearch.complete_states; else -1
     int8_t initial        # tails still at their roots: popping it lets the group's next rule in
     int8_t scores_lm      # the rule (or glue concatenation) has an LM score
@@ -40,11 +47,17 @@ cdef struct PartialEdge:
 
 cdef class IncrementalSearch(ChartSearch):
     cdef vector[TrieNode] nodes
-    cdef CkyHashMap trie_of_list               # item-list offset -> trie root (per sentence)
+    cdef vector[int32_t] trie_of_list          # item-list offset -> trie root, or -1 (per sentence)
     cdef vector[PartialEdge] partial_edges
+    cdef vector[int32_t] flat_leaves            # per sentence: flattened nodes' leaves, best first
+    cdef vector[int32_t] group_roots            # per group of the cell being searched: its tails' trie roots
     cdef vector[CkyHeapEntry] queue
+    cdef bint queue_unordered                  # _push_partial appends (the cell's initial edges), see _search
     cdef vector[int32_t] ranks_scratch
     cdef vector[uint64_t] tokens_scratch
+    cdef vector[uint64_t] trie_tokens          # the trie being built: its items' boundary tokens (by rank,
+    cdef vector[uint32_t] trie_token_bits      # from trie_token_lo[rank]) and their side bits
+    cdef vector[int32_t] trie_token_lo
     cdef vector[CkySortEntry] child_order      # _build_node's stack of children (sorted best first)
     cdef vector[int32_t] child_bounds          # and their [start, end) in ranks_scratch
     cdef vector[ChartState] node_states        # the trie nodes' partial states (per sentence)
@@ -59,20 +72,25 @@ cdef class IncrementalSearch(ChartSearch):
     cdef const double[::1] single_sorted_estimate
     cdef vector[ChartState] complete_states    # per cell (round): the states of complete partial edges
     cdef vector[uint64_t] complete_hashes
-    cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored
+    # use what a rule's LM score cannot see (edge.relevant): refinements that keep the LM score, flat tails;
+    # off: every side counts as seen (the same search, more LM scoring and pops: for tests)
+    cdef public bint lm_visibility
+    cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored, flat_tails
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
+    cdef void _grow_trie(self, int32_t root, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
                           int parent_depth) noexcept nogil
-    cdef int _n_tokens(self, int32_t item) noexcept nogil
-    cdef uint64_t _token(self, int32_t item, int depth, bint *changes_state) noexcept nogil
+    cdef int _append_tokens(self, int32_t item) noexcept nogil
     cdef void _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil
     cdef void _set_node_states(self, int32_t slot) noexcept nogil
     cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length,
                            const PartialEdge *edge) noexcept nogil
-    cdef double _tail_score(self, int32_t node, int32_t first) noexcept nogil
+    cdef void _flatten(self, int32_t node) noexcept nogil
+    cdef double _tail_score(self, int32_t node, int32_t first, bint flat) noexcept nogil
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil
     cdef void _push_partial(self, PartialEdge *edge) noexcept nogil
+    cdef void _set_rule(self, PartialEdge *edge) noexcept nogil
     cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil
     cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out,
                                uint64_t *out_hash) noexcept nogil

@@ -18,6 +18,8 @@ cache, counters, export; only the search inside a cell differs):
   a single item is a leaf. Tries are built once per item list and sentence, and
   reused by every parent cell; each node's partial states (its best item's
   state cut to what the node reveals) and their hash are made once, with it.
+  A trie is grown only when an edge over its root is first popped (until then
+  the root is a stub: its score and best item; most vertices never get there).
 - A partial edge is a cube-pruning hypothesis whose tails are trie nodes (or a
   node's remaining children). Its score is the rule score, the tails' scores and
   the LM score of the rule's words with each tail's state cut to the boundary
@@ -26,15 +28,29 @@ cache, counters, export; only the search inside a cell differs):
   estimate with the words revealed so far), cached per sentence by (target,
   tail nodes' state hashes). An edge with its tails at their roots (and the
   rest edges split from it) takes the rule's words-only LM estimate instead
-  (_chart.rule_lm_estimates: no query; many such edges are never popped). An
-  edge whose tails are all items is scored exactly, straight from KenLM, and
-  keeps its state for its pop.
+  (_chart.rule_lm_estimates: no query; most such edges are never popped),
+  also when its tails are single items or absent: it is scored exactly when
+  first popped, and re-queued if no longer the best. An edge whose tails are
+  all items is scored exactly, straight from KenLM, and keeps its state for
+  its pop.
 - One priority queue per cell and unary round (as Moses' incremental search,
   and our cube pruning's pop limit): a popped partial edge whose tails are all
   items becomes a hypothesis and is recombined (_add_hypothesis), counting one
   pop; otherwise the tail with the fewest revealed words (the most general
   context) is split into its best child, more specific, and its remaining
-  children, both re-queued.
+  children, both re-queued (the best child, when still the queue's best, is
+  popped next without going through the queue).
+- What a rule's LM score cannot see: KenLM's RuleScore copies the state of a
+  block that begins the target (its left words are scored later, by the
+  parents) and only keeps the right state of one that ends it. So a block's
+  left words at the start of the target, and its right words at its end,
+  change no LM score of this rule (rule_relevant_sides; each trie node records
+  which (block, side) words it and the nodes below it reveal). A refinement
+  that reveals only such words keeps the edge's LM score (no LM query), and a
+  tail whose node has nothing the rule can see left below it is "flat": its
+  items are enumerated best first (one pop each) instead of walking down the
+  trie. Neither changes the search (tests: the same chart, edge by edge, as
+  with lm_visibility off).
 - Unlike the paper, which queues every edge at once, a group's rules (sorted
   best first) enter one at a time: popping rule r's unrefined edge queues rule
   r + 1's, as cube pruning's rule dimension does (a group can hold thousands
@@ -45,10 +61,11 @@ Measurements and where the time goes: bench/results/incremental.md.
 With no pop limit every hypothesis is completed: the chart equals exhaustive
 search. decoder/search/incremental_reference.py is the pure-Python reference.
 """
+cimport cython
 import numpy as np
 
 from libc.math cimport isnan
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item, EDGE_GLUE_CONCAT,
@@ -59,6 +76,7 @@ from decoder._ext._lm cimport LanguageModel, chart_state_hash, empty_chart_state
 
 cdef extern from "incremental_sort.hh":
     void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) nogil
+    void cky_heap_make(vector[CkyHeapEntry] &heap) nogil
 
 # End tokens of a block's sides.
 cdef uint64_t END_SHORT = 0x51A7E5E0D0000001ULL
@@ -74,8 +92,39 @@ cdef uint64_t ABSENT_TAIL_KEY = 0x3C6EF372FE94F82BULL
 cdef size_t PARTIAL_LM_ENTRIES = 1 << 21
 cdef int SIDE_LEFT = 0
 cdef int SIDE_RIGHT = 1
+cdef int SIDE_SHORT = 2  # a block whose left state is not full: its words, all on the left
 
 
+cdef inline uint32_t side_bit(int block, int side) noexcept nogil:
+    """The bit of (block, side) in a node's reveal masks (blocks past the 10th share bit 31)."""
+    return (<uint32_t>1) << (3 * block + side if block < 10 else 31)
+
+
+cdef uint32_t rule_relevant_sides(const int32_t *target, Py_ssize_t length, int n_left_blocks, int tail) noexcept nogil:
+    """The side bits of tail `tail`'s blocks whose words can change the LM score of `target` (children:
+    tail 0's n_left_blocks blocks, then tail 1's). A long block's left words change nothing when it
+    begins the target (KenLM's RuleScore copies its state), its right words nothing when it ends it;
+    a short block's words change nothing only when it is the whole target."""
+    cdef uint32_t relevant = 0xFFFFFFFFu
+    cdef int32_t child, block
+    if length <= 0:
+        return 0
+    if target[0] < 0:
+        child = -target[0] - 1
+        block = child - n_left_blocks if tail == 1 else child
+        if (child >= n_left_blocks) == (tail == 1) and block < 10:
+            relevant &= ~side_bit(block, SIDE_LEFT)
+            if length == 1:
+                relevant &= ~side_bit(block, SIDE_SHORT)
+    if target[length - 1] < 0:
+        child = -target[length - 1] - 1
+        block = child - n_left_blocks if tail == 1 else child
+        if (child >= n_left_blocks) == (tail == 1) and block < 10:
+            relevant &= ~side_bit(block, SIDE_RIGHT)
+    return relevant
+
+
+@cython.final  # (its methods are called directly, and inlined)
 cdef class IncrementalSearch(ChartSearch):
     """ChartSearch with incremental search (boundary-word grouping) instead of cube pruning."""
 
@@ -84,6 +133,7 @@ cdef class IncrementalSearch(ChartSearch):
         the rule's score and LM estimate (NaN: no LM): {pair,single}_sorted_{score,estimate}
         (decoder.search.incremental.sorted_rule_arrays)."""
         ChartSearch.__init__(self, arrays, lm, n_symbols, goal_symbol, settings, **weights)
+        self.lm_visibility = True
         self.pair_sorted_score = arrays["pair_sorted_score"]
         self.pair_sorted_estimate = arrays["pair_sorted_estimate"]
         self.single_sorted_score = arrays["single_sorted_score"]
@@ -100,6 +150,8 @@ cdef class IncrementalSearch(ChartSearch):
         self.partial_lm_novel = 0
         self.initial_edges = 0
         self.complete_scored = 0
+        self.flat_tails = 0
+        self.flat_leaves.clear()
         ChartSearch.decode(self, words_lm, runs, oov_at)
 
     @property
@@ -108,11 +160,17 @@ cdef class IncrementalSearch(ChartSearch):
 
     def trie_nodes(self):
         """The last sentence's trie nodes as arrays (for tests): score, first_child, n_children,
-        rank (-1: inner node), item, depth (tokens revealed; a leaf: its item's tokens + 1)."""
+        rank (-1: inner node), item, depth (tokens revealed; a leaf: its item's tokens + 1), n_items
+        (leaves below), reveals and below (side bits, see TrieNode)."""
         cdef Py_ssize_t n = self.nodes.size(), t
-        out = {name: np.empty(n, np.int32) for name in ("first_child", "n_children", "rank", "item", "depth")}
+        out = {name: np.empty(n, np.int32) for name in ("first_child", "n_children", "rank", "item", "depth", "n_items")}
         out["score"] = np.empty(n, np.float64)
+        out["reveals"] = np.empty(n, np.uint32)
+        out["below"] = np.empty(n, np.uint32)
         for t in range(n):
+            out["n_items"][t] = self.nodes[t].n_items
+            out["reveals"][t] = self.nodes[t].reveals
+            out["below"][t] = self.nodes[t].below
             out["score"][t] = self.nodes[t].score
             out["first_child"][t] = self.nodes[t].first_child
             out["n_children"][t] = self.nodes[t].n_children
@@ -123,58 +181,39 @@ cdef class IncrementalSearch(ChartSearch):
 
     # ---- boundary tokens of an item (KenLM ChartStates, one per block)
 
-    cdef int _n_tokens(self, int32_t item) noexcept nogil:
+    cdef int _append_tokens(self, int32_t item) noexcept nogil:
+        """Append the item's boundary tokens, in reveal order, to trie_tokens, and to trie_token_bits the
+        (block, side) bit (side_bit) of each that changes _partial_state's result (0: a long block's end
+        tokens, which reveal no word); returns their number."""
         cdef const Item *it = &self.items[item]
         cdef const ChartState *st
-        cdef int s, total = 0
+        cdef int s, k, la, lb, total = 0
+        cdef uint64_t value, left_key, right_key
         for s in range(it.n_states):
             st = &self.states[it.state_offset + s]
-            if st.left.full:
-                total += st.left.length + st.right.length + 2
-            else:
-                total += st.left.length + 1
-        return total
-
-    cdef uint64_t _token(self, int32_t item, int depth, bint *changes_state) noexcept nogil:
-        """The depth-th boundary token of an item (depth < _n_tokens(item)); changes_state: False for a
-        long block's end tokens, which reveal no word and leave _partial_state's result as it was."""
-        cdef const Item *it = &self.items[item]
-        cdef const ChartState *st
-        cdef int s, k, la, lb, side = 0
-        cdef uint64_t value = 0
-        for s in range(it.n_states):
-            st = &self.states[it.state_offset + s]
+            left_key = cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + SIDE_LEFT))
             if not st.left.full:
-                if depth <= st.left.length:
-                    changes_state[0] = True
-                    value = st.left.pointers[depth] if depth < st.left.length else END_SHORT
-                    return cky_mix(cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + SIDE_LEFT)), value)
-                depth -= st.left.length + 1
+                for k in range(st.left.length + 1):
+                    value = st.left.pointers[k] if k < st.left.length else END_SHORT
+                    self.trie_tokens.push_back(cky_mix(left_key, value))
+                    self.trie_token_bits.push_back(side_bit(s, SIDE_SHORT))
+                total += st.left.length + 1
                 continue
+            right_key = cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + SIDE_RIGHT))
+            # Alternate left and right, outermost first, until one side runs out.
             la = st.left.length + 1
             lb = st.right.length + 1
-            if depth >= la + lb:
-                depth -= la + lb
-                continue
-            # Alternate left and right, outermost first, until one side runs out.
-            k = 0
-            while True:
+            for k in range(la if la > lb else lb):
                 if k < la:
-                    if depth == 0:
-                        side = SIDE_LEFT
-                        value = st.left.pointers[k] if k < st.left.length else END_LONG
-                        break
-                    depth -= 1
+                    value = st.left.pointers[k] if k < st.left.length else END_LONG
+                    self.trie_tokens.push_back(cky_mix(left_key, value))
+                    self.trie_token_bits.push_back(side_bit(s, SIDE_LEFT) if k < st.left.length else 0)
                 if k < lb:
-                    if depth == 0:
-                        side = SIDE_RIGHT
-                        value = <uint64_t>st.right.words[k] if k < st.right.length else END_RIGHT
-                        break
-                    depth -= 1
-                k += 1
-            changes_state[0] = value != END_LONG and value != END_RIGHT
-            return cky_mix(cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + side)), value)
-        return 0
+                    value = <uint64_t>st.right.words[k] if k < st.right.length else END_RIGHT
+                    self.trie_tokens.push_back(cky_mix(right_key, value))
+                    self.trie_token_bits.push_back(side_bit(s, SIDE_RIGHT) if k < st.right.length else 0)
+            total += la + lb
+        return total
 
     cdef void _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil:
         """Block `block` of `item`'s state as far as its first `depth` tokens reveal it."""
@@ -216,24 +255,52 @@ cdef class IncrementalSearch(ChartSearch):
     # ---- tries
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil:
-        """The trie over item_lists[list_lo:list_lo + list_n] (made once per sentence), or -1 for no tail."""
-        cdef int32_t *found
-        cdef int32_t root, k
+        """The trie over item_lists[list_lo:list_lo + list_n] (made once per sentence), or -1 for no tail.
+        Of two or more items, only the root's score and best item, until an edge over it is first popped
+        (_grow_trie): most vertices' tries are never needed (their groups' initial edges are never popped)."""
+        cdef int32_t root, best
         if list_n <= 0 or self.item_lists[list_lo] < 0:
             return -1
-        found = self.trie_of_list.find(<uint64_t>list_lo + 1)
-        if found != NULL:
-            return found[0]
-        self.ranks_scratch.resize(list_n)
-        self.tokens_scratch.resize(list_n)
-        for k in range(list_n):
-            self.ranks_scratch[k] = k
+        if <size_t>list_lo >= self.trie_of_list.size():
+            self.trie_of_list.resize(self.item_lists.size(), -1)
+        if self.trie_of_list[list_lo] >= 0:
+            return self.trie_of_list[list_lo]
         root = self.nodes.size()
         self.nodes.resize(root + 1)
-        self._build_node(root, list_lo, 0, list_n, 0, 0)
-        self.nodes[root].same_estimate = 0
-        self.trie_of_list.set(<uint64_t>list_lo + 1, root)
+        self.trie_of_list[list_lo] = root
+        if list_n == 1:
+            self._grow_trie(root, list_lo, list_n)
+            return root
+        best = self.item_lists[list_lo]
+        self.nodes[root].score = self.items[best].score
+        self.nodes[root].item = best
+        self.nodes[root].rank = -1
+        self.nodes[root].n_items = list_n
+        self.nodes[root].flat_lo = -1
+        self.nodes[root].first_child = list_lo  # (until grown)
+        self.nodes[root].n_children = -1        # not grown yet
+        self.nodes[root].depth = 0
+        self.nodes[root].reveals = 0xFFFFFFFFu
+        self.nodes[root].below = 0xFFFFFFFFu
+        self.nodes[root].state_offset = -1
+        self.nodes[root].state_key = 0
         return root
+
+    cdef void _grow_trie(self, int32_t root, int32_t list_lo, int32_t list_n) noexcept nogil:
+        """Build the trie of item_lists[list_lo:list_lo + list_n] below nodes[root]."""
+        cdef int32_t k
+        self.ranks_scratch.resize(list_n)
+        self.tokens_scratch.resize(list_n)
+        self.trie_tokens.clear()
+        self.trie_token_bits.clear()
+        self.trie_token_lo.resize(list_n + 1)
+        for k in range(list_n):
+            self.ranks_scratch[k] = k
+            self.trie_token_lo[k] = self.trie_tokens.size()
+            self._append_tokens(self.item_lists[list_lo + k])
+        self.trie_token_lo[list_n] = self.trie_tokens.size()
+        self._build_node(root, list_lo, 0, list_n, 0, 0)
+        self.nodes[root].reveals = 0xFFFFFFFFu  # (a root is never a refinement)
 
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
                           int parent_depth) noexcept nogil:
@@ -241,35 +308,38 @@ cdef class IncrementalSearch(ChartSearch):
         (the parent revealed parent_depth of them). Path compression: a node goes down as long as its
         items share the next token (one refinement reveals them all), and a single item is a leaf."""
         cdef int32_t best = self.item_lists[list_lo + self.ranks_scratch[lo]]
-        cdef int32_t k, first_child, n_groups, start, item
-        cdef int n_tokens = self._n_tokens(best), d
+        cdef int32_t k, first_child, n_groups, start, item, rank
+        cdef int32_t best_lo = self.trie_token_lo[self.ranks_scratch[lo]]
+        cdef int n_tokens = self.trie_token_lo[self.ranks_scratch[lo] + 1] - best_lo, d
         cdef size_t base = self.child_order.size()  # this node's children in child_order[base:] and
         cdef size_t b                                # child_bounds[2 * base:] (a stack shared with the
                                                      # recursion: no allocation per node)
         cdef CkySortEntry entry
         cdef TrieNode leaf
-        cdef bint changes_state = True, same_estimate = True
+        cdef uint32_t reveals = 0, below = 0
         cdef uint64_t token
         self.nodes[slot].score = self.items[best].score
         self.nodes[slot].item = best
         self.nodes[slot].rank = -1
+        self.nodes[slot].n_items = hi - lo
+        self.nodes[slot].flat_lo = -1
         if hi - lo == 1:  # one item: the leaf itself
             for d in range(parent_depth, n_tokens):
-                self._token(best, d, &changes_state)
-                if changes_state:
-                    same_estimate = False
+                reveals |= self.trie_token_bits[best_lo + d]
             self.nodes[slot].first_child = -1
             self.nodes[slot].n_children = 0
             self.nodes[slot].rank = self.ranks_scratch[lo]
             self.nodes[slot].depth = <int16_t>(n_tokens + 1)
-            self.nodes[slot].same_estimate = same_estimate
+            self.nodes[slot].reveals = reveals
+            self.nodes[slot].below = 0
             self._set_node_states(slot)
             return
         # Tokens the items all share: revealed at once.
         while depth < n_tokens:
             for k in range(lo, hi):
-                self.tokens_scratch[k] = self._token(self.item_lists[list_lo + self.ranks_scratch[k]], depth,
-                                                     &changes_state)
+                rank = self.ranks_scratch[k]
+                self.tokens_scratch[k] = self.trie_tokens[self.trie_token_lo[rank] + depth] \
+                    if self.trie_token_lo[rank] + depth < self.trie_token_lo[rank + 1] else 0
             token = self.tokens_scratch[lo]
             for k in range(lo + 1, hi):
                 if self.tokens_scratch[k] != token:
@@ -279,11 +349,10 @@ cdef class IncrementalSearch(ChartSearch):
                 break
             depth += 1
         for d in range(parent_depth, depth):
-            self._token(best, d, &changes_state)
-            if changes_state:
-                same_estimate = False
+            reveals |= self.trie_token_bits[best_lo + d]
         self.nodes[slot].depth = <int16_t>depth
-        self.nodes[slot].same_estimate = same_estimate
+        self.nodes[slot].reveals = reveals
+        self.nodes[slot].below = 0
         self._set_node_states(slot)
         if depth >= n_tokens:
             # Every token revealed: the items themselves (equal states of different unary rounds).
@@ -298,7 +367,10 @@ cdef class IncrementalSearch(ChartSearch):
                 leaf.rank = self.ranks_scratch[k]
                 leaf.item = item
                 leaf.depth = <int16_t>(depth + 1)
-                leaf.same_estimate = 1
+                leaf.reveals = 0
+                leaf.below = 0
+                leaf.n_items = 1
+                leaf.flat_lo = -1
                 self.nodes.push_back(leaf)
                 self._set_node_states(self.nodes.size() - 1)
             return
@@ -323,6 +395,8 @@ cdef class IncrementalSearch(ChartSearch):
         for k in range(n_groups):
             b = 2 * (base + self.child_order[base + k].id)
             self._build_node(first_child + k, list_lo, self.child_bounds[b], self.child_bounds[b + 1], depth + 1, depth)
+            below |= self.nodes[first_child + k].reveals | self.nodes[first_child + k].below
+        self.nodes[slot].below = below
         self.child_order.resize(base)
         self.child_bounds.resize(2 * base)
 
@@ -345,11 +419,40 @@ cdef class IncrementalSearch(ChartSearch):
                 key = cky_mix(key, chart_state_hash(&self.node_states[offset + s]))
         self.nodes[slot].state_key = key
 
+    cdef void _flatten(self, int32_t node) noexcept nogil:
+        """The node's leaves (items) best first in flat_leaves[nodes[node].flat_lo:][:n_items] (once)."""
+        cdef size_t base = self.child_order.size(), k
+        cdef int32_t t, c
+        cdef CkySortEntry entry
+        if self.nodes[node].flat_lo >= 0:
+            return
+        self.scratch.clear()
+        self.scratch.push_back(node)
+        while self.scratch.size() > 0:
+            t = self.scratch.back()
+            self.scratch.pop_back()
+            if self.nodes[t].rank >= 0:
+                entry.symbol = 0
+                entry.score = self.nodes[t].score
+                entry.id = t
+                self.child_order.push_back(entry)
+                continue
+            for c in range(self.nodes[t].first_child, self.nodes[t].first_child + self.nodes[t].n_children):
+                self.scratch.push_back(c)
+        cky_sort_entries(&self.child_order[base], self.child_order.size() - base)
+        self.nodes[node].flat_lo = self.flat_leaves.size()
+        for k in range(base, self.child_order.size()):
+            self.flat_leaves.push_back(self.child_order[k].id)
+        self.child_order.resize(base)
+
     # ---- partial edges
 
-    cdef double _tail_score(self, int32_t node, int32_t first) noexcept nogil:
+    cdef double _tail_score(self, int32_t node, int32_t first, bint flat) noexcept nogil:
+        """The score of a tail: the best item of node's children[first:], or (flat) of its items[first:]."""
         if node < 0:
             return 0.0
+        if flat:
+            return self.nodes[self.flat_leaves[self.nodes[node].flat_lo + first]].score
         if first == 0:
             return self.nodes[node].score
         return self.nodes[self.nodes[node].first_child + first].score
@@ -400,7 +503,8 @@ cdef class IncrementalSearch(ChartSearch):
         cdef int32_t r = -1, item
         cdef int t, s
         cdef int64_t t_lo, t_hi
-        cdef double score = self._tail_score(edge.node[0], edge.first[0]) + self._tail_score(edge.node[1], edge.first[1])
+        cdef double score = self._tail_score(edge.node[0], edge.first[0], edge.flat[0]) + \
+            self._tail_score(edge.node[1], edge.first[1], edge.flat[1])
         cdef bint scores_lm, complete = True
         cdef uint64_t key, out_hash
         cdef const int32_t *target
@@ -413,8 +517,7 @@ cdef class IncrementalSearch(ChartSearch):
             edge.score = score + self.weight_lm * edge.lm
             return
         if group.kind == GROUP_RULES:
-            r = self.single_rules_sorted[group.rules_lo + edge.rule_rank] if group.single \
-                else self.pair_rules_sorted[group.rules_lo + edge.rule_rank]
+            r = edge.rule
             t_lo = self.rule_target_offsets[r]
             t_hi = self.rule_target_offsets[r + 1]
             target = &self.rule_target_lm[t_lo] if t_hi > t_lo else NULL
@@ -492,10 +595,39 @@ cdef class IncrementalSearch(ChartSearch):
         self.edges_proposed += 1
 
     cdef void _push_partial(self, PartialEdge *edge) noexcept nogil:
+        """Score the edge and queue it (without ordering the queue while self.queue_unordered: the cell's
+        first batch, ordered at once by cky_heap_make)."""
+        cdef CkyHeapEntry entry
         self._score_partial(edge)
         self.partial_edges.push_back(edge[0])
-        cky_heap_push(self.queue, edge.score, self.partial_edges.size() - 1)
+        if self.queue_unordered:
+            entry.score = edge.score
+            entry.index = self.partial_edges.size() - 1
+            self.queue.push_back(entry)
+        else:
+            cky_heap_push(self.queue, edge.score, self.partial_edges.size() - 1)
         self.partial_pushes += 1
+
+    cdef void _set_rule(self, PartialEdge *edge) noexcept nogil:
+        """The edge's rule id and, per tail, the sides whose words its LM score sees (edge.relevant): read
+        only for edges that are scored or split, not for every initial edge (most are never popped)."""
+        cdef Group *group = &self.groups[edge.group]
+        cdef const int32_t *target = GLUE_CONCAT_TARGET
+        cdef Py_ssize_t length = 2
+        cdef int64_t k, t_lo
+        cdef int t, n_left_blocks
+        if group.kind == GROUP_RULES:
+            k = group.rules_lo + edge.rule_rank
+            edge.rule = self.single_rules_sorted[k] if group.single else self.pair_rules_sorted[k]
+            t_lo = self.rule_target_offsets[edge.rule]
+            length = self.rule_target_offsets[edge.rule + 1] - t_lo
+            target = &self.rule_target_lm[t_lo] if length > 0 else NULL
+        if not self.lm_visibility:
+            return
+        n_left_blocks = self.items[self.nodes[edge.node[0]].item].n_states if edge.node[0] >= 0 else 0
+        for t in range(2):
+            if edge.node[t] >= 0:
+                edge.relevant[t] = rule_relevant_sides(target, length, n_left_blocks, t)
 
     cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
         cdef Group *group = &self.groups[g]
@@ -506,11 +638,15 @@ cdef class IncrementalSearch(ChartSearch):
             return
         edge.group = g
         edge.rule_rank = rule_rank
-        edge.node[0] = self._trie(group.left_lo, group.n_left)
-        edge.node[1] = self._trie(group.right_lo, group.n_right)
+        edge.node[0] = self.group_roots[2 * g]
+        edge.node[1] = self.group_roots[2 * g + 1]
         edge.first[0] = 0
         edge.first[1] = 0
+        edge.flat[0] = 0
+        edge.flat[1] = 0
         edge.lm = 0.0
+        edge.rule = -1
+        edge.relevant[0] = edge.relevant[1] = 0xFFFFFFFFu
         if group.kind == GROUP_RULES:
             k = group.rules_lo + rule_rank
             edge.fixed = self.single_sorted_score[k] if group.single else self.pair_sorted_score[k]
@@ -522,18 +658,20 @@ cdef class IncrementalSearch(ChartSearch):
             edge.fixed = group.fixed_score
             edge.scores_lm = group.kind == GROUP_GLUE_CONCAT
         edge.initial = 1
-        # Tails not yet items: the words-only estimate (a lone item tail: scored exactly).
-        edge.estimated = (edge.node[0] >= 0 and self.nodes[edge.node[0]].rank < 0) or \
-            (edge.node[1] >= 0 and self.nodes[edge.node[1]].rank < 0)
+        # The rule's words-only estimate, also when its tails are items (most initial edges are never popped:
+        # such an edge is scored exactly when first popped, and re-queued if no longer the best). The rule id
+        # is read when popped too.
+        edge.estimated = edge.scores_lm
         self.initial_edges += 1
         self._push_partial(&edge)
 
     cdef void _search(self, int c, int round) noexcept nogil:
         """The cell's (round's) queue of partial edges, until the pop limit of complete hypotheses."""
-        cdef int32_t g, split, node, child
-        cdef int t, pops = 0
+        cdef int32_t g, split, node, child, other, n_alternatives
+        cdef int t, depth, split_depth = 0, pops = 0
         cdef int limit = self.pop_limit
-        cdef PartialEdge edge, refined
+        cdef PartialEdge edge, refined, next_edge
+        cdef bint have_next = False
         cdef Hypothesis hyp
         if self.exhaustive:
             ChartSearch._search(self, c, round)
@@ -548,21 +686,49 @@ cdef class IncrementalSearch(ChartSearch):
         self.complete_hashes.clear()
         self.pending_states.clear()
         self.pending_hashes.clear()
+        self.group_roots.resize(2 * self.groups.size())
+        self.queue_unordered = True
         for g in range(self.groups.size()):
+            self.group_roots[2 * g] = self._trie(self.groups[g].left_lo, self.groups[g].n_left)
+            self.group_roots[2 * g + 1] = self._trie(self.groups[g].right_lo, self.groups[g].n_right)
             self._push_initial(g, 0)
-        while self.queue.size() > 0 and (limit <= 0 or pops < limit):
-            edge = self.partial_edges[cky_heap_pop(self.queue)]
+        self.queue_unordered = False
+        cky_heap_make(self.queue)
+        while (have_next or self.queue.size() > 0) and (limit <= 0 or pops < limit):
+            if have_next:  # the last split's best child, at least as good as the queue's best
+                edge = next_edge
+                have_next = False
+            else:
+                edge = self.partial_edges[cky_heap_pop(self.queue)]
             self.partial_pops += 1
+            for t in range(2):  # (an edge is scored over its tails' partial states or split only once popped)
+                node = edge.node[t]
+                if node >= 0 and self.nodes[node].n_children < 0:
+                    self._grow_trie(node, self.nodes[node].first_child, self.nodes[node].n_items)
             if edge.initial:
                 self._push_initial(edge.group, edge.rule_rank + 1)
-            # The most general open tail: fewest boundary words revealed (ties: the left one).
+                if edge.scores_lm and edge.estimated:
+                    self._set_rule(&edge)
+            # The most general open tail: fewest boundary words revealed (ties: the left one); a flat tail
+            # (whose words left to reveal cannot change the score) last.
             split = -1
             for t in range(2):
                 node = edge.node[t]
                 if node >= 0 and self.nodes[node].rank < 0:
-                    if split < 0 or self.nodes[node].depth < self.nodes[edge.node[split]].depth:
+                    depth = 0x7FFF if edge.flat[t] else self.nodes[node].depth
+                    if split < 0 or depth < split_depth:
                         split = t
+                        split_depth = depth
             if split < 0:
+                if edge.estimated:  # an initial edge over items (or no tails), queued by its words' estimate
+                    edge.estimated = 0
+                    edge.initial = 0
+                    self._score_partial(&edge)
+                    if self.queue.size() > 0 and edge.score < self.queue[0].score:
+                        self.partial_edges.push_back(edge)
+                        cky_heap_push(self.queue, edge.score, self.partial_edges.size() - 1)
+                        self.partial_pushes += 1
+                        continue
                 self.pending_states.clear()
                 self.pending_hashes.clear()
                 if edge.complete >= 0:
@@ -575,27 +741,45 @@ cdef class IncrementalSearch(ChartSearch):
                 pops += 1
                 continue
             node = edge.node[split]
-            child = self.nodes[node].first_child + edge.first[split]
-            refined = edge
-            refined.initial = 0
-            refined.estimated = 0
-            refined.node[split] = child
-            refined.first[split] = 0
-            if self.nodes[child].same_estimate and not edge.estimated and self.nodes[child].rank < 0:
-                # The same LM estimate: the best child's score is the tail's, so the edge's score.
-                self.partial_edges.push_back(refined)
-                cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
-                self.partial_pushes += 1
+            if not edge.flat[split] and edge.first[split] == 0 and \
+                    (self.nodes[node].below & edge.relevant[split]) == 0:
+                # Nothing left to reveal below the node can change the edge's LM score: its items one by one,
+                # best first, instead of down the trie (the same edges, fewer pops).
+                self._flatten(node)
+                edge.flat[split] = 1
+                self.flat_tails += 1
+            if edge.flat[split]:
+                child = self.flat_leaves[self.nodes[node].flat_lo + edge.first[split]]
+                n_alternatives = self.nodes[node].n_items
             else:
-                self._push_partial(&refined)
-            if edge.first[split] + 1 < self.nodes[node].n_children:
-                # The rest of the node's children reveal what the node does: the same LM estimate.
+                child = self.nodes[node].first_child + edge.first[split]
+                n_alternatives = self.nodes[node].n_children
+            # The best child: the tail's score, so the edge's score unless its LM estimate changes.
+            next_edge = edge
+            next_edge.initial = 0
+            next_edge.estimated = 0
+            next_edge.node[split] = child
+            next_edge.first[split] = 0
+            next_edge.flat[split] = 0
+            other = edge.node[1 - split]
+            if edge.estimated or not (edge.flat[split] or (self.nodes[child].reveals & edge.relevant[split]) == 0) \
+                    or not (self.nodes[child].rank < 0 or (other >= 0 and self.nodes[other].rank < 0)):
+                # (Else not complete, and the child reveals no word the LM score sees: the same LM estimate.)
+                self._score_partial(&next_edge)
+            if edge.first[split] + 1 < n_alternatives:
+                # The rest of the node's children (items) reveal what the node does: the same LM estimate.
                 refined = edge
                 refined.initial = 0
                 refined.first[split] = edge.first[split] + 1
-                refined.score = edge.score - self._tail_score(node, edge.first[split]) \
-                    + self._tail_score(node, refined.first[split])
+                refined.score = edge.score - self._tail_score(node, edge.first[split], edge.flat[split]) \
+                    + self._tail_score(node, refined.first[split], edge.flat[split])
                 self.partial_edges.push_back(refined)
                 cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
                 self.partial_pushes += 1
+            self.partial_pushes += 1
+            if self.queue.size() == 0 or next_edge.score >= self.queue[0].score:
+                have_next = True  # the best edge: popped next, not through the queue
+            else:
+                self.partial_edges.push_back(next_edge)
+                cky_heap_push(self.queue, next_edge.score, self.partial_edges.size() - 1)
         self.queue.clear()

@@ -2,6 +2,7 @@
 exhaustive reference decoder; the compiled search against the reference and exhaustive search."""
 import math
 
+import numpy as np
 import pytest
 
 from decoder.binarize import binarize
@@ -205,4 +206,45 @@ def test_compiled_tries_are_path_compressed_and_scored_by_best_descendant(models
             assert scores == sorted(scores, reverse=True)
             assert nodes["score"][t] == scores[0] and nodes["item"][t] == nodes["item"][lo]
             assert all(nodes["depth"][c] > nodes["depth"][t] for c in range(lo, lo + n))
+            # What is left to reveal below a node: its children's reveals and theirs; its items: its leaves.
+            below = 0
+            for c in range(lo, lo + n):
+                below |= int(nodes["reveals"][c]) | int(nodes["below"][c])
+            assert nodes["below"][t] == below
+            assert nodes["n_items"][t] == sum(nodes["n_items"][c] for c in range(lo, lo + n))
     assert inner_nodes > 20  # the vertices had items to group
+
+
+@pytest.mark.parametrize("strategy", ("left", "right", "icr"))
+def test_what_the_lm_cannot_see_changes_no_search_result(models, stores, strategy):
+    """Refinements that reveal only words a rule's LM score cannot see (a block's left words at the start of
+    its target, right words at its end) keep the edge's LM score, and a tail with nothing visible left
+    below it enumerates its items (flat): with the same scores, the pruned search finds the same chart as
+    when every word counts (each partial edge rescored, each trie walked down), with fewer LM scorings."""
+    _, lm = models
+    weights = Weights(FEATURES, WEIGHTS)
+    totals = {True: {"flat_tails": 0, "partial_lm_novel": 0}, False: {"flat_tails": 0, "partial_lm_novel": 0}}
+    for seed in range(20):
+        _, store = stores(seed, strategy, n_rules=20, max_arity=4)
+        words = random_sentence(seed, 8)
+        for limit in (1, 2, 4, 10):
+            results = {}
+            for visibility in (True, False):
+                decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
+                decoder.engine.lm_visibility = visibility
+                result = decoder.search(words)
+                kbest = decoder.kbest(result, words, 5, unique=False)
+                results[visibility] = (result.stats, [round(h.score, 6) for h in kbest], [h.text for h in kbest],
+                                       result.chart)
+                for key in totals[visibility]:
+                    totals[visibility][key] += result.stats[key]
+            (seen, seen_kbest, seen_text, seen_chart), (every, every_kbest, every_text, every_chart) = \
+                results[True], results[False]
+            assert seen_kbest == every_kbest and seen_text == every_text, (seed, limit)
+            assert seen_chart.keys() == every_chart.keys()
+            for key in seen_chart:  # the same items and edges, made in the same order
+                assert np.array_equal(np.asarray(seen_chart[key]), np.asarray(every_chart[key])), (seed, limit, key)
+            for key in ("edges_proposed", "edges_kept", "items", "edges"):
+                assert seen.get(key) == every.get(key), (seed, limit, key)
+    assert totals[True]["flat_tails"] > totals[False]["flat_tails"]
+    assert totals[True]["partial_lm_novel"] < totals[False]["partial_lm_novel"]

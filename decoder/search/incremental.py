@@ -52,6 +52,7 @@ class IncrementalSearchDriver(ChartSearchDriver):
         result.stats["initial_edges"] = int(self.engine.initial_edges)
         result.stats["partial_lm_novel"] = int(self.engine.partial_lm_novel)
         result.stats["complete_edges_scored"] = int(self.engine.complete_scored)
+        result.stats["flat_tails"] = int(self.engine.flat_tails)
         result.stats["trie_nodes"] = int(self.engine.n_trie_nodes)
         return result
 
