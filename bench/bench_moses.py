@@ -530,13 +530,47 @@ def demo_comparison(args, log=print) -> dict:
                 f"{our_runs[-1]['cpu_seconds_per_verse']:.3f} CPU s/verse; "
                 + "; ".join(f"{name}: {c['ours_at_least_moses']}/{c['verses']}"
                             for name, c in our_runs[-1]["against"].items()))
+    decoder.reconfigure(rule_order=args.rule_orders[0], max_unary_depth=0, pop_limit=100)
+    shares = our_pop_shares(decoder, sentences)
+    log(f"  our pops at pop limit 100 ({args.rule_orders[0]} order), per verse: {shares}")
     # our default model (unary rules too): a larger model than Moses', for reference only
     decoder.reconfigure(rule_order=args.rule_orders[0], max_unary_depth=1, pop_limit=100)
     run = decode_ours(decoder, sentences)
     our_runs.append(_our_run(run, args.rule_orders[0], 100, 1, args.table_limit, references, moses_runs))
     return {"sentences": len(sentences), "config": args.config, "rule_table": args.rule_table,
             "limited_rule_table": limited_table, "source_rules_kept": int(keep.sum()),
-            "moses": moses_runs, "ours": our_runs}
+            "moses": moses_runs, "ours": our_runs, "our_pops_at_100": shares}
+
+
+def our_pop_shares(decoder, sentences: list[str]) -> dict:
+    """Where our pops go (the analysis of why Moses may get more per pop): every pop adds one edge
+    to the chart, so the edges by the kind of their head item count the pops spent on virtual items
+    (partial rules of the binarization, which Moses' dotted-rule parser never prunes), on real items
+    and on GOAL (glue) items; and the items that survive, by kind."""
+    import numpy as np
+
+    from decoder.grammar import escape_word
+
+    grammar = decoder.chart.grammar
+    is_real = np.asarray(grammar.arrays["symbol_is_real"], dtype=bool)
+    goal = grammar.goal_symbol
+    totals = {"pops_virtual": 0, "pops_real": 0, "pops_goal": 0, "items_virtual": 0, "items_real": 0}
+    for sentence in sentences:
+        result = decoder.chart.run([escape_word(w) for w in sentence.split()])
+        chart = result.chart
+        head_symbol = chart["item_symbol"][chart["edge_head"]]
+        totals["pops_goal"] += int((head_symbol == goal).sum())
+        totals["pops_real"] += int(((head_symbol != goal) & is_real[head_symbol]).sum())
+        totals["pops_virtual"] += int((~is_real[head_symbol]).sum())
+        alive = chart["item_alive"] != 0
+        symbol = chart["item_symbol"]
+        totals["items_real"] += int((alive & (symbol != goal) & is_real[symbol]).sum())
+        totals["items_virtual"] += int((alive & ~is_real[symbol]).sum())
+    n = max(1, len(sentences))
+    out = {name: value / n for name, value in totals.items()}
+    spent = totals["pops_virtual"] + totals["pops_real"]
+    out["virtual_share_of_non_goal_pops"] = totals["pops_virtual"] / spent if spent else 0.0
+    return out
 
 
 def _our_run(run: dict, rule_order: str, pop_limit: int, max_unary_depth: int, table_limit: int, references,
