@@ -184,3 +184,16 @@ def test_check_entry_and_summary():
 def test_compare_counts_ties_within_tolerance():
     result = bm.compare([-10.0, -10.0 - 5e-4, -9.0, -20.0], [-10.0 + 5e-4, -10.0, -10.0, -10.0])
     assert result["ours_at_least_moses"] == 3 and result["ours_better"] == 1 and result["moses_better"] == 1
+
+
+def test_cky_bench_moses_needs_an_executable(tmp_path, capsys):
+    import argparse
+
+    from bench import cli
+
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    args = parser.parse_args(["--moses", str(tmp_path / "no-moses"), "--out", str(tmp_path / "out")])
+    assert cli.main(args) == 2
+    assert "not an executable" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
