@@ -80,8 +80,9 @@ def test_read_nbest_keeps_the_first_entry_per_sentence(tmp_path):
 
 
 def test_reported_seconds():
-    stderr = "Line 0: Translation took 0.125 seconds total\nsomething\nLine 1: Translation took 2 seconds total\n"
-    assert bm.reported_seconds(stderr) == {0: 0.125, 1: 2.0}
+    stderr = ("Line 0: Translation took 0.125 seconds total\nTranslation took 0.100 seconds\nsomething\n"
+              "Line 1: Translation took 2 seconds total\nTranslation took 1.5 seconds\n")
+    assert bm.reported_seconds(stderr) == ({0: 0.125, 1: 2.0}, [0.1, 1.5])
 
 
 def glue_rules_by_kind(path):
