@@ -205,7 +205,8 @@ def moses_ini(config: MosesConfig) -> str:
     for name, values in config.extra.items():
         sections.append((name, [str(v) for v in (values if isinstance(values, (list, tuple)) else [values])]))
     features = [
-        "UnknownWordPenalty", "WordPenalty",
+        # tuneable=true only makes Moses print the feature in its n-best lists (it is off by default)
+        "UnknownWordPenalty tuneable=true", "WordPenalty",
         f"PhraseDictionaryMemory name={RULE_TABLE} num-features={config.n_rule_features} path={config.rule_table} "
         f"input-factor=0 output-factor=0 table-limit={config.table_limit}",
         f"PhraseDictionaryMemory name={GLUE_TABLE} num-features=1 path={config.glue_grammar} "

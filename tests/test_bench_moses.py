@@ -150,6 +150,7 @@ def test_moses_ini():
     assert sections["mapping"] == ["0 T 0", "1 T 1"]
     rule_table = next(f for f in sections["feature"] if "name=TranslationModel0" in f)
     assert "num-features=3" in rule_table and "path=/m/rules.gz" in rule_table and "table-limit=0" in rule_table
+    assert "UnknownWordPenalty tuneable=true" in sections["feature"]  # else Moses leaves it out of n-best lists
     assert any(f.startswith("KENLM ") and "order=5" in f and "path=/m/lm.bin" in f for f in sections["feature"])
     written = {line.split("=")[0]: [float(v) for v in line.split("=", 1)[1].split()] for line in sections["weight"]}
     assert written == {name: pytest.approx(values) for name, values in mw.items()}
