@@ -79,7 +79,6 @@ import json
 import math
 import os
 import re
-import resource
 import subprocess
 import sys
 import time
@@ -286,27 +285,39 @@ class MosesRun:
     stderr_tail: str
 
 
+class MosesProcess:
+    """One Moses process over these sentences (one thread, 1-best n-best list), started at once;
+    `finish()` waits for it and reads its outputs, n-best features and the CPU time of that process
+    alone (os.wait4), so that several may run side by side."""
+
+    def __init__(self, binary: str, ini: str, sentences: list[str], work: str, name: str):
+        self.ini, self.n = ini, len(sentences)
+        self.nbest_path = os.path.join(work, f"{name}.nbest")
+        self.out_path, self.log_path = os.path.join(work, f"{name}.out"), os.path.join(work, f"{name}.log")
+        input_path = os.path.join(work, f"{name}.in")
+        with open(input_path, "w", encoding="utf-8") as f:
+            f.write("".join(s + "\n" for s in sentences))
+        self.wall = time.perf_counter()
+        with open(input_path, encoding="utf-8") as stdin, open(self.out_path, "w") as out, \
+                open(self.log_path, "w") as err:
+            self.process = subprocess.Popen([binary, "-f", ini, "-threads", "1", "-n-best-list", self.nbest_path, "1"],
+                                            stdin=stdin, stdout=out, stderr=err)
+
+    def finish(self) -> MosesRun:
+        _, status, usage = os.wait4(self.process.pid, 0)
+        self.process.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - self.wall
+        stderr = open(self.log_path, encoding="utf-8", errors="replace").read()
+        if self.process.returncode != 0:
+            raise RuntimeError(f"moses failed (exit {self.process.returncode}) on {self.ini}: {stderr[-2000:]}")
+        outputs = open(self.out_path, encoding="utf-8").read().split("\n")[:self.n]
+        nbest = read_nbest(self.nbest_path) if self.n else {}
+        return MosesRun(outputs, nbest, usage.ru_utime + usage.ru_stime, wall, *reported_seconds(stderr), stderr[-3000:])
+
+
 def run_moses(binary: str, ini: str, sentences: list[str], work: str, name: str) -> MosesRun:
     """Moses over these sentences (one thread), its 1-best outputs and n-best features, CPU time."""
-    input_path = os.path.join(work, f"{name}.in")
-    nbest_path = os.path.join(work, f"{name}.nbest")
-    with open(input_path, "w", encoding="utf-8") as f:
-        f.write("".join(s + "\n" for s in sentences))
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    wall = time.perf_counter()
-    with open(input_path, encoding="utf-8") as stdin:
-        done = subprocess.run([binary, "-f", ini, "-threads", "1", "-n-best-list", nbest_path, "1"],
-                              stdin=stdin, capture_output=True, text=True)
-    wall = time.perf_counter() - wall
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    with open(os.path.join(work, f"{name}.log"), "w", encoding="utf-8") as f:
-        f.write(done.stderr)
-    if done.returncode != 0:
-        raise RuntimeError(f"moses failed (exit {done.returncode}) on {ini}: {done.stderr[-2000:]}")
-    outputs = done.stdout.split("\n")[:len(sentences)]
-    nbest = read_nbest(nbest_path) if sentences else {}
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return MosesRun(outputs, nbest, cpu, wall, *reported_seconds(done.stderr), done.stderr[-3000:])
+    return MosesProcess(binary, ini, sentences, work, name).finish()
 
 
 def moses_load_cpu(binary: str, ini: str, work: str, name: str) -> float:
@@ -500,53 +511,74 @@ def demo_comparison(args, log=print) -> dict:
         write_limited_rule_table(decoder.store, keep, limited_table)
     same_rules_files = dict(files, rule_table=limited_table)
 
-    moses_runs = {}
+    # The Moses runs go side by side (--moses-jobs processes, each timed alone) while ours decode.
+    planned = []
     for pop_limit in args.moses_pop_limits:
         for kind, kind_files, search in (("default", files, {}), ("our rules", same_rules_files, {"table_limit": 0})):
             name = f"moses-{'default' if kind == 'default' else 'our-rules'}-{pop_limit}"
             ini = write_ini(kind_files, lm_path, decoder.lm.order, os.path.join(work, name + ".ini"),
                             pop_limit=pop_limit, **search)
-            log(f"{name}: decoding {len(sentences)} verses (load avg {os.getloadavg()[0]:.1f})")
-            run = run_moses(args.moses_bin, ini, sentences, work, name)
-            load_cpu = moses_load_cpu(args.moses_bin, ini, work, name)
-            checks = [check_entry(run.nbest[i], decoder.weights, kenlm) for i in range(len(sentences))]
-            scores = moses_scores(run, decoder.weights, len(sentences))
-            moses_runs[name] = {
-                "kind": kind, "pop_limit": pop_limit, "ini": ini, "scores": scores,
-                "texts": [run.nbest[i].text for i in range(len(sentences))],
-                "average_score": sum(scores) / len(scores),
-                "process_cpu_seconds": run.cpu_seconds, "load_cpu_seconds": load_cpu,
-                "decode_cpu_seconds_per_verse": (run.cpu_seconds - load_cpu) / len(sentences),
-                "reported_wall_seconds_per_verse": sum(run.reported_wall.values()) / len(sentences),
-                "reported_cpu_seconds_per_verse": sum(run.reported_cpu) / len(sentences),
-                "wall_seconds": run.wall_seconds, "load_average": os.getloadavg()[0],
-                "bleu": corpus_bleu(run.outputs, references).score if references else None,
-                "checks": summarize_checks(checks)}
-            log(f"  {name}: average {moses_runs[name]['average_score']:.4f}, "
-                f"{moses_runs[name]['decode_cpu_seconds_per_verse']:.3f} CPU s/verse (+ load {load_cpu:.1f} s), "
-                f"checks {moses_runs[name]['checks']}")
+            planned.append((name, kind, pop_limit, ini))
+    running: dict = {}
+    finished: dict = {}
 
+    def start_next():
+        while planned and len(running) < max(1, args.moses_jobs):
+            name, kind, pop_limit, ini = planned.pop(0)
+            log(f"{name}: decoding {len(sentences)} verses (load avg {os.getloadavg()[0]:.1f})")
+            running[name] = (kind, pop_limit, ini, MosesProcess(args.moses_bin, ini, sentences, work, name))
+
+    start_next()
     our_runs = []
     for rule_order in args.rule_orders:
         decoder.reconfigure(rule_order=rule_order, max_unary_depth=0, table_limit=args.table_limit)
         for pop_limit in args.pop_limits:
             decoder.reconfigure(pop_limit=pop_limit)
             run = decode_ours(decoder, sentences)
-            our_runs.append(_our_run(run, rule_order, pop_limit, 0, args.table_limit, references, moses_runs))
+            our_runs.append(_our_run(run, rule_order, pop_limit, 0, args.table_limit, references))
             log(f"  ours {rule_order} pop {pop_limit}: average {our_runs[-1]['average_score']:.4f}, "
-                f"{our_runs[-1]['cpu_seconds_per_verse']:.3f} CPU s/verse; "
-                + "; ".join(f"{name}: {c['ours_at_least_moses']}/{c['verses']}"
-                            for name, c in our_runs[-1]["against"].items()))
-    decoder.reconfigure(rule_order=args.rule_orders[0], max_unary_depth=0, pop_limit=100)
-    shares = our_pop_shares(decoder, sentences)
-    log(f"  our pops at pop limit 100 ({args.rule_orders[0]} order), per verse: {shares}")
+                f"{our_runs[-1]['cpu_seconds_per_verse']:.3f} CPU s/verse")
     # our default model (unary rules too): a larger model than Moses', for reference only
     decoder.reconfigure(rule_order=args.rule_orders[0], max_unary_depth=1, pop_limit=100)
     run = decode_ours(decoder, sentences)
-    our_runs.append(_our_run(run, args.rule_orders[0], 100, 1, args.table_limit, references, moses_runs))
+    our_runs.append(_our_run(run, args.rule_orders[0], 100, 1, args.table_limit, references))
+    shares = {}
+    for pop_limit in (100, 1000):
+        decoder.reconfigure(rule_order=args.rule_orders[0], max_unary_depth=0, pop_limit=pop_limit)
+        shares[pop_limit] = our_pop_shares(decoder, sentences[:args.share_sentences])
+        log(f"  our pops at pop limit {pop_limit} ({args.rule_orders[0]} order), per verse: {shares[pop_limit]}")
+
+    moses_runs = {}
+    while running:
+        name = next(iter(running))
+        kind, pop_limit, ini, process = running.pop(name)
+        finished[name] = (kind, pop_limit, ini, process.finish())
+        start_next()
+    for name, (kind, pop_limit, ini, run) in finished.items():
+        load_cpu = moses_load_cpu(args.moses_bin, ini, work, name)
+        checks = [check_entry(run.nbest[i], decoder.weights, kenlm) for i in range(len(sentences))]
+        scores = moses_scores(run, decoder.weights, len(sentences))
+        moses_runs[name] = {
+            "kind": kind, "pop_limit": pop_limit, "ini": ini, "scores": scores,
+            "texts": [run.nbest[i].text for i in range(len(sentences))],
+            "average_score": sum(scores) / len(scores),
+            "process_cpu_seconds": run.cpu_seconds, "load_cpu_seconds": load_cpu,
+            "decode_cpu_seconds_per_verse": (run.cpu_seconds - load_cpu) / len(sentences),
+            "reported_wall_seconds_per_verse": sum(run.reported_wall.values()) / len(sentences),
+            "reported_cpu_seconds_per_verse": sum(run.reported_cpu) / len(sentences),
+            "wall_seconds": run.wall_seconds, "load_average": os.getloadavg()[0],
+            "bleu": corpus_bleu(run.outputs, references).score if references else None,
+            "checks": summarize_checks(checks)}
+        log(f"  {name}: average {moses_runs[name]['average_score']:.4f}, "
+            f"{moses_runs[name]['decode_cpu_seconds_per_verse']:.3f} CPU s/verse (+ load {load_cpu:.1f} s), "
+            f"checks {moses_runs[name]['checks']}")
+    for run in our_runs:
+        run["against"] = {name: compare(run["scores"], m["scores"]) for name, m in moses_runs.items()}
+        log(f"  ours {run['rule_order']} pop {run['pop_limit']} unary {run['max_unary_depth']}: "
+            + "; ".join(f"{name}: {c['ours_at_least_moses']}/{c['verses']}" for name, c in run["against"].items()))
     return {"sentences": len(sentences), "config": args.config, "rule_table": args.rule_table,
             "limited_rule_table": limited_table, "source_rules_kept": int(keep.sum()),
-            "moses": moses_runs, "ours": our_runs, "our_pops_at_100": shares}
+            "moses": moses_runs, "ours": our_runs, "our_pops": shares}
 
 
 def our_pop_shares(decoder, sentences: list[str]) -> dict:
@@ -580,8 +612,8 @@ def our_pop_shares(decoder, sentences: list[str]) -> dict:
     return out
 
 
-def _our_run(run: dict, rule_order: str, pop_limit: int, max_unary_depth: int, table_limit: int, references,
-             moses_runs: dict) -> dict:
+def _our_run(run: dict, rule_order: str, pop_limit: int, max_unary_depth: int, table_limit: int,
+             references) -> dict:
     from decoder.evaluate import corpus_bleu
 
     scores = [v["score"] for v in run["verses"]]
@@ -591,8 +623,7 @@ def _our_run(run: dict, rule_order: str, pop_limit: int, max_unary_depth: int, t
             "average_score": sum(scores) / len(scores),
             "cpu_seconds_per_verse": run["cpu_seconds"] / len(scores), "load_average": os.getloadavg()[0],
             "edges_proposed_per_verse": sum(v["edges_proposed"] for v in run["verses"]) / len(scores),
-            "bleu": corpus_bleu(texts, references).score if references else None,
-            "against": {name: compare(scores, m["scores"]) for name, m in moses_runs.items()}}
+            "bleu": corpus_bleu(texts, references).score if references else None}
 
 
 # ---------------------------------------------------------------------------- command line and report
@@ -611,6 +642,9 @@ def parse_arguments(argv=None):
     parser.add_argument("--rule-orders", nargs="+", default=["score", "estimate"])
     parser.add_argument("--pop-limits", type=int, nargs="+", default=[10, 30, 100, 300, 1000])
     parser.add_argument("--moses-pop-limits", type=int, nargs="+", default=[100])
+    parser.add_argument("--moses-jobs", type=int, default=2, help="Moses processes run side by side")
+    parser.add_argument("--share-sentences", type=int, default=30,
+                        help="verses of the count of where our pops go (pop limits 100 and 1000)")
     parser.add_argument("--skip-fixture", action="store_true", help="skip the no-pruning equivalence on the fixture")
     parser.add_argument("--work", default=os.path.join(REPOSITORY, "build", "moses-bench"),
                         help="Moses inputs, inis, logs and n-best lists (git-ignored)")
@@ -703,6 +737,18 @@ def markdown(result: dict) -> str:
                      + " | ".join(cells) + " |")
     lines += ["", "max_unary_depth 1 (our default) is a larger model than Moses' (it adds unary rules): its row is "
               "not a same-model comparison.", ""]
+    shares = demo.get("our_pops", {})
+    if shares:
+        lines += ["Where our pops go (per verse, first verses of the run; every pop adds one edge to the chart, "
+                  "counted by the kind of its head item). Moses spends all of a cell's pops on complete rule "
+                  "applications (real items); ours also pop the binarization's virtual items (partial rules):", "",
+                  "| pop limit | pops on virtual items | pops on real items | pops on GOAL items | virtual share of "
+                  "non-GOAL pops | real items kept | virtual items kept |", "| --- | --- | --- | --- | --- | --- | --- |"]
+        for pop_limit, share in shares.items():
+            lines.append(f"| {pop_limit} | {share['pops_virtual']:.0f} | {share['pops_real']:.0f} | "
+                         f"{share['pops_goal']:.0f} | {share['virtual_share_of_non_goal_pops']:.3f} | "
+                         f"{share['items_real']:.0f} | {share['items_virtual']:.0f} |")
+        lines.append("")
     return "\n".join(lines) + "\n"
 
 
