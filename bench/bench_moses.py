@@ -274,6 +274,36 @@ def reported_seconds(stderr: str) -> tuple[dict[int, float], list[float]]:
     return wall, [float(m.group(1)) for m in _MANAGER_TOOK.finditer(stderr)]
 
 
+def moses_cell_sizes(log_text: str) -> list[list[tuple[int, int, int]]]:
+    """Per sentence, [(start, width, hypotheses)] for every cell of Moses' chart, from the table of
+    hypotheses per cell its ChartManager prints at verbosity 1 (the default) after decoding; the
+    chart's positions include <s> (0) and </s> (the last)."""
+    out = []
+    for block in log_text.split("\nTranslating: ")[1:]:
+        lines = block.split("\n")
+        if not any(line.startswith("BEST TRANSLATION") for line in lines):
+            continue
+        table = []
+        for line in lines[1:]:
+            if line.startswith("BEST TRANSLATION"):
+                break
+            if line.strip() and re.fullmatch(r"[ \d]+", line):
+                table.append([int(x) for x in line.split()])
+        rows = table[1:]  # the first is the header of start positions
+        out.append([(start, width + 1, count) for width, row in enumerate(rows) for start, count in enumerate(row)])
+    return out
+
+
+def moses_real_hypotheses(log_text: str) -> list[int]:
+    """Per sentence, the hypotheses Moses keeps over real labels: every cell but those holding <s>
+    or </s> (there only the glue's Q items are)."""
+    out = []
+    for cells in moses_cell_sizes(log_text):
+        n = max(start + width for start, width, _ in cells)
+        out.append(sum(count for start, width, count in cells if start != 0 and start + width < n))
+    return out
+
+
 @dataclass
 class MosesRun:
     outputs: list[str]
@@ -568,7 +598,9 @@ def demo_comparison(args, log=print) -> dict:
             "reported_cpu_seconds_per_verse": sum(run.reported_cpu) / len(sentences),
             "wall_seconds": run.wall_seconds, "load_average": os.getloadavg()[0],
             "bleu": corpus_bleu(run.outputs, references).score if references else None,
-            "checks": summarize_checks(checks)}
+            "checks": summarize_checks(checks),
+            "real_hypotheses": moses_real_hypotheses(open(os.path.join(work, f"{name}.log"), encoding="utf-8",
+                                                          errors="replace").read())}
         log(f"  {name}: average {moses_runs[name]['average_score']:.4f}, "
             f"{moses_runs[name]['decode_cpu_seconds_per_verse']:.3f} CPU s/verse (+ load {load_cpu:.1f} s), "
             f"checks {moses_runs[name]['checks']}")
@@ -607,6 +639,7 @@ def our_pop_shares(decoder, sentences: list[str]) -> dict:
         totals["items_virtual"] += int((alive & ~is_real[symbol]).sum())
     n = max(1, len(sentences))
     out = {name: value / n for name, value in totals.items()}
+    out["verses"] = len(sentences)
     spent = totals["pops_virtual"] + totals["pops_real"]
     out["virtual_share_of_non_goal_pops"] = totals["pops_virtual"] / spent if spent else 0.0
     return out
@@ -645,6 +678,9 @@ def parse_arguments(argv=None):
     parser.add_argument("--moses-jobs", type=int, default=2, help="Moses processes run side by side")
     parser.add_argument("--share-sentences", type=int, default=30,
                         help="verses of the count of where our pops go (pop limits 100 and 1000)")
+    parser.add_argument("--rewrite-report", action="store_true",
+                        help="only rewrite moses.md from moses.json (adding Moses' hypothesis counts from its logs "
+                             "in --work when missing)")
     parser.add_argument("--skip-fixture", action="store_true", help="skip the no-pruning equivalence on the fixture")
     parser.add_argument("--work", default=os.path.join(REPOSITORY, "build", "moses-bench"),
                         help="Moses inputs, inis, logs and n-best lists (git-ignored)")
@@ -656,6 +692,8 @@ def main(argv=None) -> int:
     from bench.machine import machine_info
 
     args = parse_arguments(argv)
+    if args.rewrite_report:
+        return rewrite_report(args.out, args.work)
     if not os.access(args.moses_bin, os.X_OK):
         print(f"bench_moses: --moses-bin {args.moses_bin} is not an executable", file=sys.stderr)
         return 2
@@ -675,6 +713,24 @@ def main(argv=None) -> int:
         json.dump(result, f, indent=1)
         f.write("\n")
     with open(os.path.join(args.out, "moses.md"), "w", encoding="utf-8") as f:
+        f.write(markdown(result))
+    print(markdown(result))
+    return 0
+
+
+def rewrite_report(out: str, work: str) -> int:
+    """moses.md again from moses.json; Moses' hypotheses per verse from its logs if the JSON lacks them."""
+    path = os.path.join(out, "moses.json")
+    with open(path, encoding="utf-8") as f:
+        result = json.load(f)
+    for name, run in result["demo"]["moses"].items():
+        log_path = os.path.join(work, f"{name}.log")
+        if "real_hypotheses" not in run and os.path.exists(log_path):
+            run["real_hypotheses"] = moses_real_hypotheses(open(log_path, encoding="utf-8", errors="replace").read())
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(result, f, indent=1)
+        f.write("\n")
+    with open(os.path.join(out, "moses.md"), "w", encoding="utf-8") as f:
         f.write(markdown(result))
     print(markdown(result))
     return 0
@@ -748,6 +804,14 @@ def markdown(result: dict) -> str:
             lines.append(f"| {pop_limit} | {share['pops_virtual']:.0f} | {share['pops_real']:.0f} | "
                          f"{share['pops_goal']:.0f} | {share['virtual_share_of_non_goal_pops']:.3f} | "
                          f"{share['items_real']:.0f} | {share['items_virtual']:.0f} |")
+        lines.append("")
+        verses = next(iter(shares.values())).get("verses")
+        for name, run in demo["moses"].items():
+            real = run.get("real_hypotheses")
+            if real and verses:
+                lines.append(f"- {name}: {sum(real[:verses]) / len(real[:verses]):.0f} hypotheses over real labels "
+                             f"kept per verse on the same {verses} verses ({sum(real) / len(real):.0f} on all "
+                             f"{len(real)}), from the table of hypotheses per cell in its log.")
         lines.append("")
     return "\n".join(lines) + "\n"
 

@@ -199,3 +199,30 @@ def test_cky_bench_moses_needs_an_executable(tmp_path, capsys):
     assert cli.main(args) == 2
     assert "not an executable" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+MOSES_LOG = """Created input-output object : [14.699] seconds
+Line 0: Initialize search took 0.000 seconds total
+Translating: <s> a b </s>  ||| [0,0]=X (1) [0,1]=X (1)
+
+  0   1   2   3 
+  0   5   7   0 
+   3   4   0 
+     6   0 
+       2 
+BEST TRANSLATION: 12 Q  -> Q </s> :0-0 : term=: nonterm=0-0 : c=-2.652
+Line 0: Translation took 0.5 seconds total
+Translating: <s> c </s>  ||| [0,0]=X (1)
+
+  0   1   2 
+  0   9   0 
+"""
+
+
+def test_moses_cell_sizes_and_real_hypotheses():
+    sizes = bm.moses_cell_sizes(MOSES_LOG)
+    assert len(sizes) == 1  # the second sentence's table is unfinished (no BEST TRANSLATION yet)
+    assert sizes[0] == [(0, 1, 0), (1, 1, 5), (2, 1, 7), (3, 1, 0), (0, 2, 3), (1, 2, 4), (2, 2, 0),
+                        (0, 3, 6), (1, 3, 0), (0, 4, 2)]
+    # real labels: cells that hold neither <s> (start 0) nor </s> (end 4): [1,2), [2,3), [1,3)
+    assert bm.moses_real_hypotheses(MOSES_LOG) == [5 + 7 + 4]
