@@ -723,6 +723,8 @@ def rewrite_report(out: str, work: str) -> int:
     path = os.path.join(out, "moses.json")
     with open(path, encoding="utf-8") as f:
         result = json.load(f)
+    for share in result["demo"].get("our_pops", {}).values():  # JSON written before "verses" was recorded
+        share.setdefault("verses", min(30, result["demo"]["sentences"]))
     for name, run in result["demo"]["moses"].items():
         log_path = os.path.join(work, f"{name}.log")
         if "real_hypotheses" not in run and os.path.exists(log_path):
