@@ -767,7 +767,8 @@ def markdown(result: dict) -> str:
               f"applies no unary rule); rule table {demo['rule_table']}. 'Moses default': its default "
               f"configuration (table-limit 20 by its own ranking, stack 200, beam-threshold 1e-5, rule-limit 5000). "
               f"'Moses our rules': the same but with exactly the {demo['source_rules_kept']:,} source rules our "
-              f"table_limit keeps ({demo['limited_rule_table']}) and table-limit 0.", "",
+              f"table_limit keeps ({demo['limited_rule_table']}) and table-limit 0."
+              + (f" Note: {demo['note']}." if demo.get("note") else ""), "",
               "| Moses run | pop limit | avg score | BLEU | decode CPU s/verse | its own CPU s/verse | load CPU s | "
               "LM = KenLM | total = w.f | ours(features) = total - offset |",
               "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
