@@ -9,6 +9,9 @@
                                # issue 16's search benchmarks (bench.bench_search; resumes)
     cky bench --two-pass [--test-sentences N]
                                # two-pass search against cube pruning on the demo config (bench.bench_two_pass)
+    cky bench --moses BIN [--test-sentences N] [--pop-limits ...]
+                               # our cube pruning against Moses' chart decoder BIN on the same model
+                               # (bench.bench_moses; writes moses.json and moses.md to --out)
 
 Results go to --out (default bench/results): results.json (numbers, machine,
 versions, settings), results.md (the tables) and PNG plots.
@@ -68,6 +71,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="two-pass search against cube pruning (bench.bench_two_pass) on the demo config "
                              "(--quick: the fixture system); writes two_pass.json, two_pass.png and a section "
                              "of results.md to --out; --test-sentences: verses (default 200)")
+    parser.add_argument("--moses", metavar="MOSES_BIN", default=None,
+                        help="our cube pruning against this Moses decoder binary on the same model (bench.bench_moses "
+                             "on the demo config; --test-sentences: verses (default 100); --pop-limits: ours)")
     parser.add_argument("--two-pass-config", default=None, help="with --two-pass: this decoder config instead "
                                                                 "of the demo's")
 
@@ -110,6 +116,12 @@ def main(args) -> int:
         return bench_search.main(["--resume", "--out", os.path.join(out, "search.jsonl"), "--results-dir", out]
                                  + (["--sentences", str(args.test_sentences)] if args.test_sentences else [])
                                  + (["--pop-limits", *map(str, args.pop_limits)] if args.pop_limits else []))
+    if args.moses:
+        from bench import bench_moses
+
+        return bench_moses.main(["--moses-bin", args.moses, "--out", args.out or DEFAULT_OUT]
+                                + (["--sentences", str(args.test_sentences)] if args.test_sentences else [])
+                                + (["--pop-limits", *map(str, args.pop_limits)] if args.pop_limits else []))
     if args.two_pass:
         from bench import bench_two_pass
 
