@@ -67,6 +67,11 @@ class SearchSettings:
     # weighted LM estimate of their words: better model score for less CPU at pop limit >= 100, but
     # 0.9-1.6 BLEU lower under the untuned default weights; bench/results/table_limit.md)
     rule_order: str = "score"
+    # push each virtual (binarization) symbol's best completion score onto the rules that make it and
+    # off the rules that use it: complete derivations score the same, but a virtual item no longer
+    # looks better than it can end up, so it competes fairly with real items for the cell's pops
+    # (decoder.search.weight_pushing; bench/results/moses.md)
+    weight_pushing: bool = False
     # search = "two-pass" only: the first pass is the chart search above (pop_limit, beams) with
     # items recombined on (X, i, j); these bound the second pass (H.Search, section 3.2).
     two_pass_beam: float = 5.0    # drop partial items this far below the best score seen (inf: no beam)
@@ -115,6 +120,7 @@ _RULES = {
     "exhaustive": ("bool", None),
     "table_limit": ("int", 0),
     "rule_order": ("choice", RULE_ORDERS),
+    "weight_pushing": ("bool", None),
     "search": ("algorithm", None),
     "two_pass_beam": ("number", 0.0),
     "agenda_limit": ("int", 0),

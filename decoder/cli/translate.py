@@ -81,6 +81,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rule-order", choices=("estimate", "score"),
                         help="order cube pruning tries a key's rules in (default score: rule score alone; "
                              "estimate: rule score plus the weighted LM estimate of their words)")
+    parser.add_argument("--weight-pushing", action="store_true", default=None,
+                        help="virtual items carry their best completion's rule score (decoder.search.weight_pushing)")
     parser.add_argument("--max-span", type=_count(1), help="longest span of a non-glue rule (default 20)")
     parser.add_argument("--kbest", type=_count(0), default=0, help="write the K best translations to --kbest-out")
     parser.add_argument("--kbest-out", help="k-best file (Moses n-best format)")
@@ -97,7 +99,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-OVERRIDING_FLAGS = ("search", "table_limit", "rule_order", "pop_limit", "beam_size", "max_span")
+OVERRIDING_FLAGS = ("search", "table_limit", "rule_order", "weight_pushing", "pop_limit", "beam_size", "max_span")
 
 
 def decoder_loader(args) -> functools.partial:

@@ -68,7 +68,7 @@ class ChartSearchDriver:
     def _prepare_grammar(self) -> None:
         """The grammar arrays (with the settings' table limit) and the compiled search over them."""
         self.grammar = GrammarArrays(self.store, self.lm, self.weights, self.space, self.settings.table_limit,
-                                     self.settings.rule_order)
+                                     self.settings.rule_order, self.settings.weight_pushing)
         self.reader = DerivationReader(self.store, self.weights, self.space, self.grammar)
         self.engine = self._new_engine()
 
@@ -84,13 +84,13 @@ class ChartSearchDriver:
     def configure(self, settings: SearchSettings | None = None, **setting_changes) -> SearchSettings:
         """Search with other settings from now on (a SearchSettings, and/or changes to the current
         ones); returns the settings now in use. The grammar arrays are kept (max_span and
-        max_unary_depth only bound the search) unless table_limit or rule_order changes: then
+        max_unary_depth only bound the search) unless table_limit, rule_order or weight_pushing changes: then
         they are prepared again."""
         previous = self.settings
         self.settings = (settings or self.settings).replace(**setting_changes)
         self.space.max_span = self.settings.max_span
         self.space.max_unary_depth = self.settings.max_unary_depth
-        if (self.settings.table_limit, self.settings.rule_order) != (previous.table_limit, previous.rule_order):
+        if _grammar_settings(self.settings) != _grammar_settings(previous):
             self._prepare_grammar()
         else:
             self.engine.configure(self.settings, **self._engine_weights())
@@ -190,3 +190,8 @@ def _chart_cells(items_in_cells: np.ndarray, chart: dict, goal_symbol: int) -> l
     starts, ends = np.nonzero(items_in_cells)
     return [[int(i), int(j - i), int(items_in_cells[i, j]), int(edges_in_cells[i, j])]
             for i, j in zip(starts.tolist(), ends.tolist())]
+
+
+def _grammar_settings(settings: SearchSettings) -> tuple:
+    """The settings the grammar arrays are prepared under (a change prepares them again)."""
+    return settings.table_limit, settings.rule_order, settings.weight_pushing

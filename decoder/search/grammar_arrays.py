@@ -11,7 +11,8 @@ values. It also names the symbols: the store's, then the unknown-word labels the
 grammar lacks, then GOAL. With a
 `table_limit` (> 0) only the best rules of each source side are in the sorted rule
 arrays (decoder.search.table_limit): the limit is applied here, at open, under
-these weights.
+these weights. With `weight_pushing` the rule scores of the binarization's
+virtual rules carry their best completion (decoder.search.weight_pushing).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from ..grammar import unescape_word
 from ..settings import DEFAULT_SEARCH_SETTINGS
 from .model import GOAL, LM, WORD_COUNT, SearchSpace, Weights
 from .table_limit import limit_sorted_rules, table_limit_rules
+from .weight_pushing import pushed_rule_scores
 
 _chart = compiled_module("_chart")
 sort_rules_by_score, target_hashes, rule_lm_estimates = \
@@ -36,7 +38,8 @@ class GrammarArrays:
 
     def __init__(self, store, lm, weights: Weights, space: SearchSpace,
                  table_limit: int = DEFAULT_SEARCH_SETTINGS.table_limit,
-                 rule_order: str = DEFAULT_SEARCH_SETTINGS.rule_order):
+                 rule_order: str = DEFAULT_SEARCH_SETTINGS.rule_order,
+                 weight_pushing: bool = DEFAULT_SEARCH_SETTINGS.weight_pushing):
         n_nt, n_symbols = store.n_nonterminals, store.n_symbols
         self.n_symbols = n_symbols
 
@@ -86,6 +89,12 @@ class GrammarArrays:
         rule_target_lm = np.where(target >= 0, lm_ids[np.maximum(target, 0)] if len(lm_ids) else 0, target)
         rule_target_lm = np.ascontiguousarray(rule_target_lm, dtype=np.int32)
 
+        # The table limit: which rules stay (applied to the sorted arrays below).
+        self.table_limit = table_limit_rules(store, source_scores, self.rule_word_count, weights[WORD_COUNT],
+                                             table_limit)
+        if weight_pushing:
+            rule_score = np.ascontiguousarray(pushed_rule_scores(store, rule_score, self.table_limit.rules))
+
         pair_keys = np.asarray(store.pair_keys)
         pair_offsets = np.asarray(store.pair_offsets)
         pair_rules = np.asarray(store.pair_rules)
@@ -100,9 +109,7 @@ class GrammarArrays:
         single_offsets = np.asarray(store.single_offsets)
         single_rules = np.asarray(store.single_rules)
         single_rules_sorted = sort_rules_by_score(single_rules, single_offsets, self.rule_order_score)
-        # The table limit: the rules it drops leave the sorted arrays (the keys stay, maybe empty).
-        self.table_limit = table_limit_rules(store, source_scores, self.rule_word_count, weights[WORD_COUNT],
-                                             table_limit)
+        # The rules the table limit drops leave the sorted arrays (the keys stay, maybe empty).
         if table_limit > 0:
             pair_rules_sorted, pair_offsets = limit_sorted_rules(pair_rules_sorted, pair_offsets,
                                                                  self.table_limit.rules)

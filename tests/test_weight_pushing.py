@@ -1,0 +1,111 @@
+"""Weight pushing onto virtual symbols (SearchSettings.weight_pushing, decoder.search.weight_pushing):
+each virtual symbol's pushed amount against a direct recursion over the rules, and searches without
+pruning unchanged for every binarization (pushing moves score between rules, never changes a
+complete derivation's)."""
+import numpy as np
+import pytest
+
+from decoder.binarize import binarize
+from decoder.errors import SettingsError
+from decoder.lm import LanguageModel
+from decoder.search.driver import ChartSearchDriver
+from decoder.search.model import Weights
+from decoder.search.weight_pushing import pushed_rule_scores
+from decoder.settings import SearchSettings
+from decoder.store import GrammarStore, write_store
+
+from search_fixtures import random_rules, random_sentence, write_arpa
+
+FEATURES = ["p1", "p2"]
+WEIGHTS = {"p1": 0.7, "p2": 0.3, "lm": 1.3, "word_count": 0.4, "oov": -3.0, "glue": -0.6}
+
+
+@pytest.fixture(scope="module")
+def lm(tmp_path_factory):
+    return LanguageModel(write_arpa(tmp_path_factory.mktemp("lm")))
+
+
+@pytest.fixture(scope="module", params=("left", "right", "icr", "monolingual"))
+def store(request, tmp_path_factory):
+    path = tmp_path_factory.mktemp("store") / request.param
+    write_store(binarize(random_rules(11, n_rules=40, max_arity=4), request.param), path, feature_names=FEATURES)
+    return GrammarStore.open(path)
+
+
+def best_completions(store, score, kept) -> dict:
+    """best(v) for each virtual symbol v by recursion: the best, over kept rules with v as a child, of
+    the rule's score (real lhs) or of best(its virtual lhs)."""
+    virtual = {s for s in range(store.n_nonterminals) if store.symbol_is_virtual[s]}
+    users: dict = {}
+    for r in range(len(store)):
+        if kept[r]:
+            for child in (int(store.rule_child0[r]), int(store.rule_child1[r])):
+                if child in virtual:
+                    users.setdefault(child, []).append(r)
+    memo: dict = {}
+
+    def best(v):
+        if v not in memo:
+            values = [best(int(store.rule_lhs[r])) if int(store.rule_lhs[r]) in virtual else score[r]
+                      for r in users.get(v, [])]
+            memo[v] = max(values) if values else 0.0
+        return memo[v]
+
+    return {v: best(v) for v in virtual}
+
+
+def test_each_virtual_symbol_moves_its_best_completion(store, lm):
+    grammar = ChartSearchDriver(store, lm, Weights(FEATURES, WEIGHTS)).grammar
+    base, kept = grammar.arrays["rule_score"], grammar.table_limit.rules
+    best = best_completions(store, base, kept)
+    expected = base.copy()
+    for r in range(len(store)):
+        if not kept[r]:
+            continue
+        lhs = int(store.rule_lhs[r])
+        expected[r] += best.get(lhs, 0.0)
+        for child in (int(store.rule_child0[r]), int(store.rule_child1[r])):
+            expected[r] -= best.get(child, 0.0)
+    pushed = pushed_rule_scores(store, base, kept)
+    assert pushed[kept] == pytest.approx(expected[kept], abs=1e-9)
+    if best:  # the store has virtual symbols: pushing moved something
+        assert np.abs(pushed - base).max() > 1e-6
+    pushed_grammar = ChartSearchDriver(store, lm, Weights(FEATURES, WEIGHTS), weight_pushing=True).grammar
+    assert pushed_grammar.arrays["rule_score"][kept] == pytest.approx(expected[kept], abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pushing_does_not_change_an_unpruned_search(store, lm, seed):
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(seed, 6)
+    results = []
+    for pushing in (False, True):
+        for options in ({"exhaustive": True}, {"pop_limit": 0}):
+            chart = ChartSearchDriver(store, lm, weights, weight_pushing=pushing, **options)
+            result = chart.run(words)
+            results.append([(round(h.score, 4), h.text) for h in chart.kbest(result, words, 5, unique=False)])
+    for other in results[1:]:
+        assert [score for score, _ in other] == pytest.approx([score for score, _ in results[0]], abs=1e-4)
+    assert results[2][0][1] == results[0][0][1]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_pruned_search_with_pushing_scores_its_derivation_exactly(store, lm, seed):
+    """With pruning the derivation found may differ, but its score is its derivation's (read back
+    from the store's features, which pushing never touches)."""
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(seed, 7)
+    pushed = ChartSearchDriver(store, lm, weights, weight_pushing=True, pop_limit=2)
+    exact = ChartSearchDriver(store, lm, weights, exhaustive=True)
+    best = pushed.kbest(pushed.run(words), words, 3, unique=False)
+    every = {round(h.score, 4) for h in exact.kbest(exact.run(words), words, 10000, unique=False)}
+    for hypothesis in best:
+        assert round(hypothesis.score, 4) in every
+
+
+def test_weight_pushing_setting_is_checked():
+    assert SearchSettings(weight_pushing=True).weight_pushing is True
+    assert SearchSettings().weight_pushing is False
+    for bad in ("true", 1, None):
+        with pytest.raises(SettingsError, match="weight_pushing"):
+            SearchSettings(weight_pushing=bad)
