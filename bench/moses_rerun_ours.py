@@ -1,0 +1,64 @@
+"""Our decoder against Moses' per-verse scores already in bench/results/moses.json (no Moses run).
+
+    python -m bench.moses_rerun_ours [--weight-pushing] [--rule-orders score estimate] [--pop-limits 100 300]
+
+Decodes the verses of the last `bench.bench_moses` run with the same config (max_unary_depth 0, its
+table limit) under other search settings, and counts per Moses run the verses where our model score
+is at least Moses' (bench.bench_moses.compare, the same tolerance). Prints one line per setting and
+appends the rows to bench/results/moses_rerun.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+from bench.bench_moses import BUILD, RESULTS, compare
+from bench.machine import machine_info
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--results", default=os.path.join(RESULTS, "moses.json"))
+    parser.add_argument("--source", default=os.path.join(BUILD, "test.es"))
+    parser.add_argument("--weight-pushing", action="store_true")
+    parser.add_argument("--rule-orders", nargs="+", default=["score", "estimate"])
+    parser.add_argument("--pop-limits", type=int, nargs="+", default=[100, 300])
+    args = parser.parse_args(argv)
+
+    from decoder.decoder import Decoder
+
+    moses_results = json.load(open(args.results))["demo"]
+    verses = [line.rstrip("\n") for line in open(args.source, encoding="utf-8")][:moses_results["sentences"]]
+    table_limit = moses_results["ours"][0]["table_limit"]
+    decoder = Decoder.from_config(moses_results["config"], max_unary_depth=0, table_limit=table_limit,
+                                  weight_pushing=args.weight_pushing)
+    rows = []
+    for rule_order in args.rule_orders:
+        for pop_limit in args.pop_limits:
+            decoder.reconfigure(rule_order=rule_order, pop_limit=pop_limit)
+            started = time.process_time()
+            scores = [decoder.translate(verse).score for verse in verses]
+            seconds = (time.process_time() - started) / len(verses)
+            row = {"weight_pushing": args.weight_pushing, "rule_order": rule_order, "pop_limit": pop_limit,
+                   "average_score": sum(scores) / len(scores), "cpu_seconds_per_verse": seconds,
+                   "load_average": os.getloadavg()[0], "scores": scores, "against": {}}
+            for name, moses in moses_results["moses"].items():
+                row["against"][name] = compare(scores, moses["scores"])
+            rows.append(row)
+            print(f"pushing {args.weight_pushing} {rule_order} pop {pop_limit}: average {row['average_score']:.4f}, "
+                  f"{seconds:.3f} CPU s/verse, load {row['load_average']:.1f}; "
+                  + "; ".join(f"{name}: {c['ours_at_least_moses']}/{len(scores)}" for name, c in row["against"].items()),
+                  flush=True)
+    out = os.path.join(RESULTS, "moses_rerun.json")
+    previous = json.load(open(out)) if os.path.exists(out) else []
+    previous.append({"machine": machine_info(), "created": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+                     "rows": rows})
+    with open(out, "w") as f:
+        json.dump(previous, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
