@@ -105,6 +105,11 @@ class OutputError(LocatedError):
     """An output file that cannot be written (for instance, its directory does not exist)."""
 
 
+class ChartLimitError(CkyError):
+    """A sentence's chart outgrew the items and edges one search may hold (ext/_chart.pyx
+    CHART_LIMIT): exhaustive search or an unlimited pop limit on a sentence too long for them."""
+
+
 class Interrupted(CkyError):
     """Ctrl-C stopped a command (exit 130); the message says what was kept."""
 

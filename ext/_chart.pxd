@@ -187,6 +187,8 @@ cdef class ChartSearch:
     # keep each state's unminimized boundary words and count lm_state_minimized_recombinations (about 5%
     # more instructions in the search: off unless asked for; set between sentences)
     cdef public bint count_minimized_recombinations
+    cdef public size_t chart_limit              # items + edges a sentence's chart may hold (CHART_LIMIT)
+    cdef bint chart_full                        # this sentence's chart reached it: stop adding
 
     # ---- per sentence
     cdef int n

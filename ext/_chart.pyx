@@ -31,6 +31,7 @@ entry and exit runs without the GIL and without Python objects:
 Python reads the finished chart back as arrays (`export`) for derivations and k-best.
 """
 import numpy as np
+from decoder.errors import ChartLimitError
 
 
 from libc.math cimport isnan, INFINITY
@@ -47,6 +48,11 @@ GLUE_CONCAT_TARGET[1] = -2
 cdef uint64_t GLUE_CONCAT_HASH = 0x5bd1e995
 # At most this many LM results are cached per sentence (about 120 bytes each).
 cdef size_t LM_CACHE_ENTRIES = 1 << 20
+
+# Items plus edges one sentence's chart may hold (about 4 GB at ~150 bytes each with their LM states).
+# Exhaustive search or pop_limit = 0 reaches it on long sentences; decode() then raises
+# ChartLimitError instead of failing to allocate inside nogil code.
+CHART_LIMIT = 25_000_000
 
 
 cdef class ChartSearch:
@@ -102,6 +108,7 @@ cdef class ChartSearch:
         self.exhaustive = settings.exhaustive
         self.round_item_limit = 0
         self.round_score_beam = 0
+        self.chart_limit = CHART_LIMIT
 
     # ------------------------------------------------------------------ Python API
 
@@ -127,7 +134,11 @@ cdef class ChartSearch:
         with nogil:
             for length in range(1, n + 1):
                 for i in range(0, n - length + 1):
-                    self._build_cell(i, i + length)
+                    if not self.chart_full:
+                        self._build_cell(i, i + length)
+        if self.chart_full:
+            raise ChartLimitError(f"the chart of this {n}-word sentence outgrew {self.chart_limit:,} items and edges "
+                                  f"(exhaustive search or pop_limit = 0 is for short sentences; set a pop limit)")
 
     def roots(self):
         """(GOAL item ids over the whole sentence, their LM sentence-boundary scores), best inside first."""
@@ -218,6 +229,7 @@ cdef class ChartSearch:
     cdef void _reset(self, int n):
         cdef int cells = (n + 1) * (n + 1)
         self.n = n
+        self.chart_full = False
         self.words_lm.assign(n, 0)
         self.oov_at.assign(n, 0)
         self.run_at.assign(cells, -1)
@@ -323,6 +335,9 @@ cdef class ChartSearch:
         cdef Item item
         cdef int32_t *chain = self.recombine_map.find(h)
         cdef size_t bounds = 0
+        if self.items.size() + self.edges.size() >= self.chart_limit:
+            self.chart_full = True
+            return
         if self.count_minimized_recombinations:
             bounds = self._hypothesis_boundaries(c, hyp, tail0, tail1)
         if tail0 >= 0:
@@ -834,6 +849,8 @@ cdef class ChartSearch:
                             self.pending_hashes.clear()
                             self._evaluate(g, rr, ar, br, &hyp)
                             self._add_hypothesis(c, round, &hyp)
+                            if self.chart_full:
+                                return
                             group = &self.groups[g]
             return
         self.heap.clear()
@@ -841,7 +858,7 @@ cdef class ChartSearch:
         self.seen.clear()
         for g in range(self.groups.size()):
             self._push_corner(g, 0, 0, 0)
-        while self.heap.size() > 0 and (limit <= 0 or pops < limit):
+        while self.heap.size() > 0 and (limit <= 0 or pops < limit) and not self.chart_full:
             if self.round_item_limit > 0 and <long long>self.items.size() - first_item >= self.round_item_limit:
                 break
             hyp = self.hypotheses[cky_heap_pop(self.heap)]
