@@ -27,10 +27,10 @@ Relative paths are relative to the config file. Defaults:
     exhaustive = false           # no pruning at all (small inputs only)
     table_limit = 20             # rules kept per source side, best by rule score under the
                                  # weights, applied when the decoder opens the store (0: all)
-    rule_order = "score"         # cube pruning tries each key's rules best first by rule score, or by
-                                 # rule score + weighted LM estimate of their words ("estimate")
-    weight_pushing = false       # true: virtual items carry their best completion's rule score, so
-                                 # they compete fairly with real items for a cell's pops
+    rule_order = "estimate"      # cube pruning tries each key's rules best first by rule score +
+                                 # weighted LM estimate of their words, or by rule score ("score")
+    weight_pushing = true        # virtual items carry their best completion's rule score, so they
+                                 # compete fairly with real items for a cell's pops (false: off)
     # search = "two-pass" (Venugopal et al. 2007): the first pass is the chart search above with
     # items recombined on (X, i, j); these bound the second pass (H.Search):
     two_pass_beam = 5.0          # drop partial items this far below the best score seen (inf: no beam)

@@ -63,15 +63,15 @@ class SearchSettings:
     unary_pop_limit: int = 10     # pops per unary round (-1: the pop limit)
     exhaustive: bool = False      # no pruning at all (small inputs only)
     table_limit: int = 20         # rules kept per source side, best first (0: all); see decoder.search.table_limit
-    # the order cube pruning tries a key's rules in: "score" (rule score), or "estimate" (rule score +
-    # weighted LM estimate of their words: better model score for less CPU at pop limit >= 100, but
-    # 0.9-1.6 BLEU lower under the untuned default weights; bench/results/table_limit.md)
-    rule_order: str = "score"
+    # the order cube pruning tries a key's rules in: "estimate" (rule score + weighted LM estimate of
+    # their words, as Moses sorts them) or "score" (rule score alone). With weight pushing, "estimate"
+    # gives the better model score, BLEU and speed (bench/results/moses.md)
+    rule_order: str = "estimate"
     # push each virtual (binarization) symbol's best completion score onto the rules that make it and
     # off the rules that use it: complete derivations score the same, but a virtual item no longer
     # looks better than it can end up, so it competes fairly with real items for the cell's pops
     # (decoder.search.weight_pushing; bench/results/moses.md)
-    weight_pushing: bool = False
+    weight_pushing: bool = True
     # search = "two-pass" only: the first pass is the chart search above (pop_limit, beams) with
     # items recombined on (X, i, j); these bound the second pass (H.Search, section 3.2).
     two_pass_beam: float = 5.0    # drop partial items this far below the best score seen (inf: no beam)

@@ -79,10 +79,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--table-limit", type=_count(0, " (0 means all)"),
                         help="rules kept per source side, best first under the weights (default 20; 0: all)")
     parser.add_argument("--rule-order", choices=("estimate", "score"),
-                        help="order cube pruning tries a key's rules in (default score: rule score alone; "
-                             "estimate: rule score plus the weighted LM estimate of their words)")
-    parser.add_argument("--weight-pushing", action="store_true", default=None,
-                        help="virtual items carry their best completion's rule score (decoder.search.weight_pushing)")
+                        help="order cube pruning tries a key's rules in (default estimate: rule score plus the "
+                             "weighted LM estimate of their words; score: rule score alone)")
+    parser.add_argument("--weight-pushing", action=argparse.BooleanOptionalAction, default=None,
+                        help="virtual items carry their best completion's rule score (default on; "
+                             "decoder.search.weight_pushing)")
     parser.add_argument("--max-span", type=_count(1), help="longest span of a non-glue rule (default 20)")
     parser.add_argument("--kbest", type=_count(0), default=0, help="write the K best translations to --kbest-out")
     parser.add_argument("--kbest-out", help="k-best file (Moses n-best format)")
