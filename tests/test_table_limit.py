@@ -11,7 +11,7 @@ from decoder.binarize import binarize
 from decoder.errors import SettingsError
 from decoder.lm import ArpaReference, LanguageModel
 from decoder.search.driver import ChartSearchDriver
-from decoder.search.model import WORD_COUNT, SearchSpace, Weights
+from decoder.search.model import LM, WORD_COUNT, SearchSpace, Weights
 from decoder.search.reference import ReferenceDecoder
 from decoder.settings import SearchSettings
 from decoder.store import GrammarStore, write_store
@@ -57,14 +57,29 @@ def crowded_rules(seed: int, n_sides: int = 6) -> list[Rule]:
     return rules
 
 
-def expected_kept(rules: list[Rule], weights: Weights, limit: int) -> set[int]:
+def lm_estimate(reference: ArpaReference, target) -> float:
+    """log10 of each maximal run of target words scored on its own (no <s>, </s>), as Moses estimates."""
+    total, words = 0.0, []
+    for item in list(target) + [None]:
+        if isinstance(item, str):
+            words.append(item)
+        elif words:
+            total += reference.score_sentence(words, bos=False, eos=False)
+            words = []
+    return total
+
+
+def expected_kept(rules: list[Rule], weights: Weights, limit: int, reference: ArpaReference | None = None) -> set[int]:
     """Brute force: group by source side (words and labels), rank by weights . log scores +
-    word-count weight * target words (ties: the earlier rule), keep the first `limit`."""
+    word-count weight * target words (+ LM weight * the LM estimate of the target words, given the
+    `reference` LM: rule_order "estimate"; ties: the earlier rule), keep the first `limit`."""
     sides = defaultdict(list)
     for index, rule in enumerate(rules):
         side = tuple(s if isinstance(s, str) else "[" + rule.labels[s] + "]" for s in rule.source)
         score = sum(weights[name] * math.log(value) for name, value in zip(FEATURES, rule.scores))
         score += weights[WORD_COUNT] * sum(isinstance(t, str) for t in rule.target)
+        if reference is not None:
+            score += weights[LM] * lm_estimate(reference, rule.target)
         sides[side].append((-score, index))
     return {index for ranked in sides.values() for _, index in sorted(ranked)[:limit]}
 
@@ -94,14 +109,15 @@ def stores(tmp_path_factory):
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("limit", (1, 2, 3))
-def test_limit_keeps_the_best_rules_of_each_source_side(models, stores, seed, strategy, limit):
-    _, lm = models
+@pytest.mark.parametrize("rule_order", ("score", "estimate"))
+def test_limit_keeps_the_best_rules_of_each_source_side(models, stores, seed, strategy, limit, rule_order):
+    reference, lm = models
     rules = crowded_rules(seed)
     grammar, store = stores(rules, strategy, f"{seed}-{strategy}")
     weights = Weights(FEATURES, WEIGHTS)
-    chart = ChartSearchDriver(store, lm, weights, table_limit=limit)
+    chart = ChartSearchDriver(store, lm, weights, table_limit=limit, rule_order=rule_order)
     kept = chart.grammar.table_limit
-    expected = expected_kept(rules, weights, limit)
+    expected = expected_kept(rules, weights, limit, reference if rule_order == "estimate" else None)
     assert set(kept.source_rules.nonzero()[0].tolist()) == expected
     assert len(expected) < len(rules)  # the limit dropped something: the test can fail
 
@@ -133,7 +149,8 @@ def test_limit_zero_or_large_keeps_all(models, stores, strategy):
 
 @pytest.mark.parametrize("seed", range(10))
 @pytest.mark.parametrize("strategy", ("left", "icr", "monolingual"))
-def test_decoding_with_a_limit_equals_decoding_the_kept_rules(models, stores, seed, strategy):
+@pytest.mark.parametrize("rule_order", ("score", "estimate"))
+def test_decoding_with_a_limit_equals_decoding_the_kept_rules(models, stores, seed, strategy, rule_order):
     """Exhaustive search with table_limit=N equals the reference decoder over a grammar of only the
     brute-force-chosen rules; table_limit=0 equals it over every rule (decoding unchanged)."""
     reference_lm, lm = models
@@ -143,9 +160,10 @@ def test_decoding_with_a_limit_equals_decoding_the_kept_rules(models, stores, se
     space = SearchSpace(max_span=20, max_unary_depth=2)
     words = random_sentence(seed, 3 + seed % 3)
     for limit in (0, 1, 2):
-        chosen = rules if limit == 0 else [rules[i] for i in sorted(expected_kept(rules, weights, limit))]
+        ranking = reference_lm if rule_order == "estimate" else None
+        chosen = rules if limit == 0 else [rules[i] for i in sorted(expected_kept(rules, weights, limit, ranking))]
         expected = ReferenceDecoder(binarize(chosen, strategy), reference_lm, weights, space).decode(words, k=6)
-        chart = ChartSearchDriver(store, lm, weights, space, exhaustive=True, table_limit=limit)
+        chart = ChartSearchDriver(store, lm, weights, space, exhaustive=True, table_limit=limit, rule_order=rule_order)
         result = chart.run(words)
         assert chart.best(result, words).score == pytest.approx(expected.best.score, abs=1e-4)
         assert [h.score for h in chart.kbest(result, words, 6, unique=False)] == \

@@ -89,9 +89,12 @@ class GrammarArrays:
         rule_target_lm = np.where(target >= 0, lm_ids[np.maximum(target, 0)] if len(lm_ids) else 0, target)
         rule_target_lm = np.ascontiguousarray(rule_target_lm, dtype=np.int32)
 
-        # The table limit: which rules stay (applied to the sorted arrays below).
+        # The table limit: which rules stay (applied to the sorted arrays below). With "estimate" it
+        # ranks a source side's rules as Moses does: their score plus the weighted LM estimate of
+        # their target words.
+        lm_estimate = weights[LM] * rule_lm_estimates(lm, rule_target_lm, offsets) if rule_order == "estimate" else None
         self.table_limit = table_limit_rules(store, source_scores, self.rule_word_count, weights[WORD_COUNT],
-                                             table_limit)
+                                             table_limit, lm_estimate)
         if weight_pushing:
             rule_score = np.ascontiguousarray(pushed_rule_scores(store, rule_score, self.table_limit.rules))
 
@@ -101,9 +104,7 @@ class GrammarArrays:
         # Cube pruning tries a key's rules in this order: by rule score, plus with "estimate" the
         # weighted LM score of their words on their own (as Moses sorts target phrases), which
         # puts first the rules likely best once the LM is applied.
-        self.rule_order_score = rule_score
-        if rule_order == "estimate":
-            self.rule_order_score = rule_score + weights[LM] * rule_lm_estimates(lm, rule_target_lm, offsets)
+        self.rule_order_score = rule_score if lm_estimate is None else rule_score + lm_estimate
         pair_rules_sorted = sort_rules_by_score(pair_rules, pair_offsets, self.rule_order_score)
         single_keys = np.asarray(store.single_keys)
         single_offsets = np.asarray(store.single_offsets)

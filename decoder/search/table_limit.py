@@ -1,6 +1,7 @@
 """The rule-table limit: at most `table_limit` rules per source side, as Moses' `table-limit`.
 
-    keep = table_limit_rules(store, source_scores, rule_word_count, weights[WORD_COUNT], limit=20)
+    keep = table_limit_rules(store, source_scores, rule_word_count, weights[WORD_COUNT], limit=20,
+                             rule_estimate=None)   # or weights[LM] * the binary rules' LM estimates
     keep.rules          # bool[R]: the binary rules the search may use
     keep.source_rules   # bool[n_source_rules]: the source rules kept
 
@@ -11,8 +12,10 @@ is not part of it, so rules with different lhs compete, as in Moses' string-to-
 tree tables whose source lhs is always X). Of the source rules sharing a source
 side, the `limit` best by their rule score under the decoder's weights are kept:
 weights . rule features + word-count weight * target words (the part of the
-model score a rule has on its own; Moses also adds an LM estimate of the target
-words, which this does not). Ties go to the earlier source rule. 0 keeps all.
+model score a rule has on its own), plus, with rule_order = "estimate" (the
+default), the LM weight times the LM estimate of its target words (each run of
+words scored on its own, summed over the source rule's binary rules), as Moses
+ranks a target phrase collection. Ties go to the earlier source rule. 0 keeps all.
 
 In the binarized store a source rule is its top rule plus virtual rules that
 other source rules may share. A binary rule is kept if it is the top rule of a
@@ -63,18 +66,20 @@ class TableLimit:
 
 
 def table_limit_rules(store, source_scores: np.ndarray, rule_word_count: np.ndarray, word_count_weight: float,
-                      limit: int) -> TableLimit:
+                      limit: int, rule_estimate: np.ndarray | None = None) -> TableLimit:
     """The rules kept by a table limit of `limit` rules per source side (module docstring).
 
     source_scores: float64[n_source_rules], weights . features of each source rule;
-    rule_word_count: int[R], target words of each binary rule's own target side."""
+    rule_word_count: int[R], target words of each binary rule's own target side;
+    rule_estimate: float64[R] or None, a weighted estimate of each binary rule's own target words (the
+    LM's, with rule_order = "estimate"), summed over a source rule's binary rules into its rank."""
     n_rules = len(store)
     top = np.asarray(store.source_top_rule, dtype=np.int64)
     present = top >= 0
     if limit <= 0:
         return TableLimit(0, np.ones(n_rules, dtype=bool), present.copy())
-    sides = source_sides(store, rule_word_count)
-    score = np.asarray(source_scores, dtype=np.float64) + word_count_weight * sides.target_words
+    sides = source_sides(store, rule_word_count, rule_estimate)
+    score = np.asarray(source_scores, dtype=np.float64) + word_count_weight * sides.target_words + sides.target_estimate
     candidates = np.flatnonzero(present)
     # Sorted by source side, then best score first, then source rule index (lexsort is stable and
     # the candidates ascend). hash1 alone nearly always tells the sides apart; the full key is
@@ -106,11 +111,13 @@ class SourceSides:
     hash2: np.ndarray
     length: np.ndarray
     target_words: np.ndarray
+    target_estimate: np.ndarray   # the sum of its binary rules' `rule_estimate` (zeros without one)
 
 
-def source_sides(store, rule_word_count: np.ndarray) -> SourceSides:
-    """Each source rule's source side (as hashes) and target word count, from its top rule and the
-    virtual symbols below it (computed once per virtual symbol, bottom up)."""
+def source_sides(store, rule_word_count: np.ndarray, rule_estimate: np.ndarray | None = None) -> SourceSides:
+    """Each source rule's source side (as hashes), target word count and the sum of `rule_estimate`
+    (float[R], optional) over its binary rules, from its top rule and the virtual symbols below it
+    (computed once per virtual symbol, bottom up)."""
     n_nt, n_symbols = store.n_nonterminals, store.n_symbols
     child0 = np.asarray(store.rule_child0, dtype=np.int64)
     child1 = np.asarray(store.rule_child1, dtype=np.int64)
@@ -127,6 +134,8 @@ def source_sides(store, rule_word_count: np.ndarray) -> SourceSides:
     for h in hashes:
         h[n_symbols] = 0
     target_words = np.zeros(n_symbols + 1, dtype=np.int64)
+    estimate = np.zeros(n_symbols + 1, dtype=np.float64)
+    values = np.zeros(len(words)) if rule_estimate is None else np.asarray(rule_estimate, dtype=np.float64)
     resolved = ~is_virtual
     virtual = np.flatnonzero(is_virtual)
     defining = np.asarray(store.symbol_rule, dtype=np.int64)[virtual]
@@ -140,6 +149,7 @@ def source_sides(store, rule_word_count: np.ndarray) -> SourceSides:
         v, r, c0, c1 = v[ready], r[ready], c0[ready], c1[ready]
         _combine(length, hashes, target_words, v, c0, c1)
         target_words[v] += words[r]
+        estimate[v] = estimate[c0] + estimate[c1] + values[r]
         resolved[v] = True
         pending[np.flatnonzero(pending)[ready]] = False
     # Top rules: the same combination gives each source rule's whole source side.
@@ -157,7 +167,9 @@ def source_sides(store, rule_word_count: np.ndarray) -> SourceSides:
         out[has_top] = value
     out_words = np.zeros(n_source, dtype=np.int64)
     out_words[has_top] = target_words[c0] + target_words[c1] + words[t]
-    return SourceSides(out_hashes[0], out_hashes[1], out_length, out_words)
+    out_estimate = np.zeros(n_source, dtype=np.float64)
+    out_estimate[has_top] = estimate[c0] + estimate[c1] + values[t]
+    return SourceSides(out_hashes[0], out_hashes[1], out_length, out_words, out_estimate)
 
 
 def binary_rules_of(store, keep_source: np.ndarray) -> np.ndarray:
