@@ -27,9 +27,10 @@ Relative paths are relative to the config file. Defaults:
     exhaustive = false           # no pruning at all (small inputs only)
     table_limit = 20             # rules kept per source side, best by rule score under the
                                  # weights, applied when the decoder opens the store (0: all)
-    rule_order = "estimate"      # cube pruning tries each key's rules best first (and the table limit
-                                 # ranks them) by rule score + weighted LM estimate of their words,
-                                 # or by rule score ("score")
+    table_limit_rank = "score"   # the table limit ranks by rule score, or ("estimate") by rule score +
+                                 # weighted LM estimate of the rule's words, as Moses does
+    rule_order = "estimate"      # cube pruning tries each key's rules best first by rule score +
+                                 # weighted LM estimate of their words, or by rule score ("score")
     weight_pushing = true        # virtual items carry their best completion's rule score, so they
                                  # compete fairly with real items for a cell's pops (false: off)
     # search = "two-pass" (Venugopal et al. 2007): the first pass is the chart search above with

@@ -63,9 +63,13 @@ class SearchSettings:
     unary_pop_limit: int = 10     # pops per unary round (-1: the pop limit)
     exhaustive: bool = False      # no pruning at all (small inputs only)
     table_limit: int = 20         # rules kept per source side, best first (0: all); see decoder.search.table_limit
-    # the order cube pruning tries a key's rules in, and the table limit ranks them by: "estimate" (rule
-    # score + weighted LM estimate of their words, as Moses sorts and limits them) or "score" (rule score
-    # alone). With weight pushing, "estimate" gives the better model score and BLEU (bench/results/moses.md)
+    # what the table limit ranks a source side's rules by: "score" (their rule-feature score under the
+    # weights, as the issue asks) or "estimate" (plus the weighted LM estimate of their words, as Moses
+    # ranks them: a little closer to Moses' own search, about 10% slower; bench/results/moses.md)
+    table_limit_rank: str = "score"
+    # the order cube pruning tries a key's rules in: "estimate" (rule score + weighted LM estimate of
+    # their words, as Moses sorts them) or "score" (rule score alone). With weight pushing, "estimate"
+    # gives the better model score and BLEU (bench/results/moses.md)
     rule_order: str = "estimate"
     # push each virtual (binarization) symbol's best completion score onto the rules that make it and
     # off the rules that use it: complete derivations score the same, but a virtual item no longer
@@ -120,6 +124,7 @@ _RULES = {
     "exhaustive": ("bool", None),
     "table_limit": ("int", 0),
     "rule_order": ("choice", RULE_ORDERS),
+    "table_limit_rank": ("choice", RULE_ORDERS),
     "weight_pushing": ("bool", None),
     "search": ("algorithm", None),
     "two_pass_beam": ("number", 0.0),

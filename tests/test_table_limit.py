@@ -109,15 +109,15 @@ def stores(tmp_path_factory):
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("limit", (1, 2, 3))
-@pytest.mark.parametrize("rule_order", ("score", "estimate"))
-def test_limit_keeps_the_best_rules_of_each_source_side(models, stores, seed, strategy, limit, rule_order):
+@pytest.mark.parametrize("rank", ("score", "estimate"))
+def test_limit_keeps_the_best_rules_of_each_source_side(models, stores, seed, strategy, limit, rank):
     reference, lm = models
     rules = crowded_rules(seed)
     grammar, store = stores(rules, strategy, f"{seed}-{strategy}")
     weights = Weights(FEATURES, WEIGHTS)
-    chart = ChartSearchDriver(store, lm, weights, table_limit=limit, rule_order=rule_order)
+    chart = ChartSearchDriver(store, lm, weights, table_limit=limit, table_limit_rank=rank)
     kept = chart.grammar.table_limit
-    expected = expected_kept(rules, weights, limit, reference if rule_order == "estimate" else None)
+    expected = expected_kept(rules, weights, limit, reference if rank == "estimate" else None)
     assert set(kept.source_rules.nonzero()[0].tolist()) == expected
     assert len(expected) < len(rules)  # the limit dropped something: the test can fail
 
@@ -149,8 +149,8 @@ def test_limit_zero_or_large_keeps_all(models, stores, strategy):
 
 @pytest.mark.parametrize("seed", range(10))
 @pytest.mark.parametrize("strategy", ("left", "icr", "monolingual"))
-@pytest.mark.parametrize("rule_order", ("score", "estimate"))
-def test_decoding_with_a_limit_equals_decoding_the_kept_rules(models, stores, seed, strategy, rule_order):
+@pytest.mark.parametrize("rank", ("score", "estimate"))
+def test_decoding_with_a_limit_equals_decoding_the_kept_rules(models, stores, seed, strategy, rank):
     """Exhaustive search with table_limit=N equals the reference decoder over a grammar of only the
     brute-force-chosen rules; table_limit=0 equals it over every rule (decoding unchanged)."""
     reference_lm, lm = models
@@ -160,10 +160,11 @@ def test_decoding_with_a_limit_equals_decoding_the_kept_rules(models, stores, se
     space = SearchSpace(max_span=20, max_unary_depth=2)
     words = random_sentence(seed, 3 + seed % 3)
     for limit in (0, 1, 2):
-        ranking = reference_lm if rule_order == "estimate" else None
+        ranking = reference_lm if rank == "estimate" else None
         chosen = rules if limit == 0 else [rules[i] for i in sorted(expected_kept(rules, weights, limit, ranking))]
         expected = ReferenceDecoder(binarize(chosen, strategy), reference_lm, weights, space).decode(words, k=6)
-        chart = ChartSearchDriver(store, lm, weights, space, exhaustive=True, table_limit=limit, rule_order=rule_order)
+        chart = ChartSearchDriver(store, lm, weights, space, exhaustive=True, table_limit=limit,
+                                  table_limit_rank=rank)
         result = chart.run(words)
         assert chart.best(result, words).score == pytest.approx(expected.best.score, abs=1e-4)
         assert [h.score for h in chart.kbest(result, words, 6, unique=False)] == \
@@ -189,6 +190,10 @@ def test_configure_changes_the_limit(models, stores):
 
 def test_table_limit_setting_is_checked():
     assert SearchSettings().table_limit == 20
+    assert SearchSettings().table_limit_rank == "score"  # the issue's rule-feature score
+    for bad in ("lm", "", None):
+        with pytest.raises(SettingsError, match="table_limit_rank"):
+            SearchSettings(table_limit_rank=bad)
     assert SearchSettings(table_limit=0).table_limit == 0
     for bad in (-1, 2.5, True, "20"):
         with pytest.raises(SettingsError, match="table_limit"):

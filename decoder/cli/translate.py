@@ -78,6 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--beam-size", type=_count(0), help="items kept per cell (default: no limit)")
     parser.add_argument("--table-limit", type=_count(0, " (0 means all)"),
                         help="rules kept per source side, best first under the weights (default 20; 0: all)")
+    parser.add_argument("--table-limit-rank", choices=("estimate", "score"),
+                        help="what the table limit ranks rules by (default score: their rule score; estimate: "
+                             "plus the weighted LM estimate of their words, as Moses)")
     parser.add_argument("--rule-order", choices=("estimate", "score"),
                         help="order cube pruning tries a key's rules in (default estimate: rule score plus the "
                              "weighted LM estimate of their words; score: rule score alone)")
@@ -100,7 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-OVERRIDING_FLAGS = ("search", "table_limit", "rule_order", "weight_pushing", "pop_limit", "beam_size", "max_span")
+OVERRIDING_FLAGS = ("search", "table_limit", "table_limit_rank", "rule_order", "weight_pushing", "pop_limit", "beam_size", "max_span")
 
 
 def decoder_loader(args) -> functools.partial:

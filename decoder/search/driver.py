@@ -68,7 +68,8 @@ class ChartSearchDriver:
     def _prepare_grammar(self) -> None:
         """The grammar arrays (with the settings' table limit) and the compiled search over them."""
         self.grammar = GrammarArrays(self.store, self.lm, self.weights, self.space, self.settings.table_limit,
-                                     self.settings.rule_order, self.settings.weight_pushing)
+                                     self.settings.rule_order, self.settings.weight_pushing,
+                                     self.settings.table_limit_rank)
         self.reader = DerivationReader(self.store, self.weights, self.space, self.grammar)
         self.engine = self._new_engine()
 
@@ -84,7 +85,7 @@ class ChartSearchDriver:
     def configure(self, settings: SearchSettings | None = None, **setting_changes) -> SearchSettings:
         """Search with other settings from now on (a SearchSettings, and/or changes to the current
         ones); returns the settings now in use. The grammar arrays are kept (max_span and
-        max_unary_depth only bound the search) unless table_limit, rule_order or weight_pushing changes: then
+        max_unary_depth only bound the search) unless table_limit, table_limit_rank, rule_order or weight_pushing changes: then
         they are prepared again."""
         previous = self.settings
         self.settings = (settings or self.settings).replace(**setting_changes)
@@ -194,4 +195,4 @@ def _chart_cells(items_in_cells: np.ndarray, chart: dict, goal_symbol: int) -> l
 
 def _grammar_settings(settings: SearchSettings) -> tuple:
     """The settings the grammar arrays are prepared under (a change prepares them again)."""
-    return settings.table_limit, settings.rule_order, settings.weight_pushing
+    return settings.table_limit, settings.rule_order, settings.weight_pushing, settings.table_limit_rank

@@ -39,7 +39,8 @@ class GrammarArrays:
     def __init__(self, store, lm, weights: Weights, space: SearchSpace,
                  table_limit: int = DEFAULT_SEARCH_SETTINGS.table_limit,
                  rule_order: str = DEFAULT_SEARCH_SETTINGS.rule_order,
-                 weight_pushing: bool = DEFAULT_SEARCH_SETTINGS.weight_pushing):
+                 weight_pushing: bool = DEFAULT_SEARCH_SETTINGS.weight_pushing,
+                 table_limit_rank: str = DEFAULT_SEARCH_SETTINGS.table_limit_rank):
         n_nt, n_symbols = store.n_nonterminals, store.n_symbols
         self.n_symbols = n_symbols
 
@@ -89,12 +90,13 @@ class GrammarArrays:
         rule_target_lm = np.where(target >= 0, lm_ids[np.maximum(target, 0)] if len(lm_ids) else 0, target)
         rule_target_lm = np.ascontiguousarray(rule_target_lm, dtype=np.int32)
 
-        # The table limit: which rules stay (applied to the sorted arrays below). With "estimate" it
-        # ranks a source side's rules as Moses does: their score plus the weighted LM estimate of
-        # their target words.
-        lm_estimate = weights[LM] * rule_lm_estimates(lm, rule_target_lm, offsets) if rule_order == "estimate" else None
+        # The table limit: which rules stay (applied to the sorted arrays below). table_limit_rank
+        # "estimate" ranks a source side's rules as Moses does: their score plus the weighted LM
+        # estimate of their target words.
+        lm_estimate = weights[LM] * rule_lm_estimates(lm, rule_target_lm, offsets) \
+            if "estimate" in (rule_order, table_limit_rank) else None
         self.table_limit = table_limit_rules(store, source_scores, self.rule_word_count, weights[WORD_COUNT],
-                                             table_limit, lm_estimate)
+                                             table_limit, lm_estimate if table_limit_rank == "estimate" else None)
         if weight_pushing:
             rule_score = np.ascontiguousarray(pushed_rule_scores(store, rule_score, self.table_limit.rules))
 
@@ -104,7 +106,7 @@ class GrammarArrays:
         # Cube pruning tries a key's rules in this order: by rule score, plus with "estimate" the
         # weighted LM score of their words on their own (as Moses sorts target phrases), which
         # puts first the rules likely best once the LM is applied.
-        self.rule_order_score = rule_score if lm_estimate is None else rule_score + lm_estimate
+        self.rule_order_score = rule_score + lm_estimate if rule_order == "estimate" else rule_score
         pair_rules_sorted = sort_rules_by_score(pair_rules, pair_offsets, self.rule_order_score)
         single_keys = np.asarray(store.single_keys)
         single_offsets = np.asarray(store.single_offsets)

@@ -12,8 +12,8 @@ is not part of it, so rules with different lhs compete, as in Moses' string-to-
 tree tables whose source lhs is always X). Of the source rules sharing a source
 side, the `limit` best by their rule score under the decoder's weights are kept:
 weights . rule features + word-count weight * target words (the part of the
-model score a rule has on its own), plus, with rule_order = "estimate" (the
-default), the LM weight times the LM estimate of its target words (each run of
+model score a rule has on its own), plus, with table_limit_rank = "estimate" (not
+the default), the LM weight times the LM estimate of its target words (each run of
 words scored on its own, summed over the source rule's binary rules), as Moses
 ranks a target phrase collection. Ties go to the earlier source rule. 0 keeps all.
 
