@@ -44,13 +44,19 @@ def pushed_rule_scores(store, rule_score: np.ndarray, kept: np.ndarray) -> np.nd
     for child in children:  # rules with a real lhs: their own score
         uses = kept & ~makes_virtual & virtual(child)
         np.maximum.at(best, child[uses], rule_score[uses])
-    for _ in range(MAX_CHAIN_PASSES):  # rules with a virtual lhs: that symbol's best
-        before = best.copy()
-        for child in children:
-            uses = makes_virtual & virtual(child)
-            np.maximum.at(best, child[uses], best[lhs[uses]])
-        if np.array_equal(before, best):
+    # Rules with a virtual lhs pass that symbol's best down to their virtual children: edges lhs -> child,
+    # each pass over only the edges whose lhs changed in the pass before (the others gave all they can).
+    down = [makes_virtual & virtual(child) for child in children]
+    parent = np.concatenate([lhs[uses] for uses in down])
+    child_of = np.concatenate([child[uses] for child, uses in zip(children, down)])
+    changed = np.ones(n_nt + 1, dtype=bool)
+    for _ in range(MAX_CHAIN_PASSES):
+        active = changed[parent]
+        if not active.any():
             break
+        before = best.copy()
+        np.maximum.at(best, child_of[active], best[parent[active]])
+        changed = best != before
     best[~np.isfinite(best)] = 0.0  # a symbol no kept rule uses: nothing to push
     pushed = np.array(rule_score, dtype=np.float64, copy=True)
     pushed[makes_virtual] += best[lhs[makes_virtual]]
