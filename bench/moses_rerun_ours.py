@@ -14,7 +14,7 @@ import json
 import os
 import time
 
-from bench.bench_moses import BUILD, RESULTS, compare
+from bench.bench_moses import BUILD, RESULTS, compare, decode_ours
 from bench.machine import machine_info
 
 
@@ -38,9 +38,9 @@ def main(argv=None) -> int:
     for rule_order in args.rule_orders:
         for pop_limit in args.pop_limits:
             decoder.reconfigure(rule_order=rule_order, pop_limit=pop_limit)
-            started = time.process_time()
-            scores = [decoder.translate(verse).score for verse in verses]
-            seconds = (time.process_time() - started) / len(verses)
+            run = decode_ours(decoder, verses)
+            scores = [verse["score"] for verse in run["verses"]]
+            seconds = run["cpu_seconds"] / len(verses)
             row = {"weight_pushing": args.weight_pushing, "rule_order": rule_order, "pop_limit": pop_limit,
                    "average_score": sum(scores) / len(scores), "cpu_seconds_per_verse": seconds,
                    "load_average": os.getloadavg()[0], "scores": scores, "against": {}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 
 from conftest import write_toy_arpa
-from decoder.grammar import Rule
+from decoder.grammar import Rule, unescape_word
 
 LABELS = ("A", "B", "C")
 SOURCE_WORDS = ("a", "b", "c", "d")
@@ -64,3 +64,16 @@ def write_random_store(directory, seed: int, strategy: str, feature_names, **rul
     path = directory / f"{seed}-{strategy}-{options}"
     write_store(grammar, path, feature_names=feature_names)
     return grammar, GrammarStore.open(path)
+
+
+def lm_estimate(reference, target) -> float:
+    """log10 of each maximal run of target words scored on its own by `reference` (an ArpaReference),
+    no <s>/</s>: the LM estimate of a rule's words (rule_order and table_limit_rank "estimate")."""
+    total, words = 0.0, []
+    for item in list(target or ()) + [None]:
+        if isinstance(item, str):
+            words.append(unescape_word(item))
+        elif words:
+            total += reference.score_sentence(words, bos=False, eos=False)
+            words = []
+    return total

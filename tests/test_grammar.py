@@ -10,6 +10,24 @@ MOSES_LINE = ("el [X][NN] de [X][NP] [X] ||| the [X][NP] of [X][NN] [NP] ||| 0.5
               "||| 4 5 2 ||| ||| {{Tree [NP [DT the] [NP] [IN of] [NN]]}}")
 
 
+# Malformed rule-table lines and the message each gives (test_rule_arrays reads them too).
+MALFORMED = [
+    ("la casa [X] ||| the house [NP]", "at least 3 fields"),
+    ("la casa ||| the house [NP] ||| 1", "source side must end with its LHS"),
+    ("la casa [X] ||| the house ||| 1", "target side must end with its LHS"),
+    ("la casa [X] ||| the house [NP] ||| one", "scores must be numbers"),
+    ("la [X][NN] [X] ||| the [NP] ||| 1", "nonterminals on the source side"),
+    ("la [X][NN] [X] ||| the [X][NN] [NP] ||| 1 ||| 0-9", "outside the rule"),
+    ("la [X][NN] [X] ||| the [X][NN] [NP] ||| 1 ||| 1-0", "nonterminal to a terminal"),
+    ("[X][NN] [X][NN] [X] ||| [X][NN] [X][NN] [NP] ||| 1", "ambiguous"),
+    ("[X][NN] [X] ||| [X][JJ] [NP] ||| 1 ||| 0-0", "disagree on their label"),
+    ("la [X] ||| the [NP] ||| 1 ||| 0_0", "not of the form i-j"),
+    ("la [X] ||| the [NP] ||| 1 ||| ²-0", "not of the form i-j"),
+    ("la [X] ||| the [NP] ||| nan", "not finite"),
+    ("[X][A] [X][A] [X] ||| [X][A] [X][A] [NP] ||| 1 ||| 0-0 0-1", "every source slot exactly once"),
+]
+
+
 def test_parse_moses_syntax_rule():
     rule = parse_rule(MOSES_LINE)
     assert rule.lhs == "NP"
@@ -45,21 +63,7 @@ def test_write_read_round_trip(tmp_path, suffix):
             assert "|||" in f.readline()
 
 
-@pytest.mark.parametrize("line, message", [
-    ("la casa [X] ||| the house [NP]", "at least 3 fields"),
-    ("la casa ||| the house [NP] ||| 1", "source side must end with its LHS"),
-    ("la casa [X] ||| the house ||| 1", "target side must end with its LHS"),
-    ("la casa [X] ||| the house [NP] ||| one", "scores must be numbers"),
-    ("la [X][NN] [X] ||| the [NP] ||| 1", "nonterminals on the source side"),
-    ("la [X][NN] [X] ||| the [X][NN] [NP] ||| 1 ||| 0-9", "outside the rule"),
-    ("la [X][NN] [X] ||| the [X][NN] [NP] ||| 1 ||| 1-0", "nonterminal to a terminal"),
-    ("[X][NN] [X][NN] [X] ||| [X][NN] [X][NN] [NP] ||| 1", "ambiguous"),
-    ("[X][NN] [X] ||| [X][JJ] [NP] ||| 1 ||| 0-0", "disagree on their label"),
-    ("la [X] ||| the [NP] ||| 1 ||| 0_0", "not of the form i-j"),
-    ("la [X] ||| the [NP] ||| 1 ||| ²-0", "not of the form i-j"),
-    ("la [X] ||| the [NP] ||| nan", "not finite"),
-    ("[X][A] [X][A] [X] ||| [X][A] [X][A] [NP] ||| 1 ||| 0-0 0-1", "every source slot exactly once"),
-])
+@pytest.mark.parametrize("line, message", MALFORMED)
 def test_malformed_lines_name_file_and_line(tmp_path, line, message):
     path = tmp_path / "bad.txt"
     path.write_text("la casa [X] ||| the house [NP] ||| 1\n\n" + line + "\n", encoding="utf-8")

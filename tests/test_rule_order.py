@@ -5,14 +5,13 @@ import pytest
 
 from decoder.binarize import binarize
 from decoder.errors import SettingsError
-from decoder.grammar import unescape_word
 from decoder.lm import ArpaReference, LanguageModel
 from decoder.search.driver import ChartSearchDriver
 from decoder.search.model import LM, Weights
 from decoder.settings import SearchSettings
 from decoder.store import GrammarStore, write_store
 
-from search_fixtures import random_rules, random_sentence, write_arpa
+from search_fixtures import lm_estimate, random_rules, random_sentence, write_arpa
 
 FEATURES = ["p1", "p2"]
 WEIGHTS = {"p1": 0.7, "p2": 0.3, "lm": 1.3, "word_count": 0.4, "oov": -3.0, "glue": -0.6}
@@ -31,23 +30,11 @@ def store(request, tmp_path_factory):
     return GrammarStore.open(path)
 
 
-def reference_estimate(reference: ArpaReference, target) -> float:
-    """log10 of each maximal run of target words scored on its own, left to right, no <s>/</s>."""
-    total, words = 0.0, []
-    for item in list(target or ()) + [None]:
-        if isinstance(item, str):
-            words.append(unescape_word(item))
-        elif words:
-            total += reference.score_sentence(words, bos=False, eos=False)
-            words = []
-    return total
-
-
 def test_estimate_order_sorts_by_score_plus_weighted_lm_estimate(models, store):
     reference, lm = models
     weights = Weights(FEATURES, WEIGHTS)
     grammar = ChartSearchDriver(store, lm, weights, rule_order="estimate").grammar
-    estimates = np.array([reference_estimate(reference, store.target_side(r)) for r in range(len(store))])
+    estimates = np.array([lm_estimate(reference, store.target_side(r)) for r in range(len(store))])
     assert np.abs(estimates).max() > 0  # some rule has words: the estimate is tested
     expected = grammar.arrays["rule_score"] + weights[LM] * estimates
     assert grammar.rule_order_score == pytest.approx(expected, abs=1e-4)

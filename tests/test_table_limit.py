@@ -17,7 +17,7 @@ from decoder.settings import SearchSettings
 from decoder.store import GrammarStore, write_store
 from decoder.grammar import Rule
 
-from search_fixtures import LABELS, SOURCE_WORDS, TARGET_WORDS, random_sentence, write_arpa
+from search_fixtures import LABELS, SOURCE_WORDS, TARGET_WORDS, lm_estimate, random_sentence, write_arpa
 
 FEATURES = ["p1", "p2"]
 WEIGHTS = {"p1": 0.7, "p2": 0.3, "lm": 1.0, "word_count": 0.4, "oov": -3.0, "glue": -0.6}
@@ -55,18 +55,6 @@ def crowded_rules(seed: int, n_sides: int = 6) -> list[Rule]:
             scores = tuple(rng.uniform(0.05, 1.0) for _ in FEATURES)
             rules.append(Rule(rng.choice(LABELS), source, tuple(target), labels, scores))
     return rules
-
-
-def lm_estimate(reference: ArpaReference, target) -> float:
-    """log10 of each maximal run of target words scored on its own (no <s>, </s>), as Moses estimates."""
-    total, words = 0.0, []
-    for item in list(target) + [None]:
-        if isinstance(item, str):
-            words.append(item)
-        elif words:
-            total += reference.score_sentence(words, bos=False, eos=False)
-            words = []
-    return total
 
 
 def expected_kept(rules: list[Rule], weights: Weights, limit: int, reference: ArpaReference | None = None) -> set[int]:

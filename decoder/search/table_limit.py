@@ -72,7 +72,7 @@ def table_limit_rules(store, source_scores: np.ndarray, rule_word_count: np.ndar
     source_scores: float64[n_source_rules], weights . features of each source rule;
     rule_word_count: int[R], target words of each binary rule's own target side;
     rule_estimate: float64[R] or None, a weighted estimate of each binary rule's own target words (the
-    LM's, with rule_order = "estimate"), summed over a source rule's binary rules into its rank."""
+    LM's, with table_limit_rank = "estimate"), summed over a source rule's binary rules into its rank."""
     n_rules = len(store)
     top = np.asarray(store.source_top_rule, dtype=np.int64)
     present = top >= 0
