@@ -176,6 +176,21 @@ cdef double[23] EXACT_POWERS_OF_TEN = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1
                                        1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
 
 
+cdef inline int _digit_run(const char* line, int i, int end, int* significant, uint64_t* mantissa) noexcept nogil:
+    """The decimal digits from `i` (an integer or a fraction part): each counts in `significant` from
+    the first nonzero digit on, and the first 15 significant ones go into `mantissa`; returns where
+    the digits end."""
+    cdef int d
+    while i < end and b'0' <= line[i] <= b'9':
+        d = line[i] - 48
+        if significant[0] or d:
+            significant[0] += 1
+            if significant[0] <= 15:
+                mantissa[0] = mantissa[0] * 10 + <uint64_t>d
+        i += 1
+    return i
+
+
 cdef inline bint _number(const char* line, Span token, double* value, bint need_value=True) noexcept nogil:
     """A decimal number written [+-]digits[.digits][e[+-]digits] (at least one digit before the
     exponent), finite: what float() and strtod read alike (both round correctly). Anything else
@@ -186,7 +201,7 @@ cdef inline bint _number(const char* line, Span token, double* value, bint need_
     1990): the usual scores and counts ("0.781977", "2.71828", "1597") need no strtod. Without
     `need_value` (a count, only checked) a decimal without an exponent is finite as it is."""
     cdef int i = token.start, end = token.end, n = end - token.start
-    cdef int digits = 0, fraction = 0, significant = 0, d
+    cdef int digits = 0, fraction = 0, significant = 0, start
     cdef bint negative = False, exponent = False
     cdef uint64_t mantissa = 0
     cdef char buffer[80]
@@ -196,25 +211,15 @@ cdef inline bint _number(const char* line, Span token, double* value, bint need_
     if line[i] == b'+' or line[i] == b'-':
         negative = line[i] == b'-'
         i += 1
-    while i < end and b'0' <= line[i] <= b'9':
-        d = line[i] - 48
-        if significant or d:
-            significant += 1
-            if significant <= 15:
-                mantissa = mantissa * 10 + <uint64_t>d
-        digits += 1
-        i += 1
+    start = i
+    i = _digit_run(line, i, end, &significant, &mantissa)
+    digits = i - start
     if i < end and line[i] == b'.':
         i += 1
-        while i < end and b'0' <= line[i] <= b'9':
-            d = line[i] - 48
-            if significant or d:
-                significant += 1
-            if significant <= 15:
-                mantissa = mantissa * 10 + <uint64_t>d
-            digits += 1
-            fraction += 1
-            i += 1
+        start = i
+        i = _digit_run(line, i, end, &significant, &mantissa)
+        fraction = i - start
+        digits += fraction
     if digits == 0:
         return False
     if i < end and (line[i] == b'e' or line[i] == b'E'):
