@@ -85,8 +85,9 @@ class ChartSearchDriver:
     def configure(self, settings: SearchSettings | None = None, **setting_changes) -> SearchSettings:
         """Search with other settings from now on (a SearchSettings, and/or changes to the current
         ones); returns the settings now in use. The grammar arrays are kept (max_span and
-        max_unary_depth only bound the search) unless table_limit, table_limit_rank, rule_order or weight_pushing changes: then
-        they are prepared again."""
+        max_unary_depth only bound the search) unless a setting they are prepared under
+        (_grammar_settings: table_limit, table_limit_rank, rule_order, weight_pushing) changes:
+        then they are prepared again."""
         previous = self.settings
         self.settings = (settings or self.settings).replace(**setting_changes)
         self.space.max_span = self.settings.max_span
