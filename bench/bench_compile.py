@@ -5,7 +5,7 @@
 
 Each variant compiles the table in a fresh process (decoder.store.build_store, what `cky compile`
 runs) and is measured from outside: user + system CPU seconds and peak RSS of that process
-(os.wait4), with the CPU seconds of each step (read, binarize, compile, write) from inside.
+(bench.child_usage), with the CPU seconds of each step (read, binarize, compile, write) from inside.
 Variants: this tree (the compiled table reader and the kernel's array path); with --reference,
 this tree's reference path (read_rules and BinaryRule objects); with --baseline-tree, the
 default path of another checkout (e.g. the code before a change), run from that directory.
@@ -18,10 +18,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
+from bench.child_usage import run_measured
 from bench.machine import machine_info
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -109,21 +109,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(tree: str, table: str, store: str, strategy: str, reference: bool) -> tuple[dict, dict]:
-    """One compile in a fresh process started in `tree`: its report, and its own rusage (os.wait4:
+    """One compile in a fresh process started in `tree`: its report, and its own rusage (bench.child_usage:
     user and system CPU seconds, peak RSS)."""
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
-        process = subprocess.Popen([sys.executable, "-c", CHILD, table, store, strategy, "1" if reference else "0"],
-                                   cwd=tree, env={**os.environ, "PYTHONPATH": tree}, stdout=stdout, stderr=stderr,
-                                   text=True)
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
+        usage = run_measured([sys.executable, "-c", CHILD, table, store, strategy, "1" if reference else "0"],
+                             cwd=tree, env={**os.environ, "PYTHONPATH": tree}, stdout=stdout, stderr=stderr)
         stdout.seek(0)
         stderr.seek(0)
-        if process.returncode != 0:
+        if usage["exit_code"] != 0:
             raise SystemExit(f"compiling in {tree} failed:\n{stderr.read()[-3000:]}")
         report = json.loads(stdout.read().strip().splitlines()[-1])
-    return report, {"user": round(usage.ru_utime, 3), "sys": round(usage.ru_stime, 3),
-                    "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
+    return report, {"user": round(usage["user_seconds"], 3), "sys": round(usage["system_seconds"], 3),
+                    "peak_rss_mb": round(usage["peak_rss_mb"], 1)}
 
 
 def print_table(output: dict) -> None:

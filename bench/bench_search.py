@@ -10,7 +10,7 @@
     (goal >= 1.8), and the memory of each worker process from /proc/PID/smaps_rollup (Rss; Pss,
     which splits shared pages between the processes that map them) and, per mapped file of the
     store and the LM, how much of it each worker maps and how much of that is shared;
-(d) the peak RSS (wait4's ru_maxrss) of one `cky translate` process decoding the verses (goal < 0.7 GB);
+(d) the peak RSS (its own ru_maxrss: bench.child_usage) of one `cky translate` process decoding the verses (goal < 0.7 GB);
 and, from the runs of (a), how often items recombine only because KenLM minimized their states
 (`lm_state_minimized_recombinations` of ext/_chart.pyx: their first or last order-1 words differ).
 
@@ -30,12 +30,12 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
 from bench.bench_two_pass import cube_cpu_at_cost, read_runs
+from bench.child_usage import run_measured
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIBLE_BUILD = os.path.join(REPO, "models", "bible-es-en", "build")
@@ -252,7 +252,7 @@ def measure_workers(config: str, sentences: list[str], workers=(1, 2), pop_limit
 
 def measure_peak_rss(config: str, test_lines: list[str], search: str = "cube",
                      pop_limit: int = LENGTH_POP_LIMIT, source_name: str = "TEST") -> dict:
-    """(d): ru_maxrss (wait4) of one `cky translate` process decoding these lines (with loading)."""
+    """(d): the peak RSS of one `cky translate` process decoding these lines (with loading; bench.child_usage)."""
     with tempfile.TemporaryDirectory(prefix="bench-search-") as work:
         source, output = os.path.join(work, "test.es"), os.path.join(work, "test.out")
         with open(source, "w", encoding="utf-8") as f:
@@ -262,22 +262,21 @@ def measure_peak_rss(config: str, test_lines: list[str], search: str = "cube",
                    "--quiet"]
         before = load_average()
         started = time.perf_counter()
-        process = subprocess.Popen(command, cwd=REPO, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(process.pid, 0)
-        seconds = time.perf_counter() - started
-        stderr = process.stderr.read().decode("utf-8", "replace")
-        process.stderr.close()
-        process.returncode = os.waitstatus_to_exitcode(status)
-        if process.returncode != 0:
-            raise RuntimeError(f"`{' '.join(command)}` exited with {process.returncode}: {stderr[-2000:]}")
+        with tempfile.TemporaryFile() as stderr:
+            usage = run_measured(command, cwd=REPO, stderr=stderr)
+            seconds = time.perf_counter() - started
+            stderr.seek(0)
+            if usage["exit_code"] != 0:
+                raise RuntimeError(f"`{' '.join(command)}` exited with {usage['exit_code']}: "
+                                   f"{stderr.read().decode('utf-8', 'replace')[-2000:]}")
         with open(output, encoding="utf-8") as f:
             lines = sum(1 for _ in f)
     shown = ["cky" if word == "decoder.cli" else word for word in command[2:]]  # as a user types it
     shown[shown.index("--input") + 1] = f"<the first {len(test_lines)} lines of {source_name}>"
     shown[shown.index("--output") + 1] = "OUT"
     return {"kind": "peak_rss", "command": " ".join(shown), "sentences": len(test_lines), "lines_out": lines,
-            "search": search, "pop_limit": pop_limit, "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
-            "user_seconds": round(usage.ru_utime, 2), "system_seconds": round(usage.ru_stime, 2),
+            "search": search, "pop_limit": pop_limit, "peak_rss_mb": round(usage["peak_rss_mb"], 1),
+            "user_seconds": round(usage["user_seconds"], 2), "system_seconds": round(usage["system_seconds"], 2),
             "wall_seconds": round(seconds, 2), "load_average": [before, load_average()]}
 
 
