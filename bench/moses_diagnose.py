@@ -38,7 +38,8 @@ import numpy as np
 
 from bench.bench_moses import BUILD, RESULTS
 
-_LINE = re.compile(r"^Trans Opt (\d+) \[(\d+)\.\.(\d+)\]: (.*?) : (\S+) ->\S+\s+-> (.*?) :(.*?): term=(.*?): "
+# (the target is greedy: it may hold the word ":"; the alignment field after it is pairs only)
+_LINE = re.compile(r"^Trans Opt (\d+) \[(\d+)\.\.(\d+)\]: (.*?) : (\S+) ->\S+\s+-> (.*) :((?:\d+-\d+ ?)*): term=(.*?): "
                    r"nonterm=(.*?): c=(\S+) core=\(.*?\)\s+(?:properties: .*?)?\s*(-?[0-9.e+-]+|-?inf)core=")
 _CONTEXT = re.compile(r"\[(\d+)\.\.(\d+)\]=(\S+)")
 
