@@ -1,11 +1,13 @@
 """Where Moses' better derivation falls out of our cube pruning (issue 16's goal at pop limit 100).
 
-    python -m bench.moses_diagnose --details DETAILS --verses 1,2,3 [--pop-limit 100] [--pop-count all]
+    python -m bench.moses_diagnose [--details bench/results/moses_details_default100.txt.gz] [--verses 1,2,3]
+        [--pop-limit 100] [--setting pop_count=real --setting virtual_pop_limit=400] [--json OUT]
 
 DETAILS is Moses' `-T` file (translation details: every rule application of each verse's 1-best,
 in pre-order: `Trans Opt ID [a..b]: context : LHS ->LHS -> target : ... c=RULE core=(...) FUTURE core=(...)`)
 from Moses' default configuration on the demo model (bench.bench_moses writes the ini; run it on
-the verses where ours loses, listed in the same order as --verses). Ours decodes the same verses
+the verses where ours loses, listed in the same order as --verses; the default is the stored run of
+the 18 verses where ours lost at pop limit 100 with the defaults of 2026-11-25). Ours decodes the same verses
 (max_unary_depth 0, table limit 20, the given search settings) and every node of Moses' derivation
 is looked up in our chart, bottom up, by its exact derivation: a node is FOUND when our chart
 holds an item of its label over its span with an edge of the same source rule whose real tails
@@ -23,7 +25,7 @@ For `virtual` and `real`, `in_budget` says whether the missing hypothesis (for r
 node score plus what our children items score above Moses' children) scores above the worst pop
 of its cell (a best-first search over the cell's hypotheses would have popped it; cube pruning
 did not reach it), and the cell's pops are split into virtual and real. Prints one line per
-failure point and the counts; --json writes them.
+failure point and the counts; --json appends them (with the settings) to a JSON list.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ import gzip
 import json
 import os
 import re
+import time
 from collections import Counter
 
 import numpy as np
@@ -41,6 +44,9 @@ from bench.bench_moses import BUILD, RESULTS
 # (the target is greedy: it may hold the word ":"; the alignment field after it is pairs only)
 _LINE = re.compile(r"^Trans Opt (\d+) \[(\d+)\.\.(\d+)\]: (.*?) : (\S+) ->\S+\s+-> (.*) :((?:\d+-\d+ ?)*): term=(.*?): "
                    r"nonterm=(.*?): c=(\S+) core=\(.*?\)\s+(?:properties: .*?)?\s*(-?[0-9.e+-]+|-?inf)core=")
+# The verses of the stored Moses run (moses_details_default100.txt.gz: Moses' default configuration, pop
+# limit 100, `-T`): those where ours (pop limit 100, the defaults of 2026-11-25) scored below it.
+STORED_VERSES = (1, 2, 3, 6, 8, 10, 11, 12, 14, 19, 20, 21, 27, 30, 32, 36, 38, 39)
 _CONTEXT = re.compile(r"\[(\d+)\.\.(\d+)\]=(\S+)")
 
 
@@ -64,7 +70,8 @@ class Node:
 def parse_details(path: str) -> dict[int, Node]:
     """Moses' -T file: per translation id, the root of its 1-best derivation."""
     lines: dict[int, list] = {}
-    for line in open(path, encoding="utf-8"):
+    opener = gzip.open if path.endswith(".gz") else open
+    for line in opener(path, "rt", encoding="utf-8"):
         if not line.startswith("Trans Opt"):
             continue
         m = _LINE.match(line)
@@ -326,8 +333,9 @@ def missing_virtual(store, index: ChartIndex, top_rule: int, node: Node, kids: l
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--details", required=True)
-    parser.add_argument("--verses", required=True, help="comma-separated test-set line numbers, in DETAILS' order")
+    parser.add_argument("--details", default=os.path.join(RESULTS, "moses_details_default100.txt.gz"))
+    parser.add_argument("--verses", default=",".join(map(str, STORED_VERSES)),
+                        help="comma-separated test-set line numbers, in DETAILS' order")
     parser.add_argument("--config", default=os.path.join(BUILD, "demo", "config.toml"))
     parser.add_argument("--rule-table", default=os.path.join(BUILD, "demo", "rules.test.gz"))
     parser.add_argument("--source", default=os.path.join(BUILD, "test.es"))
@@ -374,7 +382,12 @@ def main(argv=None) -> int:
             first[min(v["failures"], key=lambda f: f.get("width", 99))["kind"]] += 1
     print("per verse, the narrowest failure point's cause:", dict(first))
     if args.json:
-        json.dump({"verses": out, "counts": counts, "narrowest": first}, open(args.json, "w"), indent=1)
+        runs = json.load(open(args.json)) if os.path.exists(args.json) else []
+        runs.append({"created": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "details": args.details,
+                     "pop_limit": args.pop_limit, "settings": settings, "max_unary_depth": 0, "table_limit": 20,
+                     "load_average": os.getloadavg()[0], "counts": counts, "narrowest": first, "verses": out})
+        with open(args.json, "w") as f:
+            json.dump(runs, f, indent=1)
     return 0
 
 
