@@ -1,11 +1,14 @@
 """Our decoder against Moses' per-verse scores already in bench/results/moses.json (no Moses run).
 
-    python -m bench.moses_rerun_ours [--weight-pushing] [--rule-orders score estimate] [--pop-limits 100 300]
+    python -m bench.moses_rerun_ours [--no-weight-pushing] [--rule-orders score estimate] [--pop-limits 100 300]
+        [--table-limit-rank estimate] [--pop-count real --virtual-pop-limits 200 1000] [--sentences N]
 
 Decodes the verses of the last `bench.bench_moses` run with the same config (max_unary_depth 0, its
 table limit) under other search settings, and counts per Moses run the verses where our model score
 is at least Moses' (bench.bench_moses.compare, the same tolerance). Prints one line per setting and
-appends the rows to bench/results/moses_rerun.json.
+appends the rows to bench/results/moses_rerun.json. Weight pushing is on unless --no-weight-pushing
+(the decoder's default); with --pop-count real each pop limit runs with each --virtual-pop-limits
+value (decoder.settings: pop_count, virtual_pop_limit).
 """
 from __future__ import annotations
 
@@ -22,35 +25,50 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--results", default=os.path.join(RESULTS, "moses.json"))
     parser.add_argument("--source", default=os.path.join(BUILD, "test.es"))
-    parser.add_argument("--weight-pushing", action="store_true")
+    parser.add_argument("--weight-pushing", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--rule-orders", nargs="+", default=["score", "estimate"])
     parser.add_argument("--pop-limits", type=int, nargs="+", default=[100, 300])
+    parser.add_argument("--table-limit-rank", choices=("score", "estimate"), default="score")
+    parser.add_argument("--pop-count", choices=("all", "real"), default="all")
+    parser.add_argument("--virtual-pop-limits", type=int, nargs="+", default=[1000])
+    parser.add_argument("--sentences", type=int, default=0, help="only the first N verses (0: all)")
     args = parser.parse_args(argv)
 
     from decoder.decoder import Decoder
 
     moses_results = json.load(open(args.results))["demo"]
     verses = [line.rstrip("\n") for line in open(args.source, encoding="utf-8")][:moses_results["sentences"]]
+    if args.sentences:
+        verses = verses[:args.sentences]
     table_limit = moses_results["ours"][0]["table_limit"]
     decoder = Decoder.from_config(moses_results["config"], max_unary_depth=0, table_limit=table_limit,
-                                  weight_pushing=args.weight_pushing)
+                                  weight_pushing=args.weight_pushing, table_limit_rank=args.table_limit_rank,
+                                  pop_count=args.pop_count)
     rows = []
+    virtual_limits = args.virtual_pop_limits if args.pop_count == "real" else [None]
     for rule_order in args.rule_orders:
         for pop_limit in args.pop_limits:
-            decoder.reconfigure(rule_order=rule_order, pop_limit=pop_limit)
-            run = decode_ours(decoder, verses)
-            scores = [verse["score"] for verse in run["verses"]]
-            seconds = run["cpu_seconds"] / len(verses)
-            row = {"weight_pushing": args.weight_pushing, "rule_order": rule_order, "pop_limit": pop_limit,
-                   "average_score": sum(scores) / len(scores), "cpu_seconds_per_verse": seconds,
-                   "load_average": os.getloadavg()[0], "scores": scores, "against": {}}
-            for name, moses in moses_results["moses"].items():
-                row["against"][name] = compare(scores, moses["scores"])
-            rows.append(row)
-            print(f"pushing {args.weight_pushing} {rule_order} pop {pop_limit}: average {row['average_score']:.4f}, "
-                  f"{seconds:.3f} CPU s/verse, load {row['load_average']:.1f}; "
-                  + "; ".join(f"{name}: {c['ours_at_least_moses']}/{len(scores)}" for name, c in row["against"].items()),
-                  flush=True)
+            for virtual_limit in virtual_limits:
+                changes = {} if virtual_limit is None else {"virtual_pop_limit": virtual_limit}
+                decoder.reconfigure(rule_order=rule_order, pop_limit=pop_limit, **changes)
+                run = decode_ours(decoder, verses)
+                scores = [verse["score"] for verse in run["verses"]]
+                seconds = run["cpu_seconds"] / len(verses)
+                row = {"weight_pushing": args.weight_pushing, "rule_order": rule_order, "pop_limit": pop_limit,
+                       "table_limit_rank": args.table_limit_rank, "pop_count": args.pop_count,
+                       "virtual_pop_limit": virtual_limit, "verses": len(verses),
+                       "average_score": sum(scores) / len(scores), "cpu_seconds_per_verse": seconds,
+                       "load_average": os.getloadavg()[0], "scores": scores, "against": {}}
+                for name, moses in moses_results["moses"].items():
+                    row["against"][name] = compare(scores, moses["scores"][:len(scores)])
+                rows.append(row)
+                print(f"pushing {args.weight_pushing} {rule_order} rank {args.table_limit_rank} pop {pop_limit} "
+                      f"count {args.pop_count}" + ("" if virtual_limit is None else f" virtual {virtual_limit}")
+                      + f": average {row['average_score']:.4f}, {seconds:.3f} CPU s/verse, "
+                      f"load {row['load_average']:.1f}; "
+                      + "; ".join(f"{name}: {c['ours_at_least_moses']}/{len(scores)}"
+                                  for name, c in row["against"].items()),
+                      flush=True)
     out = os.path.join(RESULTS, "moses_rerun.json")
     previous = json.load(open(out)) if os.path.exists(out) else []
     previous.append({"machine": machine_info(), "created": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),

@@ -21,6 +21,9 @@ Relative paths are relative to the config file. Defaults:
     max_span = 20                # longest source span of a non-glue rule
     max_unary_depth = 1          # unary rounds per cell
     pop_limit = 100              # cube pruning pops per cell (0: unlimited)
+    pop_count = "all"            # what pop_limit counts: every pop, or ("real") only pops of real items
+                                 # (complete rule applications, as Moses counts them)
+    virtual_pop_limit = 1000     # pop_count = "real": pops on the binarization's virtual items per cell
     unary_pop_limit = 10         # pops per unary round (-1: the pop limit)
     beam_size = 0                # histogram beam: items kept per cell (0: no limit)
     beam_threshold = 0.0         # threshold beam: drop items this far below the cell's best (0: off)

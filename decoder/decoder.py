@@ -57,6 +57,7 @@ class Decoder:
                  glue: str = DEFAULT_GLUE, oov_labels=DEFAULT_OOV_LABELS, oov_penalty: float | None = None,
                  search: str = _DEFAULTS.search, max_span: int = _DEFAULTS.max_span,
                  max_unary_depth: int = _DEFAULTS.max_unary_depth, pop_limit: int = _DEFAULTS.pop_limit,
+                 pop_count: str = _DEFAULTS.pop_count, virtual_pop_limit: int = _DEFAULTS.virtual_pop_limit,
                  unary_pop_limit: int = _DEFAULTS.unary_pop_limit, beam_size: int = _DEFAULTS.beam_size,
                  beam_threshold: float = _DEFAULTS.beam_threshold, exhaustive: bool = _DEFAULTS.exhaustive,
                  table_limit: int = _DEFAULTS.table_limit, rule_order: str = _DEFAULTS.rule_order,
@@ -76,7 +77,8 @@ class Decoder:
         started = time.perf_counter()
         # Check every value before loading anything: a mistake is reported at once.
         self.search_settings = SearchSettings(search=search, max_span=max_span, max_unary_depth=max_unary_depth,
-                                              pop_limit=pop_limit, unary_pop_limit=unary_pop_limit,
+                                              pop_limit=pop_limit, pop_count=pop_count,
+                                              virtual_pop_limit=virtual_pop_limit, unary_pop_limit=unary_pop_limit,
                                               beam_size=beam_size, beam_threshold=beam_threshold,
                                               exhaustive=exhaustive, table_limit=table_limit,
                                               rule_order=rule_order, weight_pushing=weight_pushing,

@@ -42,6 +42,9 @@ def register_search_algorithm(name: str, description: str) -> None:
 # The orders in which cube pruning tries the rules of one key (decoder.search.grammar_arrays).
 RULE_ORDERS = ("estimate", "score")
 
+# What cube pruning's pop limit counts (SearchSettings.pop_count).
+POP_COUNTS = ("all", "real")
+
 # When the two-pass search's second pass stops (SearchSettings.second_pass_stop).
 SECOND_PASS_STOPS = ("budget", "bound", "first")
 
@@ -56,6 +59,12 @@ class SearchSettings:
 
     search: str = "cube"          # the algorithm (SEARCH_ALGORITHMS)
     pop_limit: int = 100          # cube pruning pops per cell (0: unlimited)
+    # what pop_limit counts: "all" (every pop, of real items and of the binarization's virtual items, in
+    # one cube per cell) or "real" (only pops that make real items: complete rule applications, as a pop
+    # of Moses' chart decoder is one; the virtual items, partial rules, are popped from a cube of their
+    # own with at most virtual_pop_limit pops per cell). search = "cube" only. bench/results/moses.md
+    pop_count: str = "all"
+    virtual_pop_limit: int = 1000  # pop_count = "real": pops on virtual items per cell (0: unlimited)
     beam_size: int = 0            # histogram beam: items kept per cell (0: no limit)
     beam_threshold: float = 0.0   # threshold beam: drop items this far below the cell's best (0: off)
     max_span: int = 20            # longest source span of a non-glue rule
@@ -94,6 +103,9 @@ class SearchSettings:
     def __post_init__(self):
         for field in dataclasses.fields(self):
             object.__setattr__(self, field.name, _check(field.name, getattr(self, field.name)))
+        if self.pop_count != "all" and self.search != "cube":
+            raise SettingsError(None, f"`pop_count = {self.pop_count!r}` is a setting of cube pruning "
+                                      f"(search = \"cube\"), not of search = {self.search!r}")
 
     def replace(self, **changes) -> "SearchSettings":
         """A copy with these settings changed (validated; an unknown name is a SettingsError)."""
@@ -116,6 +128,8 @@ SETTING_NAMES = tuple(field.name for field in dataclasses.fields(SearchSettings)
 # name -> (kind, smallest allowed value; for a choice, the values allowed)
 _RULES = {
     "pop_limit": ("int", 0),
+    "pop_count": ("choice", POP_COUNTS),
+    "virtual_pop_limit": ("int", 0),
     "beam_size": ("int", 0),
     "beam_threshold": ("number", 0.0),
     "max_span": ("int", 1),

@@ -189,6 +189,12 @@ cdef class ChartSearch:
     cdef public bint count_minimized_recombinations
     cdef public size_t chart_limit              # items + edges a sentence's chart may hold (CHART_LIMIT)
     cdef bint chart_full                        # this sentence's chart reached it: stop adding
+    # pop_count = "real" (decoder.settings): pop_limit counts the pops that make real items (complete rule
+    # applications, as Moses counts them); the binarization's virtual items are popped from their own cube
+    # with virtual_pop_limit pops per cell (and unary round). Needs each key's rules with real lhs first
+    # (grammar_arrays sorts them so under this setting).
+    cdef public bint pop_count_real
+    cdef public int virtual_pop_limit
 
     # ---- per sentence
     cdef int n
@@ -261,6 +267,8 @@ cdef class ChartSearch:
     cdef void _evaluate(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank, Hypothesis *hyp) noexcept nogil
     cdef void _push_corner(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank) noexcept nogil
     cdef void _search(self, int c, int round) noexcept nogil
+    cdef void _cube(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil
+    cdef int32_t _split_groups_by_kind(self) noexcept nogil
     cdef int32_t _prune_and_sort(self, int32_t first_item, int32_t end_item, bint goal, vector[CkySortEntry] *kept) noexcept nogil
     cdef void _finish_cell(self, int c, int32_t first_item) noexcept nogil
     cdef void _build_goal(self, int j) noexcept nogil

@@ -17,7 +17,10 @@ entry and exit runs without the GIL and without Python objects:
   galloping. The groups' order, which breaks cube pruning's ties, is the one of
   a plain merge;
 - cube pruning (Chiang 2007): a heap of hypotheses (rule rank, left rank, right
-  rank) per cell, up to `pop_limit` pops; or every combination in exhaustive mode;
+  rank) per cell, up to `pop_limit` pops; or every combination in exhaustive mode.
+  With pop_count = "real" the pop limit counts only pops that make real items
+  (complete rule applications, Moses' meaning of a pop), and the binarization's
+  virtual items come from a cube of their own with `virtual_pop_limit` pops;
 - recombination hashing: items equal in (X, e) in one cell and unary round are
   one item (KenLM's hash_value and operator==), with every edge kept for k-best;
   since KenLM minimizes e, items whose first or last order-1 target words differ
@@ -106,6 +109,8 @@ cdef class ChartSearch:
         self.beam_size = settings.beam_size
         self.beam_threshold = settings.beam_threshold
         self.exhaustive = settings.exhaustive
+        self.pop_count_real = settings.pop_count == "real"
+        self.virtual_pop_limit = settings.virtual_pop_limit
         self.round_item_limit = 0
         self.round_score_beam = 0
         self.chart_limit = CHART_LIMIT
@@ -823,23 +828,22 @@ cdef class ChartSearch:
         cky_heap_push(self.heap, hyp.score, self.hypotheses.size() - 1)
 
     cdef void _search(self, int c, int round) noexcept nogil:
-        """Turn the current groups' hypotheses into items: all of them, or the best by cube pruning,
-        which also stops at round_item_limit items this round and at a pop more than
-        round_score_beam below the round's best pop so far (the heap pops best first, so what is
-        left is hardly better)."""
-        cdef int32_t g, rr, ar, br, first_item = self.items.size()
+        """Turn the current groups' hypotheses into items: all of them, or the best by cube pruning
+        (_cube): one cube over all groups with pop_limit pops (pop_count = "all"), or with pop_count =
+        "real" the groups split by the kind of their rules' lhs (_split_groups_by_kind), the virtual
+        ones with virtual_pop_limit pops and the real ones with pop_limit (the two are independent:
+        the items of one kind are never the children of the other in the same cell and round)."""
+        cdef int32_t g, rr, ar, br, n_virtual
         cdef Hypothesis hyp
-        cdef int pops = 0
         cdef int limit = self.pop_limit
-        cdef double best_score = 0.0
         cdef Group *group
         if self.groups.size() == 0:
             return
         if round > 0 and self.unary_pop_limit >= 0:
             limit = self.unary_pop_limit
-        self.pending_states.clear()
-        self.pending_hashes.clear()
         if self.exhaustive:
+            self.pending_states.clear()
+            self.pending_hashes.clear()
             for g in range(self.groups.size()):
                 group = &self.groups[g]
                 for rr in range(group.n_rules):
@@ -853,10 +857,70 @@ cdef class ChartSearch:
                                 return
                             group = &self.groups[g]
             return
+        if self.pop_count_real:
+            n_virtual = self._split_groups_by_kind()
+            self._cube(c, round, 0, n_virtual, self.virtual_pop_limit)
+            self._cube(c, round, n_virtual, <int32_t>self.groups.size(), limit)
+        else:
+            self._cube(c, round, 0, <int32_t>self.groups.size(), limit)
+
+    cdef int32_t _split_groups_by_kind(self) noexcept nogil:
+        """Split every rule group whose rules make both real and virtual items into a real and a virtual
+        group (a key's rules with real lhs come first under pop_count = "real": the first virtual one is
+        found by bisection), and order the groups virtual first, each kind in its order before; returns
+        the number of virtual groups. Glue groups are real."""
+        cdef vector[Group] virtual_groups, real_groups
+        cdef Group group, part
+        cdef int32_t lo, hi, mid, r
+        cdef size_t g
+        for g in range(self.groups.size()):
+            group = self.groups[g]
+            if group.kind != GROUP_RULES:
+                real_groups.push_back(group)
+                continue
+            lo = 0
+            hi = group.n_rules
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                r = (self.single_rules_sorted[group.rules_lo + mid] if group.single
+                     else self.pair_rules_sorted[group.rules_lo + mid])
+                if self.symbol_is_real[self.rule_lhs[r]]:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo > 0:
+                part = group
+                part.n_rules = lo
+                real_groups.push_back(part)
+            if lo < group.n_rules:
+                part = group
+                part.rules_lo = group.rules_lo + lo
+                part.n_rules = group.n_rules - lo
+                virtual_groups.push_back(part)
+        self.groups.clear()
+        for g in range(virtual_groups.size()):
+            self.groups.push_back(virtual_groups[g])
+        for g in range(real_groups.size()):
+            self.groups.push_back(real_groups[g])
+        return <int32_t>virtual_groups.size()
+
+    cdef void _cube(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil:
+        """Cube pruning (Chiang 2007) over groups[g_lo:g_hi]: at most `limit` pops (0: no limit), best
+        first; it also stops at round_item_limit items made here and at a pop more than
+        round_score_beam below the best pop so far (the heap pops best first, so what is left is
+        hardly better)."""
+        cdef int32_t g, first_item = self.items.size()
+        cdef Hypothesis hyp
+        cdef int pops = 0
+        cdef double best_score = 0.0
+        if g_hi <= g_lo:
+            return
+        self.pending_states.clear()
+        self.pending_hashes.clear()
         self.heap.clear()
         self.hypotheses.clear()
         self.seen.clear()
-        for g in range(self.groups.size()):
+        for g in range(g_lo, g_hi):
             self._push_corner(g, 0, 0, 0)
         while self.heap.size() > 0 and (limit <= 0 or pops < limit) and not self.chart_full:
             if self.round_item_limit > 0 and <long long>self.items.size() - first_item >= self.round_item_limit:
@@ -1177,11 +1241,14 @@ def lookup_pair_slots(table, keys):
     return rules_lo, n_rules
 
 
-def sort_rules_by_score(rules, offsets, scores):
-    """The rule ids of each group rules[offsets[i]:offsets[i+1]] reordered best score first."""
+def sort_rules_by_score(rules, offsets, scores, classes=None):
+    """The rule ids of each group rules[offsets[i]:offsets[i+1]] reordered best score first; with
+    `classes` (int32 per rule id), by class first (ascending), then best score first."""
     cdef const int32_t[::1] rule_ids = np.ascontiguousarray(rules, dtype=np.int32)
     cdef const int64_t[::1] o = np.ascontiguousarray(offsets, dtype=np.int64)
     cdef const double[::1] score = np.ascontiguousarray(scores, dtype=np.float64)
+    cdef const int32_t[::1] rule_class = np.ascontiguousarray(
+        classes if classes is not None else np.zeros(score.shape[0], dtype=np.int32), dtype=np.int32)
     out = np.empty(rule_ids.shape[0], dtype=np.int32)
     cdef int32_t[::1] view = out
     cdef vector[CkySortEntry] entries
@@ -1191,7 +1258,7 @@ def sort_rules_by_score(rules, offsets, scores):
         for g in range(o.shape[0] - 1):
             entries.clear()
             for k in range(o[g], o[g + 1]):
-                entry.symbol = 0
+                entry.symbol = rule_class[rule_ids[k]]
                 entry.score = score[rule_ids[k]]
                 entry.id = rule_ids[k]
                 entries.push_back(entry)

@@ -75,6 +75,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="search algorithm (default: the config's, else cube; see decoder.settings)")
     parser.add_argument("--pop-limit", type=_count(0, " (0 means unlimited)"),
                         help="cube pruning pops per cell (default 100; 0: unlimited)")
+    parser.add_argument("--pop-count", choices=("all", "real"),
+                        help="what the pop limit counts (default all: every pop; real: only pops of real items, "
+                             "complete rule applications as Moses counts them, with --virtual-pop-limit pops "
+                             "on the binarization's virtual items per cell)")
+    parser.add_argument("--virtual-pop-limit", type=_count(0, " (0 means unlimited)"),
+                        help="with --pop-count real: pops on virtual items per cell (default 1000; 0: unlimited)")
     parser.add_argument("--beam-size", type=_count(0), help="items kept per cell (default: no limit)")
     parser.add_argument("--table-limit", type=_count(0, " (0 means all)"),
                         help="rules kept per source side, best first under the weights (default 20; 0: all)")
@@ -103,7 +109,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-OVERRIDING_FLAGS = ("search", "table_limit", "table_limit_rank", "rule_order", "weight_pushing", "pop_limit", "beam_size", "max_span")
+OVERRIDING_FLAGS = ("search", "table_limit", "table_limit_rank", "rule_order", "weight_pushing", "pop_limit",
+                    "pop_count", "virtual_pop_limit", "beam_size", "max_span")
 
 
 def decoder_loader(args) -> functools.partial:

@@ -69,7 +69,7 @@ class ChartSearchDriver:
         """The grammar arrays (with the settings' table limit) and the compiled search over them."""
         self.grammar = GrammarArrays(self.store, self.lm, self.weights, self.space, self.settings.table_limit,
                                      self.settings.rule_order, self.settings.weight_pushing,
-                                     self.settings.table_limit_rank)
+                                     self.settings.table_limit_rank, self.settings.pop_count)
         self.reader = DerivationReader(self.store, self.weights, self.space, self.grammar)
         self.engine = self._new_engine()
 
@@ -86,7 +86,7 @@ class ChartSearchDriver:
         """Search with other settings from now on (a SearchSettings, and/or changes to the current
         ones); returns the settings now in use. The grammar arrays are kept (max_span and
         max_unary_depth only bound the search) unless a setting they are prepared under
-        (_grammar_settings: table_limit, table_limit_rank, rule_order, weight_pushing) changes:
+        (_grammar_settings: table_limit, table_limit_rank, rule_order, weight_pushing, pop_count) changes:
         then they are prepared again."""
         previous = self.settings
         self.settings = (settings or self.settings).replace(**setting_changes)
@@ -196,4 +196,5 @@ def _chart_cells(items_in_cells: np.ndarray, chart: dict, goal_symbol: int) -> l
 
 def _grammar_settings(settings: SearchSettings) -> tuple:
     """The settings the grammar arrays are prepared under (a change prepares them again)."""
-    return settings.table_limit, settings.rule_order, settings.weight_pushing, settings.table_limit_rank
+    return (settings.table_limit, settings.rule_order, settings.weight_pushing, settings.table_limit_rank,
+            settings.pop_count)

@@ -12,7 +12,9 @@ grammar lacks, then GOAL. With a
 `table_limit` (> 0) only the best rules of each source side are in the sorted rule
 arrays (decoder.search.table_limit): the limit is applied here, at open, under
 these weights. With `weight_pushing` the rule scores of the binarization's
-virtual rules carry their best completion (decoder.search.weight_pushing).
+virtual rules carry their best completion (decoder.search.weight_pushing). With
+`pop_count = "real"` each key's rules with a real lhs come before those with a
+virtual lhs (each part in the rule order), for the search's two cubes per cell.
 """
 from __future__ import annotations
 
@@ -40,7 +42,8 @@ class GrammarArrays:
                  table_limit: int = DEFAULT_SEARCH_SETTINGS.table_limit,
                  rule_order: str = DEFAULT_SEARCH_SETTINGS.rule_order,
                  weight_pushing: bool = DEFAULT_SEARCH_SETTINGS.weight_pushing,
-                 table_limit_rank: str = DEFAULT_SEARCH_SETTINGS.table_limit_rank):
+                 table_limit_rank: str = DEFAULT_SEARCH_SETTINGS.table_limit_rank,
+                 pop_count: str = DEFAULT_SEARCH_SETTINGS.pop_count):
         n_nt, n_symbols = store.n_nonterminals, store.n_symbols
         self.n_symbols = n_symbols
 
@@ -107,11 +110,17 @@ class GrammarArrays:
         # weighted LM score of their words on their own (as Moses sorts target phrases), which
         # puts first the rules likely best once the LM is applied.
         self.rule_order_score = rule_score + lm_estimate if rule_order == "estimate" else rule_score
-        pair_rules_sorted = sort_rules_by_score(pair_rules, pair_offsets, self.rule_order_score)
+        # pop_count = "real": a key's rules with a real lhs first, then those with a virtual one (each
+        # part in that order), so that the search splits a group into its real and virtual cubes
+        # (_chart.ChartSearch._split_groups_by_kind)
+        rule_class = None
+        if pop_count == "real":
+            rule_class = (1 - is_real[np.asarray(store.rule_lhs, dtype=np.int64)]).astype(np.int32)
+        pair_rules_sorted = sort_rules_by_score(pair_rules, pair_offsets, self.rule_order_score, rule_class)
         single_keys = np.asarray(store.single_keys)
         single_offsets = np.asarray(store.single_offsets)
         single_rules = np.asarray(store.single_rules)
-        single_rules_sorted = sort_rules_by_score(single_rules, single_offsets, self.rule_order_score)
+        single_rules_sorted = sort_rules_by_score(single_rules, single_offsets, self.rule_order_score, rule_class)
         # The rules the table limit drops leave the sorted arrays (the keys stay, maybe empty).
         if table_limit > 0:
             pair_rules_sorted, pair_offsets = limit_sorted_rules(pair_rules_sorted, pair_offsets,
