@@ -9,6 +9,11 @@ from decoder.grammar import Rule, unescape_word
 LABELS = ("A", "B", "C")
 SOURCE_WORDS = ("a", "b", "c", "d")
 TARGET_WORDS = ("x", "y", "z", "w")
+# the binarizations every search test runs on, and the features and weights of random_rules' stores
+STRATEGIES = ("left", "right", "icr", "monolingual")
+FEATURES = ["p1", "p2"]
+WEIGHTS = {"p1": 0.7, "p2": 0.3, "lm": 1.0, "word_count": 0.4, "oov": -3.0, "glue": -0.6}
+WEIGHTS_HEAVIER_LM = dict(WEIGHTS, lm=1.3)
 
 
 def write_arpa(directory) -> str:

@@ -11,10 +11,7 @@ from decoder.search.driver import ChartSearchDriver
 from decoder.search.model import Weights
 from decoder.store import GrammarStore, write_store
 
-from search_fixtures import random_rules, random_sentence, write_arpa
-
-FEATURES = ["p1", "p2"]
-WEIGHTS = {"p1": 0.7, "p2": 0.3, "lm": 1.3, "word_count": 0.4, "oov": -3.0, "glue": -0.6}
+from search_fixtures import FEATURES, WEIGHTS_HEAVIER_LM as WEIGHTS, random_rules, random_sentence, write_arpa
 
 
 @pytest.fixture(scope="module")

@@ -11,12 +11,9 @@ from decoder.search.driver import ChartSearchDriver
 from decoder.search.incremental import IncrementalSearchDriver
 from decoder.search.model import SearchSpace, Weights
 
-from search_fixtures import random_sentence, write_arpa, write_random_store
+from search_fixtures import FEATURES, STRATEGIES, WEIGHTS, random_sentence, write_arpa, write_random_store
 
 _chart = compiled_module("_chart")
-
-FEATURES = ["p1", "p2"]
-WEIGHTS = {"p1": 0.7, "p2": 0.3, "lm": 1.0, "word_count": 0.4, "oov": -3.0, "glue": -0.6}
 
 
 def random_pair_keys(seed, n_symbols=120, n_left=80):
@@ -124,7 +121,7 @@ def charts(driver, sentences):
 
 
 @pytest.mark.parametrize("seed", range(8))
-@pytest.mark.parametrize("strategy", ("left", "right", "icr", "monolingual"))
+@pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("driver_class", (ChartSearchDriver, IncrementalSearchDriver))
 def test_chart_is_the_same_whichever_left_symbols_are_wide(tmp_path, lm, seed, strategy, driver_class):
     """Every left symbol with keys wide (its right symbols found by their masks and the hash table),

@@ -14,10 +14,7 @@ from decoder.search.model import Weights
 from decoder.settings import SearchSettings
 from decoder.store import GrammarStore, write_store
 
-from search_fixtures import random_rules, random_sentence, write_arpa
-
-FEATURES = ["p1", "p2"]
-WEIGHTS = {"p1": 0.7, "p2": 0.3, "lm": 1.3, "word_count": 0.4, "oov": -3.0, "glue": -0.6}
+from search_fixtures import (FEATURES, STRATEGIES, WEIGHTS_HEAVIER_LM as WEIGHTS, random_rules, random_sentence, write_arpa)
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +22,7 @@ def lm(tmp_path_factory):
     return LanguageModel(write_arpa(tmp_path_factory.mktemp("lm")))
 
 
-@pytest.fixture(scope="module", params=("left", "right", "icr", "monolingual"))
+@pytest.fixture(scope="module", params=STRATEGIES)
 def store(request, tmp_path_factory):
     path = tmp_path_factory.mktemp("store") / request.param
     write_store(binarize(random_rules(23, n_rules=60, max_arity=4), request.param), path, feature_names=FEATURES)

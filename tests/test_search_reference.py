@@ -9,10 +9,7 @@ from decoder.search.brute_force import best_by_brute_force
 from decoder.search.model import SearchSpace, Weights
 from decoder.search.reference import ReferenceDecoder
 
-from search_fixtures import random_rules, random_sentence, write_arpa
-
-FEATURES = ["p1", "p2"]
-WEIGHTS = {"p1": 0.7, "p2": 0.3, "lm": 1.0, "word_count": 0.4, "oov": -3.0, "glue": -0.6}
+from search_fixtures import FEATURES, STRATEGIES, WEIGHTS, random_rules, random_sentence, write_arpa
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +42,7 @@ def test_binarizations_agree_on_best_score(lm, seed):
     weights = Weights(FEATURES, WEIGHTS)
     words = random_sentence(seed, 4)
     scores, edges = {}, {}
-    for strategy in ("left", "right", "icr", "monolingual"):
+    for strategy in STRATEGIES:
         result = ReferenceDecoder(binarize(rules, strategy), lm, weights).decode(words)
         scores[strategy] = result.best.score
         edges[strategy] = result.edges_proposed
@@ -55,7 +52,7 @@ def test_binarizations_agree_on_best_score(lm, seed):
 
 def test_edge_counts_differ_between_binarizations(lm):
     counts = {}
-    for strategy in ("left", "right", "icr", "monolingual"):
+    for strategy in STRATEGIES:
         total = 0
         for seed in range(6):
             rules = random_rules(seed, n_rules=18, max_arity=4)

@@ -16,11 +16,7 @@ from decoder.search.model import GLUE, LM, OOV, WORD_COUNT, SearchSpace, Weights
 from decoder.search.reference import ReferenceDecoder
 from decoder.search.two_pass_reference import TwoPassReference
 
-from search_fixtures import random_rules, random_sentence, write_arpa
-
-FEATURES = ["p1", "p2"]
-WEIGHTS = {"p1": 0.7, "p2": 0.3, "lm": 1.0, "word_count": 0.4, "oov": -3.0, "glue": -0.6}
-STRATEGIES = ["left", "right", "icr", "monolingual"]
+from search_fixtures import FEATURES, STRATEGIES, WEIGHTS, random_rules, random_sentence, write_arpa
 
 
 @pytest.fixture(scope="module")

@@ -17,11 +17,7 @@ from decoder.settings import SearchSettings
 from decoder.store import GrammarStore, write_store
 from decoder.grammar import Rule
 
-from search_fixtures import LABELS, SOURCE_WORDS, TARGET_WORDS, lm_estimate, random_sentence, write_arpa
-
-FEATURES = ["p1", "p2"]
-WEIGHTS = {"p1": 0.7, "p2": 0.3, "lm": 1.0, "word_count": 0.4, "oov": -3.0, "glue": -0.6}
-STRATEGIES = ("left", "right", "icr", "monolingual")
+from search_fixtures import (FEATURES, LABELS, SOURCE_WORDS, STRATEGIES, TARGET_WORDS, WEIGHTS, lm_estimate, random_sentence, write_arpa)
 
 
 def crowded_rules(seed: int, n_sides: int = 6) -> list[Rule]:
