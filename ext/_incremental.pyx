@@ -100,24 +100,26 @@ cdef inline uint32_t side_bit(int block, int side) noexcept nogil:
     return (<uint32_t>1) << (3 * block + side if block < 10 else 31)
 
 
-cdef uint32_t rule_relevant_sides(const int32_t *target, Py_ssize_t length, int n_left_blocks, int tail) noexcept nogil:
-    """The side bits of tail `tail`'s blocks whose words can change the LM score of `target` (children:
-    tail 0's n_left_blocks blocks, then tail 1's). A long block's left words change nothing when it
-    begins the target (KenLM's RuleScore copies its state), its right words nothing when it ends it;
-    a short block's words change nothing only when it is the whole target."""
+cdef uint32_t rule_relevant_sides(int32_t first, int32_t last, Py_ssize_t length, int n_left_blocks,
+                                  int tail) noexcept nogil:
+    """The side bits of tail `tail`'s blocks whose words can change the LM score of a target of `length`
+    symbols that begins with `first` and ends with `last` (children -1 - index: tail 0's n_left_blocks
+    blocks, then tail 1's). A long block's left words change nothing when it begins the target
+    (KenLM's RuleScore copies its state), its right words nothing when it ends it; a short block's
+    words change nothing only when it is the whole target."""
     cdef uint32_t relevant = 0xFFFFFFFFu
     cdef int32_t child, block
     if length <= 0:
         return 0
-    if target[0] < 0:
-        child = -target[0] - 1
+    if first < 0:
+        child = -first - 1
         block = child - n_left_blocks if tail == 1 else child
         if (child >= n_left_blocks) == (tail == 1) and block < 10:
             relevant &= ~side_bit(block, SIDE_LEFT)
             if length == 1:
                 relevant &= ~side_bit(block, SIDE_SHORT)
-    if target[length - 1] < 0:
-        child = -target[length - 1] - 1
+    if last < 0:
+        child = -last - 1
         block = child - n_left_blocks if tail == 1 else child
         if (child >= n_left_blocks) == (tail == 1) and block < 10:
             relevant &= ~side_bit(block, SIDE_RIGHT)
@@ -129,15 +131,19 @@ cdef class IncrementalSearch(ChartSearch):
     """ChartSearch with incremental search (boundary-word grouping) instead of cube pruning."""
 
     def __init__(self, dict arrays, LanguageModel lm, int64_t n_symbols, int32_t goal_symbol, settings, **weights):
-        """As ChartSearch; arrays also holds, per position of pair_rules_sorted and single_rules_sorted,
-        the rule's score and LM estimate (NaN: no LM): {pair,single}_sorted_{score,estimate}
+        """As ChartSearch; arrays also holds, per position of pair_rules_sorted then of single_rules_sorted
+        (from sorted_rules_single_offset on), the rule's SortedRule record: sorted_rules
         (decoder.search.incremental.sorted_rule_arrays)."""
         ChartSearch.__init__(self, arrays, lm, n_symbols, goal_symbol, settings, **weights)
         self.lm_visibility = True
-        self.pair_sorted_score = arrays["pair_sorted_score"]
-        self.pair_sorted_estimate = arrays["pair_sorted_estimate"]
-        self.single_sorted_score = arrays["single_sorted_score"]
-        self.single_sorted_estimate = arrays["single_sorted_estimate"]
+        cdef const unsigned char[::1] packed
+        self.sorted_rules_array = np.ascontiguousarray(arrays["sorted_rules"])
+        if self.sorted_rules_array.dtype.itemsize != sizeof(SortedRule):
+            raise ValueError(f"sorted_rules: {self.sorted_rules_array.dtype.itemsize}-byte records, "
+                             f"SortedRule has {sizeof(SortedRule)}")
+        self.single_offset = arrays["sorted_rules_single_offset"]
+        packed = self.sorted_rules_array.view(np.uint8).reshape(-1)
+        self.sorted_rules = <const SortedRule *>&packed[0] if packed.shape[0] > 0 else NULL
 
     def decode(self, words_lm, runs, oov_at):
         self.nodes.clear()
@@ -594,76 +600,95 @@ cdef class IncrementalSearch(ChartSearch):
         hyp.score = edge.score
         self.edges_proposed += 1
 
-    cdef void _push_partial(self, PartialEdge *edge) noexcept nogil:
-        """Score the edge and queue it (without ordering the queue while self.queue_unordered: the cell's
-        first batch, ordered at once by cky_heap_make)."""
-        cdef CkyHeapEntry entry
-        self._score_partial(edge)
-        self.partial_edges.push_back(edge[0])
-        if self.queue_unordered:
-            entry.score = edge.score
-            entry.index = self.partial_edges.size() - 1
-            self.queue.push_back(entry)
-        else:
-            cky_heap_push(self.queue, edge.score, self.partial_edges.size() - 1)
-        self.partial_pushes += 1
-
     cdef void _set_rule(self, PartialEdge *edge) noexcept nogil:
         """The edge's rule id and, per tail, the sides whose words its LM score sees (edge.relevant): read
         only for edges that are scored or split, not for every initial edge (most are never popped)."""
         cdef Group *group = &self.groups[edge.group]
-        cdef const int32_t *target = GLUE_CONCAT_TARGET
+        cdef const SortedRule *sorted_rule
+        cdef int32_t first = GLUE_CONCAT_TARGET[0], last = GLUE_CONCAT_TARGET[1]
         cdef Py_ssize_t length = 2
-        cdef int64_t k, t_lo
         cdef int t, n_left_blocks
         if group.kind == GROUP_RULES:
-            k = group.rules_lo + edge.rule_rank
-            edge.rule = self.single_rules_sorted[k] if group.single else self.pair_rules_sorted[k]
-            t_lo = self.rule_target_offsets[edge.rule]
-            length = self.rule_target_offsets[edge.rule + 1] - t_lo
-            target = &self.rule_target_lm[t_lo] if length > 0 else NULL
+            sorted_rule = &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo + edge.rule_rank]
+            edge.rule = sorted_rule.rule
+            first = sorted_rule.target_first
+            last = sorted_rule.target_last
+            length = sorted_rule.target_length
         if not self.lm_visibility:
             return
         n_left_blocks = self.items[self.nodes[edge.node[0]].item].n_states if edge.node[0] >= 0 else 0
         for t in range(2):
             if edge.node[t] >= 0:
-                edge.relevant[t] = rule_relevant_sides(target, length, n_left_blocks, t)
+                edge.relevant[t] = rule_relevant_sides(first, last, length, n_left_blocks, t)
 
-    cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
+    cdef double _root_score(self, int32_t list_lo, int32_t list_n) noexcept nogil:
+        """The score of a tail at its root: its vertex's best item (0: no tail), as _trie's root holds it."""
+        cdef int32_t best
+        if list_n <= 0:
+            return 0.0
+        best = self.item_lists[list_lo]
+        return self.items[best].score if best >= 0 else 0.0
+
+    cdef void _queue_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
+        """Queue group g's initial edge of rule rule_rank (tails at their roots) as a bare queue entry,
+        index ~g, scored by the rule's words-only LM estimate: the edge itself (its tries, rule id, the
+        sides its LM sees) is made only when popped (_initial_edge), as most are never popped."""
         cdef Group *group = &self.groups[g]
-        cdef PartialEdge edge
-        cdef int64_t k
-        cdef double estimate
+        cdef const SortedRule *sorted_rule
+        cdef CkyHeapEntry entry
+        cdef double score
+        cdef float lm = 0.0
         if rule_rank >= group.n_rules:
             return
+        score = self.group_cursor[g].tails
+        if group.kind == GROUP_RULES:
+            sorted_rule = &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo + rule_rank]
+            score += sorted_rule.score
+            if not isnan(sorted_rule.estimate):
+                lm = sorted_rule.estimate
+        else:
+            score += group.fixed_score
+        self.group_cursor[g].rank = rule_rank
+        entry.score = score + self.weight_lm * lm
+        entry.index = ~g
+        if self.queue_unordered:
+            self.queue.push_back(entry)
+        else:
+            cky_heap_push(self.queue, entry.score, entry.index)
+        self.initial_edges += 1
+        self.partial_pushes += 1
+
+    cdef void _initial_edge(self, int32_t g, double score, PartialEdge *edge) noexcept nogil:
+        """The popped initial edge of group g (its queued rule rank) with its queue score."""
+        cdef Group *group = &self.groups[g]
+        cdef const SortedRule *sorted_rule
         edge.group = g
-        edge.rule_rank = rule_rank
-        edge.node[0] = self.group_roots[2 * g]
-        edge.node[1] = self.group_roots[2 * g + 1]
+        edge.rule_rank = self.group_cursor[g].rank
+        edge.node[0] = self._trie(group.left_lo, group.n_left)
+        edge.node[1] = self._trie(group.right_lo, group.n_right)
+        group = &self.groups[g]
         edge.first[0] = 0
         edge.first[1] = 0
         edge.flat[0] = 0
         edge.flat[1] = 0
         edge.lm = 0.0
         edge.rule = -1
+        edge.complete = -1
         edge.relevant[0] = edge.relevant[1] = 0xFFFFFFFFu
         if group.kind == GROUP_RULES:
-            k = group.rules_lo + rule_rank
-            edge.fixed = self.single_sorted_score[k] if group.single else self.pair_sorted_score[k]
-            estimate = self.single_sorted_estimate[k] if group.single else self.pair_sorted_estimate[k]
-            edge.scores_lm = not isnan(estimate)
+            sorted_rule = &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo + edge.rule_rank]
+            edge.fixed = sorted_rule.score
+            edge.scores_lm = not isnan(sorted_rule.estimate)
             if edge.scores_lm:
-                edge.lm = <float>estimate
+                edge.lm = sorted_rule.estimate
         else:
             edge.fixed = group.fixed_score
             edge.scores_lm = group.kind == GROUP_GLUE_CONCAT
         edge.initial = 1
-        # The rule's words-only estimate, also when its tails are items (most initial edges are never popped:
-        # such an edge is scored exactly when first popped, and re-queued if no longer the best). The rule id
-        # is read when popped too.
+        # The rule's words-only estimate, also when its tails are items (such an edge is scored exactly when
+        # first popped, and re-queued if no longer the best). The rule id is read when popped too.
         edge.estimated = edge.scores_lm
-        self.initial_edges += 1
-        self._push_partial(&edge)
+        edge.score = score
 
     cdef void _search(self, int c, int round) noexcept nogil:
         """The cell's (round's) queue of partial edges, until the pop limit of complete hypotheses."""
@@ -673,6 +698,7 @@ cdef class IncrementalSearch(ChartSearch):
         cdef PartialEdge edge, refined, next_edge
         cdef bint have_next = False
         cdef Hypothesis hyp
+        cdef CkyHeapEntry top
         if self.exhaustive:
             ChartSearch._search(self, c, round)
             return
@@ -686,12 +712,12 @@ cdef class IncrementalSearch(ChartSearch):
         self.complete_hashes.clear()
         self.pending_states.clear()
         self.pending_hashes.clear()
-        self.group_roots.resize(2 * self.groups.size())
+        self.group_cursor.resize(self.groups.size())
         self.queue_unordered = True
         for g in range(self.groups.size()):
-            self.group_roots[2 * g] = self._trie(self.groups[g].left_lo, self.groups[g].n_left)
-            self.group_roots[2 * g + 1] = self._trie(self.groups[g].right_lo, self.groups[g].n_right)
-            self._push_initial(g, 0)
+            self.group_cursor[g].tails = self._root_score(self.groups[g].left_lo, self.groups[g].n_left) + \
+                self._root_score(self.groups[g].right_lo, self.groups[g].n_right)
+            self._queue_initial(g, 0)
         self.queue_unordered = False
         cky_heap_make(self.queue)
         while (have_next or self.queue.size() > 0) and (limit <= 0 or pops < limit):
@@ -699,14 +725,19 @@ cdef class IncrementalSearch(ChartSearch):
                 edge = next_edge
                 have_next = False
             else:
-                edge = self.partial_edges[cky_heap_pop(self.queue)]
+                top = self.queue[0]
+                cky_heap_pop(self.queue)
+                if top.index < 0:  # a group's initial edge
+                    self._initial_edge(~top.index, top.score, &edge)
+                else:
+                    edge = self.partial_edges[top.index]
             self.partial_pops += 1
             for t in range(2):  # (an edge is scored over its tails' partial states or split only once popped)
                 node = edge.node[t]
                 if node >= 0 and self.nodes[node].n_children < 0:
                     self._grow_trie(node, self.nodes[node].first_child, self.nodes[node].n_items)
             if edge.initial:
-                self._push_initial(edge.group, edge.rule_rank + 1)
+                self._queue_initial(edge.group, edge.rule_rank + 1)
                 if edge.scores_lm and edge.estimated:
                     self._set_rule(&edge)
             # The most general open tail: fewest boundary words revealed (ties: the left one); a flat tail
