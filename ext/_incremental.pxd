@@ -54,7 +54,7 @@ cdef struct SortedRule:
     int32_t target_first  # its LM target's first and last symbol (a child: -1 - its index) and length
     int32_t target_last
     int32_t target_length
-    int32_t pad
+    int32_t lhs
 
 
 # Per group of the cell being searched: its tails' root scores (summed) and the rule rank of its queued
@@ -70,6 +70,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[PartialEdge] partial_edges
     cdef vector[int32_t] flat_leaves            # per sentence: flattened nodes' leaves, best first
     cdef vector[GroupCursor] group_cursor
+    cdef vector[double] list_score             # per item-list position: its item's score (0: -1), per sentence
     cdef vector[CkyHeapEntry] queue
     cdef bint queue_unordered                  # _push_partial appends (the cell's initial edges), see _search
     cdef vector[int32_t] ranks_scratch

@@ -69,7 +69,7 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item, EDGE_GLUE_CONCAT,
-                                  cky_heap_pop, cky_heap_push, cky_mix, cky_sort_entries,
+                                  cky_heap_pop, cky_heap_push, cky_mix, cky_prefetch, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
 from decoder._ext._kenlm cimport ChartState
 from decoder._ext._lm cimport LanguageModel, chart_state_hash, empty_chart_state, score_target
@@ -90,6 +90,8 @@ cdef uint64_t GLUE_CONCAT_HASH = 0x5bd1e995
 cdef uint64_t ABSENT_TAIL_KEY = 0x3C6EF372FE94F82BULL
 # At most this many partial-edge LM scores are cached per sentence (16 bytes each, with the index).
 cdef size_t PARTIAL_LM_ENTRIES = 1 << 21
+# The group loop of a cell's initial edges prefetches what the group this many on reads.
+cdef int PREFETCH_GROUPS = 8
 cdef int SIDE_LEFT = 0
 cdef int SIDE_RIGHT = 1
 cdef int SIDE_SHORT = 2  # a block whose left state is not full: its words, all on the left
@@ -151,6 +153,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.trie_of_list.clear()
         self.partial_lm_index.clear()
         self.partial_lm_values.clear()
+        self.list_score.clear()
         self.partial_pops = 0
         self.partial_pushes = 0
         self.partial_lm_novel = 0
@@ -579,7 +582,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil:
         """The hypothesis of a popped edge whose tails are all items (as ChartSearch._evaluate makes it)."""
         cdef Group *group = &self.groups[edge.group]
-        cdef int32_t r
+        cdef const SortedRule *sorted_rule
         hyp.group = edge.group
         hyp.rule_rank = edge.rule_rank
         hyp.left_rank = self.nodes[edge.node[0]].rank if edge.node[0] >= 0 else 0
@@ -589,10 +592,9 @@ cdef class IncrementalSearch(ChartSearch):
         self.pending_hashes.push_back(self.complete_hashes[edge.complete])
         hyp.n_states = 1
         if group.kind == GROUP_RULES:
-            r = self.single_rules_sorted[group.rules_lo + edge.rule_rank] if group.single \
-                else self.pair_rules_sorted[group.rules_lo + edge.rule_rank]
-            hyp.rule = r
-            hyp.lhs = self.rule_lhs[r]
+            sorted_rule = &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo + edge.rule_rank]
+            hyp.rule = sorted_rule.rule
+            hyp.lhs = sorted_rule.lhs
         else:
             hyp.rule = EDGE_GLUE_CONCAT
             hyp.lhs = self.goal_symbol
@@ -623,11 +625,7 @@ cdef class IncrementalSearch(ChartSearch):
 
     cdef double _root_score(self, int32_t list_lo, int32_t list_n) noexcept nogil:
         """The score of a tail at its root: its vertex's best item (0: no tail), as _trie's root holds it."""
-        cdef int32_t best
-        if list_n <= 0:
-            return 0.0
-        best = self.item_lists[list_lo]
-        return self.items[best].score if best >= 0 else 0.0
+        return self.list_score[list_lo] if list_n > 0 else 0.0
 
     cdef void _queue_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
         """Queue group g's initial edge of rule rule_rank (tails at their roots) as a bare queue entry,
@@ -699,6 +697,9 @@ cdef class IncrementalSearch(ChartSearch):
         cdef bint have_next = False
         cdef Hypothesis hyp
         cdef CkyHeapEntry top
+        cdef size_t k
+        cdef int32_t n_groups
+        cdef const Group *ahead
         if self.exhaustive:
             ChartSearch._search(self, c, round)
             return
@@ -714,7 +715,16 @@ cdef class IncrementalSearch(ChartSearch):
         self.pending_hashes.clear()
         self.group_cursor.resize(self.groups.size())
         self.queue_unordered = True
-        for g in range(self.groups.size()):
+        for k in range(self.list_score.size(), self.item_lists.size()):  # (item lists only grow, finished)
+            self.list_score.push_back(self.items[self.item_lists[k]].score if self.item_lists[k] >= 0 else 0.0)
+        n_groups = self.groups.size()
+        for g in range(n_groups):
+            if g + PREFETCH_GROUPS < n_groups:  # what the group PREFETCH_GROUPS on reads (most reads miss the cache)
+                ahead = &self.groups[g + PREFETCH_GROUPS]
+                cky_prefetch(&self.list_score[ahead.left_lo])
+                cky_prefetch(&self.list_score[ahead.right_lo])
+                if ahead.kind == GROUP_RULES:
+                    cky_prefetch(&self.sorted_rules[(self.single_offset if ahead.single else 0) + ahead.rules_lo])
             self.group_cursor[g].tails = self._root_score(self.groups[g].left_lo, self.groups[g].n_left) + \
                 self._root_score(self.groups[g].right_lo, self.groups[g].n_right)
             self._queue_initial(g, 0)

@@ -23,14 +23,14 @@ _chart = compiled_module("_chart")
 # decoder._ext._incremental's SortedRule, field for field (32 bytes, no padding).
 SORTED_RULE = np.dtype([("score", np.float64), ("estimate", np.float32), ("rule", np.int32),
                         ("target_first", np.int32), ("target_last", np.int32), ("target_length", np.int32),
-                        ("pad", np.int32)])
+                        ("lhs", np.int32)])
 
 
 def sorted_rule_arrays(arrays: dict, lm) -> dict:
     """Per position of the sorted rule arrays (pair_rules_sorted, then single_rules_sorted from
     sorted_rules_single_offset on) one SortedRule record: the rule's score and its words' LM estimate
-    (_chart.rule_lm_estimates; NaN for a carrying rule, which has no LM score), its id, and its LM
-    target's first and last symbol and length. A group's initial partial edges (tails at their roots)
+    (_chart.rule_lm_estimates; NaN for a carrying rule, which has no LM score), its id, its LM
+    target's first and last symbol and length, and its lhs. A group's initial partial edges (tails at their roots)
     are scored from these, read in order instead of through each rule id."""
     estimate = _chart.rule_lm_estimates(lm, arrays["rule_target_lm"], arrays["rule_target_offsets"])
     estimate = np.where(np.asarray(arrays["rule_carries"]) != 0, np.nan, estimate)
@@ -49,6 +49,7 @@ def sorted_rule_arrays(arrays: dict, lm) -> dict:
         records["target_first"] = first[rules]
         records["target_last"] = last[rules]
         records["target_length"] = length[rules]
+        records["lhs"] = np.asarray(arrays["rule_lhs"], dtype=np.int64)[rules]
         parts.append(records)
     return {"sorted_rules": np.concatenate(parts), "sorted_rules_single_offset": len(parts[0])}
 
