@@ -69,14 +69,16 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item, EDGE_GLUE_CONCAT,
-                                  cky_heap_pop, cky_heap_push, cky_mix, cky_prefetch, cky_sort_entries,
+                                  cky_mix, cky_prefetch, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
 from decoder._ext._kenlm cimport ChartState
 from decoder._ext._lm cimport LanguageModel, chart_state_hash, empty_chart_state, score_target
 
 cdef extern from "incremental_sort.hh":
     void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) nogil
-    void cky_heap_make(vector[CkyHeapEntry] &heap) nogil
+    void cky_queue_make(vector[CkyHeapEntry] &heap) nogil
+    void cky_queue_push(vector[CkyHeapEntry] &heap, double score, int32_t index) nogil
+    CkyHeapEntry cky_queue_pop(vector[CkyHeapEntry] &heap) nogil
 
 # End tokens of a block's sides.
 cdef uint64_t END_SHORT = 0x51A7E5E0D0000001ULL
@@ -652,7 +654,7 @@ cdef class IncrementalSearch(ChartSearch):
         if self.queue_unordered:
             self.queue.push_back(entry)
         else:
-            cky_heap_push(self.queue, entry.score, entry.index)
+            cky_queue_push(self.queue, entry.score, entry.index)
         self.initial_edges += 1
         self.partial_pushes += 1
 
@@ -729,14 +731,13 @@ cdef class IncrementalSearch(ChartSearch):
                 self._root_score(self.groups[g].right_lo, self.groups[g].n_right)
             self._queue_initial(g, 0)
         self.queue_unordered = False
-        cky_heap_make(self.queue)
+        cky_queue_make(self.queue)
         while (have_next or self.queue.size() > 0) and (limit <= 0 or pops < limit):
             if have_next:  # the last split's best child, at least as good as the queue's best
                 edge = next_edge
                 have_next = False
             else:
-                top = self.queue[0]
-                cky_heap_pop(self.queue)
+                top = cky_queue_pop(self.queue)
                 if top.index < 0:  # a group's initial edge
                     self._initial_edge(~top.index, top.score, &edge)
                 else:
@@ -767,7 +768,7 @@ cdef class IncrementalSearch(ChartSearch):
                     self._score_partial(&edge)
                     if self.queue.size() > 0 and edge.score < self.queue[0].score:
                         self.partial_edges.push_back(edge)
-                        cky_heap_push(self.queue, edge.score, self.partial_edges.size() - 1)
+                        cky_queue_push(self.queue, edge.score, self.partial_edges.size() - 1)
                         self.partial_pushes += 1
                         continue
                 self.pending_states.clear()
@@ -815,12 +816,12 @@ cdef class IncrementalSearch(ChartSearch):
                 refined.score = edge.score - self._tail_score(node, edge.first[split], edge.flat[split]) \
                     + self._tail_score(node, refined.first[split], edge.flat[split])
                 self.partial_edges.push_back(refined)
-                cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
+                cky_queue_push(self.queue, refined.score, self.partial_edges.size() - 1)
                 self.partial_pushes += 1
             self.partial_pushes += 1
             if self.queue.size() == 0 or next_edge.score >= self.queue[0].score:
                 have_next = True  # the best edge: popped next, not through the queue
             else:
                 self.partial_edges.push_back(next_edge)
-                cky_heap_push(self.queue, next_edge.score, self.partial_edges.size() - 1)
+                cky_queue_push(self.queue, next_edge.score, self.partial_edges.size() - 1)
         self.queue.clear()
