@@ -55,6 +55,8 @@ cdef struct SortedRule:
     int32_t target_last
     int32_t target_length
     int32_t lhs
+    int64_t target_lo     # its LM target in the chart's rule_target_lm
+    uint64_t target_hash  # and the target's hash (rule_target_hash)
 
 
 # Per group of the cell being searched: its tails' root scores (summed) and the rule rank of its queued

@@ -509,11 +509,11 @@ cdef class IncrementalSearch(ChartSearch):
         """The edge's score: rule, tails and the LM over its tails' partial states. An initial edge
         (tails at their roots) takes the rule's words-only LM estimate instead (no LM query: most
         initial edges are never popped). An edge whose tails are all items is scored exactly
-        (ChartSearch._score, through the chart's LM cache) and keeps its state for its pop."""
+        (_score_complete) and keeps its state for its pop."""
         cdef Group *group = &self.groups[edge.group]
-        cdef int32_t r = -1, item
+        cdef const SortedRule *sorted_rule
+        cdef int32_t item
         cdef int t, s
-        cdef int64_t t_lo, t_hi
         cdef double score = self._tail_score(edge.node[0], edge.first[0], edge.flat[0]) + \
             self._tail_score(edge.node[1], edge.first[1], edge.flat[1])
         cdef bint scores_lm, complete = True
@@ -528,12 +528,10 @@ cdef class IncrementalSearch(ChartSearch):
             edge.score = score + self.weight_lm * edge.lm
             return
         if group.kind == GROUP_RULES:
-            r = edge.rule
-            t_lo = self.rule_target_offsets[r]
-            t_hi = self.rule_target_offsets[r + 1]
-            target = &self.rule_target_lm[t_lo] if t_hi > t_lo else NULL
-            length = t_hi - t_lo
-            key = self.rule_target_hash[r]
+            sorted_rule = &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo + edge.rule_rank]
+            length = sorted_rule.target_length
+            target = &self.rule_target_lm[sorted_rule.target_lo] if length > 0 else NULL
+            key = sorted_rule.target_hash
         else:
             target = GLUE_CONCAT_TARGET
             length = 2
