@@ -74,7 +74,6 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[GroupCursor] group_cursor
     cdef vector[double] list_score             # per item-list position: its item's score (0: -1), per sentence
     cdef vector[CkyHeapEntry] queue
-    cdef bint queue_unordered                  # _push_partial appends (the cell's initial edges), see _search
     cdef vector[int32_t] ranks_scratch
     cdef vector[uint64_t] tokens_scratch
     cdef vector[uint64_t] trie_tokens          # the trie being built: its items' boundary tokens (by rank,
@@ -109,7 +108,6 @@ cdef class IncrementalSearch(ChartSearch):
     cdef double _tail_score(self, int32_t node, int32_t first, bint flat) noexcept nogil
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil
     cdef void _set_rule(self, PartialEdge *edge) noexcept nogil
-    cdef double _root_score(self, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _queue_initial(self, int32_t g, int32_t rule_rank) noexcept nogil
     cdef void _initial_edge(self, int32_t g, double score, PartialEdge *edge) noexcept nogil
     cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out,

@@ -623,10 +623,6 @@ cdef class IncrementalSearch(ChartSearch):
             if edge.node[t] >= 0:
                 edge.relevant[t] = rule_relevant_sides(first, last, length, n_left_blocks, t)
 
-    cdef double _root_score(self, int32_t list_lo, int32_t list_n) noexcept nogil:
-        """The score of a tail at its root: its vertex's best item (0: no tail), as _trie's root holds it."""
-        return self.list_score[list_lo] if list_n > 0 else 0.0
-
     cdef void _queue_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
         """Queue group g's initial edge of rule rule_rank (tails at their roots) as a bare queue entry,
         index ~g, scored by the rule's words-only LM estimate: the edge itself (its tries, rule id, the
@@ -649,10 +645,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.group_cursor[g].rank = rule_rank
         entry.score = score + self.weight_lm * lm
         entry.index = ~g
-        if self.queue_unordered:
-            self.queue.push_back(entry)
-        else:
-            cky_queue_push(self.queue, entry.score, entry.index)
+        cky_queue_push(self.queue, entry.score, entry.index)
         self.initial_edges += 1
         self.partial_pushes += 1
 
@@ -699,7 +692,16 @@ cdef class IncrementalSearch(ChartSearch):
         cdef CkyHeapEntry top
         cdef size_t k
         cdef int32_t n_groups
+        cdef unsigned long long n_initial = 0
         cdef const Group *ahead
+        cdef const Group *groups
+        cdef const Group *group
+        cdef GroupCursor *cursor
+        cdef const double *list_score
+        cdef const SortedRule *sorted_rule
+        cdef CkyHeapEntry entry
+        cdef double score
+        cdef float lm
         if self.exhaustive:
             ChartSearch._search(self, c, round)
             return
@@ -714,21 +716,43 @@ cdef class IncrementalSearch(ChartSearch):
         self.pending_states.clear()
         self.pending_hashes.clear()
         self.group_cursor.resize(self.groups.size())
-        self.queue_unordered = True
         for k in range(self.list_score.size(), self.item_lists.size()):  # (item lists only grow, finished)
             self.list_score.push_back(self.items[self.item_lists[k]].score if self.item_lists[k] >= 0 else 0.0)
+        # Every group's initial edge of its first rule, as _queue_initial makes it, appended in one batch (ordered
+        # at once below), through raw pointers; what the group PREFETCH_GROUPS on reads is prefetched (most of
+        # those reads miss the cache).
         n_groups = self.groups.size()
+        groups = self.groups.data()
+        cursor = self.group_cursor.data()
+        list_score = self.list_score.data()
+        self.queue.reserve(n_groups)
         for g in range(n_groups):
-            if g + PREFETCH_GROUPS < n_groups:  # what the group PREFETCH_GROUPS on reads (most reads miss the cache)
-                ahead = &self.groups[g + PREFETCH_GROUPS]
-                cky_prefetch(&self.list_score[ahead.left_lo])
-                cky_prefetch(&self.list_score[ahead.right_lo])
+            if g + PREFETCH_GROUPS < n_groups:
+                ahead = &groups[g + PREFETCH_GROUPS]
+                cky_prefetch(&list_score[ahead.left_lo])
+                cky_prefetch(&list_score[ahead.right_lo])
                 if ahead.kind == GROUP_RULES:
                     cky_prefetch(&self.sorted_rules[(self.single_offset if ahead.single else 0) + ahead.rules_lo])
-            self.group_cursor[g].tails = self._root_score(self.groups[g].left_lo, self.groups[g].n_left) + \
-                self._root_score(self.groups[g].right_lo, self.groups[g].n_right)
-            self._queue_initial(g, 0)
-        self.queue_unordered = False
+            group = &groups[g]
+            cursor[g].tails = (list_score[group.left_lo] if group.n_left > 0 else 0.0) + \
+                (list_score[group.right_lo] if group.n_right > 0 else 0.0)
+            cursor[g].rank = 0
+            if group.n_rules <= 0:
+                continue
+            lm = 0.0
+            if group.kind == GROUP_RULES:
+                sorted_rule = &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo]
+                score = cursor[g].tails + sorted_rule.score
+                if not isnan(sorted_rule.estimate):
+                    lm = sorted_rule.estimate
+            else:
+                score = cursor[g].tails + group.fixed_score
+            entry.score = score + self.weight_lm * lm
+            entry.index = ~g
+            self.queue.push_back(entry)
+            n_initial += 1
+        self.initial_edges += n_initial
+        self.partial_pushes += n_initial
         cky_queue_make(self.queue)
         while (have_next or self.queue.size() > 0) and (limit <= 0 or pops < limit):
             if have_next:  # the last split's best child, at least as good as the queue's best
