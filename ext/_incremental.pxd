@@ -3,7 +3,7 @@
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry, CkySortEntry, Hypothesis
+from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry, CkySortEntry, Group, Hypothesis
 from decoder._ext._kenlm cimport ChartState
 
 
@@ -107,6 +107,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _flatten(self, int32_t node) noexcept nogil
     cdef double _tail_score(self, int32_t node, int32_t first, bint flat) noexcept nogil
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil
+    cdef const SortedRule *_sorted_rule(self, const Group *group, int64_t rule_rank) noexcept nogil
     cdef void _set_rule(self, PartialEdge *edge) noexcept nogil
     cdef void _queue_initial(self, int32_t g, int32_t rule_rank) noexcept nogil
     cdef void _initial_edge(self, int32_t g, double score, PartialEdge *edge) noexcept nogil

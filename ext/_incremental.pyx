@@ -32,10 +32,15 @@ cache, counters, export; only the search inside a cell differs):
   also when its tails are single items or absent: it is scored exactly when
   first popped, and re-queued if no longer the best. An edge whose tails are
   all items is scored exactly, straight from KenLM, and keeps its state for
-  its pop.
-- One priority queue per cell and unary round (as Moses' incremental search,
-  and our cube pruning's pop limit): a popped partial edge whose tails are all
-  items becomes a hypothesis and is recombined (_add_hypothesis), counting one
+  its pop. A group's initial edge is a bare queue entry (its score and ~group)
+  until popped: only then are its tries looked up and the edge made. What the
+  initial edges and their pops read of a rule is one SortedRule record per
+  position of the sorted rule arrays (score, estimate, id, lhs, the LM
+  target's first and last symbol, length, offset and hash).
+- One priority queue (a 4-ary heap) per cell and unary round (as Moses'
+  incremental search, and our cube pruning's pop limit): a popped partial edge
+  whose tails are all items becomes a hypothesis and is recombined
+  (_add_hypothesis), counting one
   pop; otherwise the tail with the fewest revealed words (the most general
   context) is split into its best child, more specific, and its remaining
   children, both re-queued (the best child, when still the queue's best, is
@@ -128,6 +133,34 @@ cdef uint32_t rule_relevant_sides(int32_t first, int32_t last, Py_ssize_t length
         if (child >= n_left_blocks) == (tail == 1) and block < 10:
             relevant &= ~side_bit(block, SIDE_RIGHT)
     return relevant
+
+
+def queue_pops(batch, operations):
+    """The search queue (incremental_sort.hh's 4-ary heap), for tests: entries `batch` (scores) ordered at once,
+    then `operations` in turn (a score: push it; NaN: pop), then pops until empty. Returns the popped scores and
+    indexes (an entry's index: its position in batch, then in operations)."""
+    cdef vector[CkyHeapEntry] queue
+    cdef CkyHeapEntry entry
+    cdef int32_t index = 0
+    popped = []
+    for score in batch:
+        entry.score = score
+        entry.index = index
+        queue.push_back(entry)
+        index += 1
+    cky_queue_make(queue)
+    for score in operations:
+        if score != score:
+            if queue.size() > 0:
+                entry = cky_queue_pop(queue)
+                popped.append((entry.score, entry.index))
+        else:
+            cky_queue_push(queue, score, index)
+        index += 1
+    while queue.size() > 0:
+        entry = cky_queue_pop(queue)
+        popped.append((entry.score, entry.index))
+    return popped
 
 
 @cython.final  # (its methods are called directly, and inlined)
@@ -528,7 +561,7 @@ cdef class IncrementalSearch(ChartSearch):
             edge.score = score + self.weight_lm * edge.lm
             return
         if group.kind == GROUP_RULES:
-            sorted_rule = &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo + edge.rule_rank]
+            sorted_rule = self._sorted_rule(group, edge.rule_rank)
             length = sorted_rule.target_length
             target = &self.rule_target_lm[sorted_rule.target_lo] if length > 0 else NULL
             key = sorted_rule.target_hash
@@ -592,7 +625,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.pending_hashes.push_back(self.complete_hashes[edge.complete])
         hyp.n_states = 1
         if group.kind == GROUP_RULES:
-            sorted_rule = &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo + edge.rule_rank]
+            sorted_rule = self._sorted_rule(group, edge.rule_rank)
             hyp.rule = sorted_rule.rule
             hyp.lhs = sorted_rule.lhs
         else:
@@ -601,6 +634,10 @@ cdef class IncrementalSearch(ChartSearch):
         hyp.lm = edge.lm
         hyp.score = edge.score
         self.edges_proposed += 1
+
+    cdef inline const SortedRule *_sorted_rule(self, const Group *group, int64_t rule_rank) noexcept nogil:
+        """The SortedRule record of a GROUP_RULES group's rule of rank rule_rank."""
+        return &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo + rule_rank]
 
     cdef void _set_rule(self, PartialEdge *edge) noexcept nogil:
         """The edge's rule id and, per tail, the sides whose words its LM score sees (edge.relevant): read
@@ -611,7 +648,7 @@ cdef class IncrementalSearch(ChartSearch):
         cdef Py_ssize_t length = 2
         cdef int t, n_left_blocks
         if group.kind == GROUP_RULES:
-            sorted_rule = &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo + edge.rule_rank]
+            sorted_rule = self._sorted_rule(group, edge.rule_rank)
             edge.rule = sorted_rule.rule
             first = sorted_rule.target_first
             last = sorted_rule.target_last
@@ -636,7 +673,7 @@ cdef class IncrementalSearch(ChartSearch):
             return
         score = self.group_cursor[g].tails
         if group.kind == GROUP_RULES:
-            sorted_rule = &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo + rule_rank]
+            sorted_rule = self._sorted_rule(group, rule_rank)
             score += sorted_rule.score
             if not isnan(sorted_rule.estimate):
                 lm = sorted_rule.estimate
@@ -667,7 +704,7 @@ cdef class IncrementalSearch(ChartSearch):
         edge.complete = -1
         edge.relevant[0] = edge.relevant[1] = 0xFFFFFFFFu
         if group.kind == GROUP_RULES:
-            sorted_rule = &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo + edge.rule_rank]
+            sorted_rule = self._sorted_rule(group, edge.rule_rank)
             edge.fixed = sorted_rule.score
             edge.scores_lm = not isnan(sorted_rule.estimate)
             if edge.scores_lm:
@@ -732,7 +769,7 @@ cdef class IncrementalSearch(ChartSearch):
                 cky_prefetch(&list_score[ahead.left_lo])
                 cky_prefetch(&list_score[ahead.right_lo])
                 if ahead.kind == GROUP_RULES:
-                    cky_prefetch(&self.sorted_rules[(self.single_offset if ahead.single else 0) + ahead.rules_lo])
+                    cky_prefetch(self._sorted_rule(ahead, 0))
             group = &groups[g]
             cursor[g].tails = (list_score[group.left_lo] if group.n_left > 0 else 0.0) + \
                 (list_score[group.right_lo] if group.n_right > 0 else 0.0)
@@ -741,7 +778,7 @@ cdef class IncrementalSearch(ChartSearch):
                 continue
             lm = 0.0
             if group.kind == GROUP_RULES:
-                sorted_rule = &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo]
+                sorted_rule = self._sorted_rule(group, 0)
                 score = cursor[g].tails + sorted_rule.score
                 if not isnan(sorted_rule.estimate):
                     lm = sorted_rule.estimate
