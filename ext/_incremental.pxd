@@ -82,8 +82,8 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[CkySortEntry] child_order      # _build_node's stack of children (sorted best first)
     cdef vector[int32_t] child_bounds          # and their [start, end) in ranks_scratch
     cdef vector[ChartState] node_states        # the trie nodes' partial states (per sentence)
-    cdef CkyHashMap partial_lm_index           # LM cache of partial edges: key -> partial_lm_values
-    cdef vector[float] partial_lm_values
+    cdef CkyHashMap partial_lm_index           # LM cache of partial edges, per cell and round: key ->
+    cdef vector[float] partial_lm_values       # its LM score
     # Per position of pair_rules_sorted, then of single_rules_sorted from single_offset on: SortedRule
     cdef object sorted_rules_array
     cdef const SortedRule *sorted_rules
