@@ -86,6 +86,14 @@ def run(decoder, driver, sentences, pop_limit):
                     "load_average": round(load, 2)}
 
 
+def _setting_value(settings, name, text):
+    """A --set value as the type of the setting's current value."""
+    current = getattr(settings, name)
+    if isinstance(current, bool):
+        return text.lower() in ("1", "true", "yes", "on")
+    return type(current)(text)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--system", choices=["synthetic"], default=None)
@@ -100,6 +108,8 @@ def main(argv=None):
     parser.add_argument("--searches", nargs="+", default=["cube", "incremental"])
     parser.add_argument("--rule-order", nargs="+", default=[], metavar="SEARCH=ORDER",
                         help="a search's rule_order setting (e.g. incremental=estimate); default: the config's")
+    parser.add_argument("--set", nargs="+", default=[], metavar="SEARCH=NAME=VALUE",
+                        help="any search setting of one search (e.g. incremental@wp0=weight_pushing=false)")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     if args.system == "synthetic":
@@ -126,6 +136,10 @@ def main(argv=None):
         settings = decoder.search_settings.replace(search=name.split("@")[0])
         if name in rule_orders:
             settings = settings.replace(rule_order=rule_orders[name])
+        for item in args.set:
+            search, setting, value = item.split("=", 2)
+            if search == name:
+                settings = settings.replace(**{setting: _setting_value(settings, setting, value)})
         drivers[name] = search_driver(settings.search)(decoder.store, decoder.lm, decoder.weights, decoder.space,
                                                        settings)
     with open(args.test, encoding="utf-8") as f:
@@ -149,10 +163,16 @@ def main(argv=None):
     for row in equal:
         print(f"cube at pop limit {row['pop_limit']}: score {row['score']}, {row['cube_cpu']} CPU s; incremental at "
               f"that score: {row['incremental_cpu_at_equal_score']} CPU s (ratio {row['ratio']})", flush=True)
+    others = {name: equal_score_table(rows, other=name) for name in drivers if name not in ("cube", "incremental")}
+    if "cube" in drivers:
+        for name, table in others.items():
+            print(f"{name} at cube's score, ratio to cube's CPU per cube pop limit: " +
+                  ", ".join(f"{row['pop_limit']}: {row['ratio']}" for row in table), flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"config": args.config, "store": args.store, "lm": args.lm, "test": args.test,
-                       "skip": args.skip, "runs": rows, "equal_score": equal}, f, indent=1)
+                       "skip": args.skip, "runs": rows, "equal_score": equal,
+                       **({"equal_score_others": others} if "cube" in drivers and others else {})}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry, CkySortEntry, Hypothesis
+from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry, CkySortEntry, Group, Hypothesis
 from decoder._ext._kenlm cimport ChartState
 
 
@@ -45,14 +45,35 @@ cdef struct PartialEdge:
     int8_t estimated      # lm is the rule's words-only estimate (initial edges and their rest edges)
 
 
+# Per position of the sorted rule arrays (a group's rules, in order; decoder.search.incremental.sorted_rule_arrays
+# makes them, with the same layout): what a group's initial edges and their pops read, in one cache line.
+cdef struct SortedRule:
+    double score          # the rule's score
+    float estimate        # its words' LM estimate (log10, _chart.rule_lm_estimates; NaN: a carrying rule, no LM)
+    int32_t rule          # the rule id
+    int32_t target_first  # its LM target's first and last symbol (a child: -1 - its index) and length
+    int32_t target_last
+    int32_t target_length
+    int32_t lhs
+    int64_t target_lo     # its LM target in the chart's rule_target_lm
+    uint64_t target_hash  # and the target's hash (rule_target_hash)
+
+
+# Per group of the cell being searched: its tails' root scores (summed) and the rule rank of its queued
+# initial edge (a bare queue entry, index ~group, until popped).
+cdef struct GroupCursor:
+    double tails
+    int32_t rank
+
+
 cdef class IncrementalSearch(ChartSearch):
     cdef vector[TrieNode] nodes
     cdef vector[int32_t] trie_of_list          # item-list offset -> trie root, or -1 (per sentence)
     cdef vector[PartialEdge] partial_edges
     cdef vector[int32_t] flat_leaves            # per sentence: flattened nodes' leaves, best first
-    cdef vector[int32_t] group_roots            # per group of the cell being searched: its tails' trie roots
+    cdef vector[GroupCursor] group_cursor
+    cdef vector[double] list_score             # per item-list position: its item's score (0: -1), per sentence
     cdef vector[CkyHeapEntry] queue
-    cdef bint queue_unordered                  # _push_partial appends (the cell's initial edges), see _search
     cdef vector[int32_t] ranks_scratch
     cdef vector[uint64_t] tokens_scratch
     cdef vector[uint64_t] trie_tokens          # the trie being built: its items' boundary tokens (by rank,
@@ -61,15 +82,12 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[CkySortEntry] child_order      # _build_node's stack of children (sorted best first)
     cdef vector[int32_t] child_bounds          # and their [start, end) in ranks_scratch
     cdef vector[ChartState] node_states        # the trie nodes' partial states (per sentence)
-    cdef CkyHashMap partial_lm_index           # LM cache of partial edges: key -> partial_lm_values
-    cdef vector[float] partial_lm_values
-    # Per position of pair_rules_sorted / single_rules_sorted (read in order by a group's initial
-    # edges, not through the rule id): the rule's score, and its words' LM estimate (log10,
-    # _chart.rule_lm_estimates; NaN: a carrying rule, no LM)
-    cdef const double[::1] pair_sorted_score
-    cdef const double[::1] pair_sorted_estimate
-    cdef const double[::1] single_sorted_score
-    cdef const double[::1] single_sorted_estimate
+    cdef CkyHashMap partial_lm_index           # LM cache of partial edges, per cell and round: key ->
+    cdef vector[float] partial_lm_values       # its LM score
+    # Per position of pair_rules_sorted, then of single_rules_sorted from single_offset on: SortedRule
+    cdef object sorted_rules_array
+    cdef const SortedRule *sorted_rules
+    cdef int64_t single_offset
     cdef vector[ChartState] complete_states    # per cell (round): the states of complete partial edges
     cdef vector[uint64_t] complete_hashes
     # use what a rule's LM score cannot see (edge.relevant): refinements that keep the LM score, flat tails;
@@ -89,9 +107,10 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _flatten(self, int32_t node) noexcept nogil
     cdef double _tail_score(self, int32_t node, int32_t first, bint flat) noexcept nogil
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil
-    cdef void _push_partial(self, PartialEdge *edge) noexcept nogil
+    cdef const SortedRule *_sorted_rule(self, const Group *group, int64_t rule_rank) noexcept nogil
     cdef void _set_rule(self, PartialEdge *edge) noexcept nogil
-    cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil
+    cdef void _queue_initial(self, int32_t g, int32_t rule_rank) noexcept nogil
+    cdef void _initial_edge(self, int32_t g, double score, PartialEdge *edge) noexcept nogil
     cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out,
                                uint64_t *out_hash) noexcept nogil
     cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil

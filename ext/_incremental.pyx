@@ -25,17 +25,24 @@ cache, counters, export; only the search inside a cell differs):
   the LM score of the rule's words with each tail's state cut to the boundary
   words revealed so far (KenLM's RuleScore over a left state marked full and a
   shortened right state: unrevealed context is a break, as in the paper's
-  estimate with the words revealed so far), cached per sentence by (target,
-  tail nodes' state hashes). An edge with its tails at their roots (and the
-  rest edges split from it) takes the rule's words-only LM estimate instead
+  estimate with the words revealed so far), cached per cell and unary round
+  by (target, tail nodes' state hashes): a table that stays small enough for
+  the CPU cache (a per-sentence one saves a third of these LM scorings but
+  costs 5-8% more time in its cache misses). An edge with its tails at their
+  roots (and the rest edges split from it) takes the rule's words-only LM estimate instead
   (_chart.rule_lm_estimates: no query; most such edges are never popped),
   also when its tails are single items or absent: it is scored exactly when
   first popped, and re-queued if no longer the best. An edge whose tails are
   all items is scored exactly, straight from KenLM, and keeps its state for
-  its pop.
-- One priority queue per cell and unary round (as Moses' incremental search,
-  and our cube pruning's pop limit): a popped partial edge whose tails are all
-  items becomes a hypothesis and is recombined (_add_hypothesis), counting one
+  its pop. A group's initial edge is a bare queue entry (its score and ~group)
+  until popped: only then are its tries looked up and the edge made. What the
+  initial edges and their pops read of a rule is one SortedRule record per
+  position of the sorted rule arrays (score, estimate, id, lhs, the LM
+  target's first and last symbol, length, offset and hash).
+- One priority queue (a 4-ary heap) per cell and unary round (as Moses'
+  incremental search, and our cube pruning's pop limit): a popped partial edge
+  whose tails are all items becomes a hypothesis and is recombined
+  (_add_hypothesis), counting one
   pop; otherwise the tail with the fewest revealed words (the most general
   context) is split into its best child, more specific, and its remaining
   children, both re-queued (the best child, when still the queue's best, is
@@ -69,14 +76,16 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item, EDGE_GLUE_CONCAT,
-                                  cky_heap_pop, cky_heap_push, cky_mix, cky_sort_entries,
+                                  cky_mix, cky_prefetch, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
 from decoder._ext._kenlm cimport ChartState
 from decoder._ext._lm cimport LanguageModel, chart_state_hash, empty_chart_state, score_target
 
 cdef extern from "incremental_sort.hh":
     void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) nogil
-    void cky_heap_make(vector[CkyHeapEntry] &heap) nogil
+    void cky_queue_make(vector[CkyHeapEntry] &heap) nogil
+    void cky_queue_push(vector[CkyHeapEntry] &heap, double score, int32_t index) nogil
+    CkyHeapEntry cky_queue_pop(vector[CkyHeapEntry] &heap) nogil
 
 # End tokens of a block's sides.
 cdef uint64_t END_SHORT = 0x51A7E5E0D0000001ULL
@@ -88,8 +97,10 @@ GLUE_CONCAT_TARGET[0] = -1
 GLUE_CONCAT_TARGET[1] = -2
 cdef uint64_t GLUE_CONCAT_HASH = 0x5bd1e995
 cdef uint64_t ABSENT_TAIL_KEY = 0x3C6EF372FE94F82BULL
-# At most this many partial-edge LM scores are cached per sentence (16 bytes each, with the index).
+# At most this many partial-edge LM scores are cached per cell and round (16 bytes each, with the index).
 cdef size_t PARTIAL_LM_ENTRIES = 1 << 21
+# The group loop of a cell's initial edges prefetches what the group this many on reads.
+cdef int PREFETCH_GROUPS = 8
 cdef int SIDE_LEFT = 0
 cdef int SIDE_RIGHT = 1
 cdef int SIDE_SHORT = 2  # a block whose left state is not full: its words, all on the left
@@ -100,28 +111,58 @@ cdef inline uint32_t side_bit(int block, int side) noexcept nogil:
     return (<uint32_t>1) << (3 * block + side if block < 10 else 31)
 
 
-cdef uint32_t rule_relevant_sides(const int32_t *target, Py_ssize_t length, int n_left_blocks, int tail) noexcept nogil:
-    """The side bits of tail `tail`'s blocks whose words can change the LM score of `target` (children:
-    tail 0's n_left_blocks blocks, then tail 1's). A long block's left words change nothing when it
-    begins the target (KenLM's RuleScore copies its state), its right words nothing when it ends it;
-    a short block's words change nothing only when it is the whole target."""
+cdef uint32_t rule_relevant_sides(int32_t first, int32_t last, Py_ssize_t length, int n_left_blocks,
+                                  int tail) noexcept nogil:
+    """The side bits of tail `tail`'s blocks whose words can change the LM score of a target of `length`
+    symbols that begins with `first` and ends with `last` (children -1 - index: tail 0's n_left_blocks
+    blocks, then tail 1's). A long block's left words change nothing when it begins the target
+    (KenLM's RuleScore copies its state), its right words nothing when it ends it; a short block's
+    words change nothing only when it is the whole target."""
     cdef uint32_t relevant = 0xFFFFFFFFu
     cdef int32_t child, block
     if length <= 0:
         return 0
-    if target[0] < 0:
-        child = -target[0] - 1
+    if first < 0:
+        child = -first - 1
         block = child - n_left_blocks if tail == 1 else child
         if (child >= n_left_blocks) == (tail == 1) and block < 10:
             relevant &= ~side_bit(block, SIDE_LEFT)
             if length == 1:
                 relevant &= ~side_bit(block, SIDE_SHORT)
-    if target[length - 1] < 0:
-        child = -target[length - 1] - 1
+    if last < 0:
+        child = -last - 1
         block = child - n_left_blocks if tail == 1 else child
         if (child >= n_left_blocks) == (tail == 1) and block < 10:
             relevant &= ~side_bit(block, SIDE_RIGHT)
     return relevant
+
+
+def queue_pops(batch, operations):
+    """The search queue (incremental_sort.hh's 4-ary heap), for tests: entries `batch` (scores) ordered at once,
+    then `operations` in turn (a score: push it; NaN: pop), then pops until empty. Returns the popped scores and
+    indexes (an entry's index: its position in batch, then in operations)."""
+    cdef vector[CkyHeapEntry] queue
+    cdef CkyHeapEntry entry
+    cdef int32_t index = 0
+    popped = []
+    for score in batch:
+        entry.score = score
+        entry.index = index
+        queue.push_back(entry)
+        index += 1
+    cky_queue_make(queue)
+    for score in operations:
+        if score != score:
+            if queue.size() > 0:
+                entry = cky_queue_pop(queue)
+                popped.append((entry.score, entry.index))
+        else:
+            cky_queue_push(queue, score, index)
+        index += 1
+    while queue.size() > 0:
+        entry = cky_queue_pop(queue)
+        popped.append((entry.score, entry.index))
+    return popped
 
 
 @cython.final  # (its methods are called directly, and inlined)
@@ -129,15 +170,19 @@ cdef class IncrementalSearch(ChartSearch):
     """ChartSearch with incremental search (boundary-word grouping) instead of cube pruning."""
 
     def __init__(self, dict arrays, LanguageModel lm, int64_t n_symbols, int32_t goal_symbol, settings, **weights):
-        """As ChartSearch; arrays also holds, per position of pair_rules_sorted and single_rules_sorted,
-        the rule's score and LM estimate (NaN: no LM): {pair,single}_sorted_{score,estimate}
+        """As ChartSearch; arrays also holds, per position of pair_rules_sorted then of single_rules_sorted
+        (from sorted_rules_single_offset on), the rule's SortedRule record: sorted_rules
         (decoder.search.incremental.sorted_rule_arrays)."""
         ChartSearch.__init__(self, arrays, lm, n_symbols, goal_symbol, settings, **weights)
         self.lm_visibility = True
-        self.pair_sorted_score = arrays["pair_sorted_score"]
-        self.pair_sorted_estimate = arrays["pair_sorted_estimate"]
-        self.single_sorted_score = arrays["single_sorted_score"]
-        self.single_sorted_estimate = arrays["single_sorted_estimate"]
+        cdef const unsigned char[::1] packed
+        self.sorted_rules_array = np.ascontiguousarray(arrays["sorted_rules"])
+        if self.sorted_rules_array.dtype.itemsize != sizeof(SortedRule):
+            raise ValueError(f"sorted_rules: {self.sorted_rules_array.dtype.itemsize}-byte records, "
+                             f"SortedRule has {sizeof(SortedRule)}")
+        self.single_offset = arrays["sorted_rules_single_offset"]
+        packed = self.sorted_rules_array.view(np.uint8).reshape(-1)
+        self.sorted_rules = <const SortedRule *>&packed[0] if packed.shape[0] > 0 else NULL
 
     def decode(self, words_lm, runs, oov_at):
         self.nodes.clear()
@@ -145,6 +190,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.trie_of_list.clear()
         self.partial_lm_index.clear()
         self.partial_lm_values.clear()
+        self.list_score.clear()
         self.partial_pops = 0
         self.partial_pushes = 0
         self.partial_lm_novel = 0
@@ -498,11 +544,11 @@ cdef class IncrementalSearch(ChartSearch):
         """The edge's score: rule, tails and the LM over its tails' partial states. An initial edge
         (tails at their roots) takes the rule's words-only LM estimate instead (no LM query: most
         initial edges are never popped). An edge whose tails are all items is scored exactly
-        (ChartSearch._score, through the chart's LM cache) and keeps its state for its pop."""
+        (_score_complete) and keeps its state for its pop."""
         cdef Group *group = &self.groups[edge.group]
-        cdef int32_t r = -1, item
+        cdef const SortedRule *sorted_rule
+        cdef int32_t item
         cdef int t, s
-        cdef int64_t t_lo, t_hi
         cdef double score = self._tail_score(edge.node[0], edge.first[0], edge.flat[0]) + \
             self._tail_score(edge.node[1], edge.first[1], edge.flat[1])
         cdef bint scores_lm, complete = True
@@ -517,12 +563,10 @@ cdef class IncrementalSearch(ChartSearch):
             edge.score = score + self.weight_lm * edge.lm
             return
         if group.kind == GROUP_RULES:
-            r = edge.rule
-            t_lo = self.rule_target_offsets[r]
-            t_hi = self.rule_target_offsets[r + 1]
-            target = &self.rule_target_lm[t_lo] if t_hi > t_lo else NULL
-            length = t_hi - t_lo
-            key = self.rule_target_hash[r]
+            sorted_rule = self._sorted_rule(group, edge.rule_rank)
+            length = sorted_rule.target_length
+            target = &self.rule_target_lm[sorted_rule.target_lo] if length > 0 else NULL
+            key = sorted_rule.target_hash
         else:
             target = GLUE_CONCAT_TARGET
             length = 2
@@ -573,7 +617,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil:
         """The hypothesis of a popped edge whose tails are all items (as ChartSearch._evaluate makes it)."""
         cdef Group *group = &self.groups[edge.group]
-        cdef int32_t r
+        cdef const SortedRule *sorted_rule
         hyp.group = edge.group
         hyp.rule_rank = edge.rule_rank
         hyp.left_rank = self.nodes[edge.node[0]].rank if edge.node[0] >= 0 else 0
@@ -583,10 +627,9 @@ cdef class IncrementalSearch(ChartSearch):
         self.pending_hashes.push_back(self.complete_hashes[edge.complete])
         hyp.n_states = 1
         if group.kind == GROUP_RULES:
-            r = self.single_rules_sorted[group.rules_lo + edge.rule_rank] if group.single \
-                else self.pair_rules_sorted[group.rules_lo + edge.rule_rank]
-            hyp.rule = r
-            hyp.lhs = self.rule_lhs[r]
+            sorted_rule = self._sorted_rule(group, edge.rule_rank)
+            hyp.rule = sorted_rule.rule
+            hyp.lhs = sorted_rule.lhs
         else:
             hyp.rule = EDGE_GLUE_CONCAT
             hyp.lhs = self.goal_symbol
@@ -594,76 +637,88 @@ cdef class IncrementalSearch(ChartSearch):
         hyp.score = edge.score
         self.edges_proposed += 1
 
-    cdef void _push_partial(self, PartialEdge *edge) noexcept nogil:
-        """Score the edge and queue it (without ordering the queue while self.queue_unordered: the cell's
-        first batch, ordered at once by cky_heap_make)."""
-        cdef CkyHeapEntry entry
-        self._score_partial(edge)
-        self.partial_edges.push_back(edge[0])
-        if self.queue_unordered:
-            entry.score = edge.score
-            entry.index = self.partial_edges.size() - 1
-            self.queue.push_back(entry)
-        else:
-            cky_heap_push(self.queue, edge.score, self.partial_edges.size() - 1)
-        self.partial_pushes += 1
+    cdef inline const SortedRule *_sorted_rule(self, const Group *group, int64_t rule_rank) noexcept nogil:
+        """The SortedRule record of a GROUP_RULES group's rule of rank rule_rank."""
+        return &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo + rule_rank]
 
     cdef void _set_rule(self, PartialEdge *edge) noexcept nogil:
         """The edge's rule id and, per tail, the sides whose words its LM score sees (edge.relevant): read
         only for edges that are scored or split, not for every initial edge (most are never popped)."""
         cdef Group *group = &self.groups[edge.group]
-        cdef const int32_t *target = GLUE_CONCAT_TARGET
+        cdef const SortedRule *sorted_rule
+        cdef int32_t first = GLUE_CONCAT_TARGET[0], last = GLUE_CONCAT_TARGET[1]
         cdef Py_ssize_t length = 2
-        cdef int64_t k, t_lo
         cdef int t, n_left_blocks
         if group.kind == GROUP_RULES:
-            k = group.rules_lo + edge.rule_rank
-            edge.rule = self.single_rules_sorted[k] if group.single else self.pair_rules_sorted[k]
-            t_lo = self.rule_target_offsets[edge.rule]
-            length = self.rule_target_offsets[edge.rule + 1] - t_lo
-            target = &self.rule_target_lm[t_lo] if length > 0 else NULL
+            sorted_rule = self._sorted_rule(group, edge.rule_rank)
+            edge.rule = sorted_rule.rule
+            first = sorted_rule.target_first
+            last = sorted_rule.target_last
+            length = sorted_rule.target_length
         if not self.lm_visibility:
             return
         n_left_blocks = self.items[self.nodes[edge.node[0]].item].n_states if edge.node[0] >= 0 else 0
         for t in range(2):
             if edge.node[t] >= 0:
-                edge.relevant[t] = rule_relevant_sides(target, length, n_left_blocks, t)
+                edge.relevant[t] = rule_relevant_sides(first, last, length, n_left_blocks, t)
 
-    cdef void _push_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
+    cdef void _queue_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
+        """Queue group g's initial edge of rule rule_rank (tails at their roots) as a bare queue entry,
+        index ~g, scored by the rule's words-only LM estimate: the edge itself (its tries, rule id, the
+        sides its LM sees) is made only when popped (_initial_edge), as most are never popped."""
         cdef Group *group = &self.groups[g]
-        cdef PartialEdge edge
-        cdef int64_t k
-        cdef double estimate
+        cdef const SortedRule *sorted_rule
+        cdef CkyHeapEntry entry
+        cdef double score
+        cdef float lm = 0.0
         if rule_rank >= group.n_rules:
             return
+        score = self.group_cursor[g].tails
+        if group.kind == GROUP_RULES:
+            sorted_rule = self._sorted_rule(group, rule_rank)
+            score += sorted_rule.score
+            if not isnan(sorted_rule.estimate):
+                lm = sorted_rule.estimate
+        else:
+            score += group.fixed_score
+        self.group_cursor[g].rank = rule_rank
+        entry.score = score + self.weight_lm * lm
+        entry.index = ~g
+        cky_queue_push(self.queue, entry.score, entry.index)
+        self.initial_edges += 1
+        self.partial_pushes += 1
+
+    cdef void _initial_edge(self, int32_t g, double score, PartialEdge *edge) noexcept nogil:
+        """The popped initial edge of group g (its queued rule rank) with its queue score."""
+        cdef Group *group = &self.groups[g]
+        cdef const SortedRule *sorted_rule
         edge.group = g
-        edge.rule_rank = rule_rank
-        edge.node[0] = self.group_roots[2 * g]
-        edge.node[1] = self.group_roots[2 * g + 1]
+        edge.rule_rank = self.group_cursor[g].rank
+        edge.node[0] = self._trie(group.left_lo, group.n_left)
+        edge.node[1] = self._trie(group.right_lo, group.n_right)
+        group = &self.groups[g]
         edge.first[0] = 0
         edge.first[1] = 0
         edge.flat[0] = 0
         edge.flat[1] = 0
         edge.lm = 0.0
         edge.rule = -1
+        edge.complete = -1
         edge.relevant[0] = edge.relevant[1] = 0xFFFFFFFFu
         if group.kind == GROUP_RULES:
-            k = group.rules_lo + rule_rank
-            edge.fixed = self.single_sorted_score[k] if group.single else self.pair_sorted_score[k]
-            estimate = self.single_sorted_estimate[k] if group.single else self.pair_sorted_estimate[k]
-            edge.scores_lm = not isnan(estimate)
+            sorted_rule = self._sorted_rule(group, edge.rule_rank)
+            edge.fixed = sorted_rule.score
+            edge.scores_lm = not isnan(sorted_rule.estimate)
             if edge.scores_lm:
-                edge.lm = <float>estimate
+                edge.lm = sorted_rule.estimate
         else:
             edge.fixed = group.fixed_score
             edge.scores_lm = group.kind == GROUP_GLUE_CONCAT
         edge.initial = 1
-        # The rule's words-only estimate, also when its tails are items (most initial edges are never popped:
-        # such an edge is scored exactly when first popped, and re-queued if no longer the best). The rule id
-        # is read when popped too.
+        # The rule's words-only estimate, also when its tails are items (such an edge is scored exactly when
+        # first popped, and re-queued if no longer the best). The rule id is read when popped too.
         edge.estimated = edge.scores_lm
-        self.initial_edges += 1
-        self._push_partial(&edge)
+        edge.score = score
 
     cdef void _search(self, int c, int round) noexcept nogil:
         """The cell's (round's) queue of partial edges, until the pop limit of complete hypotheses."""
@@ -673,6 +728,19 @@ cdef class IncrementalSearch(ChartSearch):
         cdef PartialEdge edge, refined, next_edge
         cdef bint have_next = False
         cdef Hypothesis hyp
+        cdef CkyHeapEntry top
+        cdef size_t k
+        cdef int32_t n_groups
+        cdef unsigned long long n_initial = 0
+        cdef const Group *ahead
+        cdef const Group *groups
+        cdef const Group *group
+        cdef GroupCursor *cursor
+        cdef const double *list_score
+        cdef const SortedRule *sorted_rule
+        cdef CkyHeapEntry entry
+        cdef double score
+        cdef float lm
         if self.exhaustive:
             ChartSearch._search(self, c, round)
             return
@@ -682,31 +750,68 @@ cdef class IncrementalSearch(ChartSearch):
             limit = self.unary_pop_limit
         self.queue.clear()
         self.partial_edges.clear()
+        self.partial_lm_index.clear()  # (the cache of partial edges' LM scores: per cell and round, see the docstring)
+        self.partial_lm_values.clear()
         self.complete_states.clear()
         self.complete_hashes.clear()
         self.pending_states.clear()
         self.pending_hashes.clear()
-        self.group_roots.resize(2 * self.groups.size())
-        self.queue_unordered = True
-        for g in range(self.groups.size()):
-            self.group_roots[2 * g] = self._trie(self.groups[g].left_lo, self.groups[g].n_left)
-            self.group_roots[2 * g + 1] = self._trie(self.groups[g].right_lo, self.groups[g].n_right)
-            self._push_initial(g, 0)
-        self.queue_unordered = False
-        cky_heap_make(self.queue)
+        self.group_cursor.resize(self.groups.size())
+        for k in range(self.list_score.size(), self.item_lists.size()):  # (item lists only grow, finished)
+            self.list_score.push_back(self.items[self.item_lists[k]].score if self.item_lists[k] >= 0 else 0.0)
+        # Every group's initial edge of its first rule, as _queue_initial makes it, appended in one batch (ordered
+        # at once below), through raw pointers; what the group PREFETCH_GROUPS on reads is prefetched (most of
+        # those reads miss the cache).
+        n_groups = self.groups.size()
+        groups = self.groups.data()
+        cursor = self.group_cursor.data()
+        list_score = self.list_score.data()
+        self.queue.reserve(n_groups)
+        for g in range(n_groups):
+            if g + PREFETCH_GROUPS < n_groups:
+                ahead = &groups[g + PREFETCH_GROUPS]
+                cky_prefetch(&list_score[ahead.left_lo])
+                cky_prefetch(&list_score[ahead.right_lo])
+                if ahead.kind == GROUP_RULES:
+                    cky_prefetch(self._sorted_rule(ahead, 0))
+            group = &groups[g]
+            cursor[g].tails = (list_score[group.left_lo] if group.n_left > 0 else 0.0) + \
+                (list_score[group.right_lo] if group.n_right > 0 else 0.0)
+            cursor[g].rank = 0
+            if group.n_rules <= 0:
+                continue
+            lm = 0.0
+            if group.kind == GROUP_RULES:
+                sorted_rule = self._sorted_rule(group, 0)
+                score = cursor[g].tails + sorted_rule.score
+                if not isnan(sorted_rule.estimate):
+                    lm = sorted_rule.estimate
+            else:
+                score = cursor[g].tails + group.fixed_score
+            entry.score = score + self.weight_lm * lm
+            entry.index = ~g
+            self.queue.push_back(entry)
+            n_initial += 1
+        self.initial_edges += n_initial
+        self.partial_pushes += n_initial
+        cky_queue_make(self.queue)
         while (have_next or self.queue.size() > 0) and (limit <= 0 or pops < limit):
             if have_next:  # the last split's best child, at least as good as the queue's best
                 edge = next_edge
                 have_next = False
             else:
-                edge = self.partial_edges[cky_heap_pop(self.queue)]
+                top = cky_queue_pop(self.queue)
+                if top.index < 0:  # a group's initial edge
+                    self._initial_edge(~top.index, top.score, &edge)
+                else:
+                    edge = self.partial_edges[top.index]
             self.partial_pops += 1
             for t in range(2):  # (an edge is scored over its tails' partial states or split only once popped)
                 node = edge.node[t]
                 if node >= 0 and self.nodes[node].n_children < 0:
                     self._grow_trie(node, self.nodes[node].first_child, self.nodes[node].n_items)
             if edge.initial:
-                self._push_initial(edge.group, edge.rule_rank + 1)
+                self._queue_initial(edge.group, edge.rule_rank + 1)
                 if edge.scores_lm and edge.estimated:
                     self._set_rule(&edge)
             # The most general open tail: fewest boundary words revealed (ties: the left one); a flat tail
@@ -726,7 +831,7 @@ cdef class IncrementalSearch(ChartSearch):
                     self._score_partial(&edge)
                     if self.queue.size() > 0 and edge.score < self.queue[0].score:
                         self.partial_edges.push_back(edge)
-                        cky_heap_push(self.queue, edge.score, self.partial_edges.size() - 1)
+                        cky_queue_push(self.queue, edge.score, self.partial_edges.size() - 1)
                         self.partial_pushes += 1
                         continue
                 self.pending_states.clear()
@@ -774,12 +879,12 @@ cdef class IncrementalSearch(ChartSearch):
                 refined.score = edge.score - self._tail_score(node, edge.first[split], edge.flat[split]) \
                     + self._tail_score(node, refined.first[split], edge.flat[split])
                 self.partial_edges.push_back(refined)
-                cky_heap_push(self.queue, refined.score, self.partial_edges.size() - 1)
+                cky_queue_push(self.queue, refined.score, self.partial_edges.size() - 1)
                 self.partial_pushes += 1
             self.partial_pushes += 1
             if self.queue.size() == 0 or next_edge.score >= self.queue[0].score:
                 have_next = True  # the best edge: popped next, not through the queue
             else:
                 self.partial_edges.push_back(next_edge)
-                cky_heap_push(self.queue, next_edge.score, self.partial_edges.size() - 1)
+                cky_queue_push(self.queue, next_edge.score, self.partial_edges.size() - 1)
         self.queue.clear()

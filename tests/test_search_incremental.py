@@ -1,21 +1,26 @@
 """Incremental search (Heafield et al. 2013): the pure-Python reference against brute force and the
 exhaustive reference decoder; the compiled search against the reference and exhaustive search."""
+import heapq
 import math
 
 import numpy as np
 import pytest
 
+from decoder._ext import compiled_module
 from decoder.binarize import binarize
 from decoder.lm import ArpaReference
 from decoder.search.brute_force import best_by_brute_force
 from decoder.search.driver import ChartSearchDriver as ChartDecoder
-from decoder.search.incremental import IncrementalSearchDriver as IncrementalDecoder
+from decoder.search.incremental import IncrementalSearchDriver as IncrementalDecoder, sorted_rule_arrays
 from decoder.search.incremental_reference import IncrementalReferenceDecoder, boundary_tokens, build_trie
 from decoder.search.model import SearchSpace, Weights
 from decoder.search.reference import STAR, Node, ReferenceDecoder
 
 from search_fixtures import random_rules, random_sentence, write_arpa
 from test_search_chart import models, stores  # noqa: F401 (fixtures: the LMs, stores of random grammars)
+
+_chart = compiled_module("_chart")
+_incremental = compiled_module("_incremental")
 
 FEATURES = ["p1", "p2"]
 WEIGHTS = {"p1": 0.7, "p2": 0.3, "lm": 1.0, "word_count": 0.4, "oov": -3.0, "glue": -0.6}
@@ -248,3 +253,58 @@ def test_what_the_lm_cannot_see_changes_no_search_result(models, stores, strateg
                 assert seen.get(key) == every.get(key), (seed, limit, key)
     assert totals[True]["flat_tails"] > totals[False]["flat_tails"]
     assert totals[True]["partial_lm_novel"] < totals[False]["partial_lm_novel"]
+
+
+def test_sorted_rule_records_follow_the_sorted_rule_arrays(models, stores):
+    """Each SortedRule record (what a group's initial edges and their pops read) is the rule at that position
+    of pair_rules_sorted, then of single_rules_sorted: its score, words-only LM estimate (NaN for a carrying
+    rule), id, lhs, and its LM target's first and last symbol, length, offset and hash."""
+    _, lm = models
+    weights = Weights(FEATURES, WEIGHTS)
+    for seed, strategy in ((0, "left"), (1, "monolingual"), (2, "icr"), (4, "right")):
+        _, store = stores(seed, strategy, n_rules=20, max_arity=4)
+        decoder = IncrementalDecoder(store, lm, weights, pop_limit=10)
+        arrays = decoder.grammar.arrays
+        out = sorted_rule_arrays(arrays, lm)
+        records = out["sorted_rules"]
+        rules = list(arrays["pair_rules_sorted"]) + list(arrays["single_rules_sorted"])
+        assert out["sorted_rules_single_offset"] == len(arrays["pair_rules_sorted"])
+        assert len(records) == len(rules) > 0
+        offsets, target = arrays["rule_target_offsets"], arrays["rule_target_lm"]
+        for record, rule in zip(records, rules):
+            lo, hi = int(offsets[rule]), int(offsets[rule + 1])
+            assert record["rule"] == rule
+            assert record["score"] == arrays["rule_score"][rule]
+            assert record["lhs"] == arrays["rule_lhs"][rule]
+            assert (record["target_lo"], record["target_length"]) == (lo, hi - lo)
+            if hi > lo:
+                assert (record["target_first"], record["target_last"]) == (target[lo], target[hi - 1])
+            assert int(record["target_hash"]) == int(np.asarray(arrays["rule_target_hash"]).view(np.uint64)[rule])
+            words_only = _chart.rule_lm_estimates(lm, target[lo:hi].copy(), np.array([0, hi - lo], dtype=np.int64))[0]
+            if arrays["rule_carries"][rule]:
+                assert math.isnan(record["estimate"])
+            else:
+                assert record["estimate"] == pytest.approx(words_only, abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_search_queue_pops_best_first(seed):
+    """The 4-ary heap of the incremental search pops what heapq pops (scores, ties included), from a batch
+    ordered at once and pushes and pops interleaved."""
+    rng = np.random.default_rng(seed)
+    batch = list(rng.integers(-20, 20, size=int(rng.integers(0, 300))) / 4.0)
+    operations = [float("nan") if rng.random() < 0.4 else float(rng.integers(-20, 20)) / 4.0 for _ in range(500)]
+    popped = _incremental.queue_pops(batch, operations)
+    expected, heap = [], [-score for score in batch]
+    heapq.heapify(heap)
+    for score in operations:
+        if math.isnan(score):
+            if heap:
+                expected.append(-heapq.heappop(heap))
+        else:
+            heapq.heappush(heap, -score)
+    expected += sorted((-score for score in heap), reverse=True)
+    assert [score for score, _ in popped] == expected
+    scores = batch + operations
+    assert all(scores[index] == score for score, index in popped)  # each entry keeps its index
+    assert len({index for _, index in popped}) == len(popped)

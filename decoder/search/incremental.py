@@ -20,19 +20,40 @@ _incremental = compiled_module("_incremental")
 _chart = compiled_module("_chart")
 
 
+# decoder._ext._incremental's SortedRule, field for field (48 bytes, no padding).
+SORTED_RULE = np.dtype([("score", np.float64), ("estimate", np.float32), ("rule", np.int32),
+                        ("target_first", np.int32), ("target_last", np.int32), ("target_length", np.int32),
+                        ("lhs", np.int32), ("target_lo", np.int64), ("target_hash", np.uint64)])
+
+
 def sorted_rule_arrays(arrays: dict, lm) -> dict:
-    """Per position of the sorted rule arrays (pair_rules_sorted, single_rules_sorted): the rule's
-    score and its words' LM estimate (_chart.rule_lm_estimates; NaN for a carrying rule, which has
-    no LM score). A group's initial partial edges (tails at their roots) are scored from these,
-    read in order instead of through each rule id."""
+    """Per position of the sorted rule arrays (pair_rules_sorted, then single_rules_sorted from
+    sorted_rules_single_offset on) one SortedRule record: the rule's score and its words' LM estimate
+    (_chart.rule_lm_estimates; NaN for a carrying rule, which has no LM score), its id, its LM
+    target's first and last symbol, length, offset and hash, and its lhs. A group's initial partial
+    edges (tails at their roots) are scored from these, read in order instead of through each rule id."""
     estimate = _chart.rule_lm_estimates(lm, arrays["rule_target_lm"], arrays["rule_target_offsets"])
     estimate = np.where(np.asarray(arrays["rule_carries"]) != 0, np.nan, estimate)
-    out = {}
+    target = np.asarray(arrays["rule_target_lm"], dtype=np.int64)
+    offsets = np.asarray(arrays["rule_target_offsets"], dtype=np.int64)
+    length = offsets[1:] - offsets[:-1]
+    first = np.where(length > 0, target[np.minimum(offsets[:-1], max(len(target) - 1, 0))] if len(target) else 0, 0)
+    last = np.where(length > 0, target[np.maximum(offsets[1:] - 1, 0)] if len(target) else 0, 0)
+    parts = []
     for kind in ("pair", "single"):
         rules = np.asarray(arrays[f"{kind}_rules_sorted"], dtype=np.int64)
-        out[f"{kind}_sorted_score"] = np.ascontiguousarray(np.asarray(arrays["rule_score"])[rules], dtype=np.float64)
-        out[f"{kind}_sorted_estimate"] = np.ascontiguousarray(estimate[rules], dtype=np.float64)
-    return out
+        records = np.zeros(len(rules), dtype=SORTED_RULE)
+        records["score"] = np.asarray(arrays["rule_score"], dtype=np.float64)[rules]
+        records["estimate"] = estimate[rules]
+        records["rule"] = rules
+        records["target_first"] = first[rules]
+        records["target_last"] = last[rules]
+        records["target_length"] = length[rules]
+        records["lhs"] = np.asarray(arrays["rule_lhs"], dtype=np.int64)[rules]
+        records["target_lo"] = offsets[:-1][rules]
+        records["target_hash"] = np.asarray(arrays["rule_target_hash"]).view(np.uint64)[rules]
+        parts.append(records)
+    return {"sorted_rules": np.concatenate(parts), "sorted_rules_single_offset": len(parts[0])}
 
 
 class IncrementalSearchDriver(ChartSearchDriver):
