@@ -16,15 +16,13 @@ from decoder.search.incremental_reference import IncrementalReferenceDecoder, bo
 from decoder.search.model import SearchSpace, Weights
 from decoder.search.reference import STAR, Node, ReferenceDecoder
 
-from search_fixtures import random_rules, random_sentence, write_arpa
+from search_fixtures import FEATURES, STRATEGIES as SEARCH_STRATEGIES, WEIGHTS, random_rules, random_sentence, write_arpa
 from test_search_chart import models, stores  # noqa: F401 (fixtures: the LMs, stores of random grammars)
 
 _chart = compiled_module("_chart")
 _incremental = compiled_module("_incremental")
 
-FEATURES = ["p1", "p2"]
-WEIGHTS = {"p1": 0.7, "p2": 0.3, "lm": 1.0, "word_count": 0.4, "oov": -3.0, "glue": -0.6}
-STRATEGIES = ("left", "right", "icr", "monolingual", "random")
+STRATEGIES = SEARCH_STRATEGIES + ("random",)
 
 
 @pytest.fixture(scope="module")
