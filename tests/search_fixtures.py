@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from conftest import write_toy_arpa
 from decoder.grammar import Rule, unescape_word
 
@@ -18,6 +20,14 @@ WEIGHTS_HEAVIER_LM = dict(WEIGHTS, lm=1.3)
 
 def write_arpa(directory) -> str:
     return str(write_toy_arpa("search", directory, "tiny.arpa"))
+
+
+@pytest.fixture(scope="module")
+def lm(tmp_path_factory):
+    """KenLM (decoder.lm.LanguageModel) over the toy trigram of write_arpa; a module imports it to use it."""
+    from decoder.lm import LanguageModel
+
+    return LanguageModel(write_arpa(tmp_path_factory.mktemp("lm")))
 
 
 def random_rules(seed: int, n_rules: int = 14, max_arity: int = 3, n_features: int = 2) -> list[Rule]:

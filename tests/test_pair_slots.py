@@ -11,7 +11,8 @@ from decoder.search.driver import ChartSearchDriver
 from decoder.search.incremental import IncrementalSearchDriver
 from decoder.search.model import SearchSpace, Weights
 
-from search_fixtures import FEATURES, STRATEGIES, WEIGHTS, random_sentence, write_arpa, write_random_store
+from search_fixtures import FEATURES, STRATEGIES, WEIGHTS, random_sentence, write_random_store
+from search_fixtures import lm  # noqa: F401 (the fixture)
 
 _chart = compiled_module("_chart")
 
@@ -105,11 +106,6 @@ def test_index_of_no_wide_symbol_has_one_empty_slot():
     assert index["pair_slots"]["key"].tolist() == [-1]
     assert _chart.lookup_pair_slots(index["pair_slots"], keys)[0].tolist() == [-1] * len(keys)
     assert not index["symbol_right_mask"].any()
-
-
-@pytest.fixture(scope="module")
-def lm(tmp_path_factory):
-    return LanguageModel(write_arpa(tmp_path_factory.mktemp("lm")))
 
 
 def charts(driver, sentences):

@@ -5,28 +5,21 @@ complete derivation's)."""
 import numpy as np
 import pytest
 
-from decoder.binarize import binarize
 from decoder.errors import SettingsError
 from decoder.lm import LanguageModel
 from decoder.search.driver import ChartSearchDriver
 from decoder.search.model import Weights
 from decoder.search.weight_pushing import pushed_rule_scores
 from decoder.settings import SearchSettings
-from decoder.store import GrammarStore, write_store
 
-from search_fixtures import (FEATURES, STRATEGIES, WEIGHTS_HEAVIER_LM as WEIGHTS, random_rules, random_sentence, write_arpa)
-
-
-@pytest.fixture(scope="module")
-def lm(tmp_path_factory):
-    return LanguageModel(write_arpa(tmp_path_factory.mktemp("lm")))
+from search_fixtures import (FEATURES, STRATEGIES, WEIGHTS_HEAVIER_LM as WEIGHTS, random_sentence,
+                             write_random_store)
+from search_fixtures import lm  # noqa: F401 (the fixture)
 
 
 @pytest.fixture(scope="module", params=STRATEGIES)
 def store(request, tmp_path_factory):
-    path = tmp_path_factory.mktemp("store") / request.param
-    write_store(binarize(random_rules(11, n_rules=40, max_arity=4), request.param), path, feature_names=FEATURES)
-    return GrammarStore.open(path)
+    return write_random_store(tmp_path_factory.mktemp("store"), 11, request.param, FEATURES, n_rules=40, max_arity=4)[1]
 
 
 def best_completions(store, score, kept) -> dict:
