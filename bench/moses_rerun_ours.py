@@ -3,6 +3,9 @@
     python -m bench.moses_rerun_ours [--no-weight-pushing] [--rule-orders score estimate] [--pop-limits 100 300]
         [--table-limit-rank estimate] [--pop-count real --virtual-pop-limits 200 1000] [--sentences N]
 
+--results bench/results/moses_default100_verses100.json compares against Moses' default on 100 verses
+(verses 41-100 run later with the same ini; bench/results/moses.md, "On 100 verses").
+
 Decodes the verses of the last `bench.bench_moses` run with the same config (max_unary_depth 0, its
 table limit) under other search settings, and counts per Moses run the verses where our model score
 is at least Moses' (bench.bench_moses.compare, the same tolerance). Prints one line per setting and
