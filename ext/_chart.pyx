@@ -693,14 +693,14 @@ cdef class ChartSearch:
         found = self.probe_slots.data()  # pairs (index in the cell's right symbols or -1 for the run, slot)
         if 0 <= right_run < self.n_symbols and self.symbol_right_mask[right_run] & bit:
             found[0] = -1
-            found[1] = <int64_t>(cky_pair_slot_of(<uint64_t>(key_base + right_run)) & mask)
+            found[1] = <int64_t>(cky_home_slot(<uint64_t>(key_base + right_run)) & mask)
             cky_prefetch(&slots[found[1]])
             n_found = 1
         for t in range(n_right):
             right = &self.cell_right_symbols[first + t]
             if right.left_mask & bit:
                 found[2 * n_found] = t
-                found[2 * n_found + 1] = <int64_t>(cky_pair_slot_of(<uint64_t>(key_base + right.symbol)) & mask)
+                found[2 * n_found + 1] = <int64_t>(cky_home_slot(<uint64_t>(key_base + right.symbol)) & mask)
                 cky_prefetch(&slots[found[2 * n_found + 1]])
                 n_found += 1
         for t in range(n_found):
@@ -1094,7 +1094,7 @@ cdef inline int find_right_symbol(const CellRightSymbol *symbols, int lo, int en
 cdef inline const PairSlot *probe_pair_slots(const PairSlot *slots, uint64_t mask, uint64_t slot,
                                              int64_t key) noexcept nogil:
     """Binary key `key` in the pair-key table (pair_key_index), probing from its home slot `slot`
-    (cky_pair_slot_of(key) & mask); NULL if it is not there."""
+    (cky_home_slot(key) & mask); NULL if it is not there."""
     while slots[slot].key != key:
         if slots[slot].key < 0:
             return NULL
@@ -1178,7 +1178,7 @@ def pair_key_index(pair_keys, pair_offsets, pair_left_offsets, int64_t n_symbols
     is a key with rules) and pair_slots, the hash table of those keys, each with its range of
     pair_rules_sorted (pair_offsets): a PAIR_SLOT_DTYPE array, a power of two long, key -1 where
     empty, at most 5/8 full (the search looks up only keys that are there, which the masks tell);
-    open addressing, linear probing from cky_pair_slot_of(key)."""
+    open addressing, linear probing from cky_home_slot(key)."""
     cdef const int64_t[::1] keys = np.ascontiguousarray(pair_keys, dtype=np.int64)
     cdef const int64_t[::1] offsets = np.ascontiguousarray(pair_offsets, dtype=np.int64)
     cdef const int64_t[::1] left = np.ascontiguousarray(pair_left_offsets, dtype=np.int64)
@@ -1213,7 +1213,7 @@ def pair_key_index(pair_keys, pair_offsets, pair_left_offsets, int64_t n_symbols
                 if offsets[q + 1] <= offsets[q]:
                     continue
                 mask_view[keys[q] - <int64_t>a * n_symbols] |= (<uint64_t>1) << k
-                slot = cky_pair_slot_of(<uint64_t>keys[q]) & mask
+                slot = cky_home_slot(<uint64_t>keys[q]) & mask
                 while slots[slot].key >= 0:
                     slot = (slot + 1) & mask
                 slots[slot].key = keys[q]
@@ -1234,7 +1234,7 @@ def lookup_pair_slots(table, keys):
     n_rules = np.zeros(wanted.shape[0], dtype=np.int64)
     cdef int64_t[::1] lo_view = rules_lo, n_view = n_rules
     for t in range(wanted.shape[0]):
-        entry = probe_pair_slots(&slots[0], mask, cky_pair_slot_of(<uint64_t>wanted[t]) & mask, wanted[t])
+        entry = probe_pair_slots(&slots[0], mask, cky_home_slot(<uint64_t>wanted[t]) & mask, wanted[t])
         if entry != NULL:
             lo_view[t] = entry.rules_lo
             n_view[t] = entry.n_rules

@@ -1,6 +1,6 @@
 // Small C++ containers of the compiled chart search (decoder._ext._chart):
 // the sort of a cell's items, an open-addressing hash map, the cube-pruning
-// heap, a hash-combining step and the slot of a binary rule key. Declared to Cython in _chart.pxd.
+// heap, a hash-combining step and the home slot of a key in open addressing. Declared to Cython in _chart.pxd.
 #ifndef CKY_CHART_CONTAINERS_HH
 #define CKY_CHART_CONTAINERS_HH
 
@@ -20,6 +20,15 @@ static inline void cky_sort_entries(CkySortEntry *first, size_t n) {
     });
 }
 
+/* The home slot (before the mask) of a 64-bit key in an open-addressing table: CkyHashMap's, and
+   the pair-key table of binary rule keys (_chart.pair_key_slots). */
+static inline size_t cky_home_slot(uint64_t key) {
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdULL;
+    key ^= key >> 29;
+    return (size_t)key;
+}
+
 /* Open-addressing hash map from (already mixed) 64-bit keys to int32 values: no
    allocation per entry, O(1) clear (a generation stamp per slot). A slot holds its
    key, value and stamp together: a probe reads one cache line. */
@@ -33,13 +42,12 @@ struct CkyHashMap {
         slots_.assign(capacity, Slot{0, 0, 0});
         mask_ = capacity - 1; size_ = 0; stamp_ = 1;
     }
-    static inline size_t slot_of(uint64_t k) { k ^= k >> 33; k *= 0xff51afd7ed558ccdULL; k ^= k >> 29; return (size_t)k; }
     void clear() {
         size_ = 0;
         if (++stamp_ == 0) { for (Slot &slot : slots_) slot.stamp = 0; stamp_ = 1; }
     }
     int32_t *find(uint64_t key) {
-        size_t i = slot_of(key) & mask_;
+        size_t i = cky_home_slot(key) & mask_;
         while (slots_[i].stamp == stamp_) {
             if (slots_[i].key == key) return &slots_[i].value;
             i = (i + 1) & mask_;
@@ -49,7 +57,7 @@ struct CkyHashMap {
     /* Set key's value; true if the key was new. */
     bool set(uint64_t key, int32_t value) {
         if ((size_ + 1) * 2 > mask_ + 1) grow();
-        size_t i = slot_of(key) & mask_;
+        size_t i = cky_home_slot(key) & mask_;
         while (slots_[i].stamp == stamp_) {
             if (slots_[i].key == key) { slots_[i].value = value; return false; }
             i = (i + 1) & mask_;
@@ -88,14 +96,6 @@ static inline uint64_t cky_mix(uint64_t h, uint64_t x) {
     x ^= x >> 29;
     h ^= x + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
     return h;
-}
-
-/* The home slot (before the mask) of a binary rule key in the pair-key hash table (_chart.pair_key_slots). */
-static inline size_t cky_pair_slot_of(uint64_t key) {
-    key ^= key >> 33;
-    key *= 0xff51afd7ed558ccdULL;
-    key ^= key >> 29;
-    return (size_t)key;
 }
 
 #endif  // CKY_CHART_CONTAINERS_HH
