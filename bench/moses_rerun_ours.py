@@ -22,6 +22,7 @@ import time
 
 from bench.bench_moses import BUILD, RESULTS, compare, decode_ours
 from bench.machine import machine_info
+from decoder.settings import POP_COUNTS, RULE_ORDERS
 
 
 def main(argv=None) -> int:
@@ -31,8 +32,8 @@ def main(argv=None) -> int:
     parser.add_argument("--weight-pushing", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--rule-orders", nargs="+", default=["score", "estimate"])
     parser.add_argument("--pop-limits", type=int, nargs="+", default=[100, 300])
-    parser.add_argument("--table-limit-rank", choices=("score", "estimate"), default="score")
-    parser.add_argument("--pop-count", choices=("all", "real"), default="all")
+    parser.add_argument("--table-limit-rank", choices=RULE_ORDERS, default="score")
+    parser.add_argument("--pop-count", choices=POP_COUNTS, default="all")
     parser.add_argument("--virtual-pop-limits", type=int, nargs="+", default=[1000])
     parser.add_argument("--sentences", type=int, default=0, help="only the first N verses (0: all)")
     args = parser.parse_args(argv)

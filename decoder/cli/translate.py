@@ -47,7 +47,7 @@ import os
 import sys
 
 from ..errors import CkyError, ConfigError, Interrupted, OutputError, UsageError
-from ..settings import SEARCH_ALGORITHMS
+from ..settings import POP_COUNTS, RULE_ORDERS, SEARCH_ALGORITHMS
 
 log = logging.getLogger("cky.translate")
 
@@ -75,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="search algorithm (default: the config's, else cube; see decoder.settings)")
     parser.add_argument("--pop-limit", type=_count(0, " (0 means unlimited)"),
                         help="cube pruning pops per cell (default 100; 0: unlimited)")
-    parser.add_argument("--pop-count", choices=("all", "real"),
+    parser.add_argument("--pop-count", choices=POP_COUNTS,
                         help="what the pop limit counts (default all: every pop; real: only pops of real items, "
                              "complete rule applications as Moses counts them, with --virtual-pop-limit pops "
                              "on the binarization's virtual items per cell)")
@@ -84,10 +84,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--beam-size", type=_count(0), help="items kept per cell (default: no limit)")
     parser.add_argument("--table-limit", type=_count(0, " (0 means all)"),
                         help="rules kept per source side, best first under the weights (default 20; 0: all)")
-    parser.add_argument("--table-limit-rank", choices=("estimate", "score"),
+    parser.add_argument("--table-limit-rank", choices=RULE_ORDERS,
                         help="what the table limit ranks rules by (default score: their rule score; estimate: "
                              "plus the weighted LM estimate of their words, as Moses)")
-    parser.add_argument("--rule-order", choices=("estimate", "score"),
+    parser.add_argument("--rule-order", choices=RULE_ORDERS,
                         help="order cube pruning tries a key's rules in (default estimate: rule score plus the "
                              "weighted LM estimate of their words; score: rule score alone)")
     parser.add_argument("--weight-pushing", action=argparse.BooleanOptionalAction, default=None,
