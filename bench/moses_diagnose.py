@@ -165,13 +165,9 @@ class ChartIndex:
         s = int(self.chart["item_symbol"][item])
         return s != self.goal and s < len(self.virtual) and self.virtual[s]
 
-    def derives(self, item, targets: list, depth=0) -> bool:
+    def derives(self, item, targets: list) -> bool:
         """Item (virtual) has an edge whose real tails are exactly `targets` (items, in order)."""
-        i, j = self.span_of(item)
-        for e in self.edges(item):
-            if self._tails_match(e, targets):
-                return True
-        return False
+        return any(self._tails_match(e, targets) for e in self.edges(item))
 
     def _tails_match(self, e, targets) -> bool:
         tails = [int(t) for t in (self.chart["edge_tail0"][e], self.chart["edge_tail1"][e]) if t >= 0]
