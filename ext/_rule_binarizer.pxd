@@ -31,6 +31,19 @@ cdef enum:
     MONOLINGUAL_NODE = 2  # a virtual node that carries its children's blocks (target None)
 
 
+# A virtual node's key as find_virtual_key looked it up: the key's index, and what the first sight of a
+# new key goes on to use (its length, its children's buckets, the bucket and name keys' lengths and hashes).
+cdef struct VirtualLookup:
+    int key
+    int n_key
+    int left_bucket
+    int right_bucket
+    int n_bucket
+    uint64_t bucket_hash
+    int n_name
+    uint64_t name_hash
+
+
 cdef class RuleBinarizer:
 
     # Results.
@@ -164,6 +177,7 @@ cdef class RuleBinarizer:
     cdef int target_word_id(self, int position) except -1
     cdef int count_names_by_string(self) except -1
     cdef int virtual_symbol(self, int j, int left, int right) except -1
+    cdef bint find_virtual_key(self, int j, int left, int right, bint monolingual, VirtualLookup *look) except -1
     cdef int fill_virtual_key(self, int j, int left, int right, bint monolingual) except -1
     cdef int fill_concatenation(self, int left, int right) except -1
     cdef int fill_name_key(self, int j, int n_keys, bint monolingual) except -1

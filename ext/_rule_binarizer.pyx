@@ -816,27 +816,19 @@ cdef class RuleBinarizer:
         return len(self.virtual_names) if self.names_by_string else len(self.name_keys)
 
     cdef int virtual_symbol(self, int j, int left, int right) except -1:
-        """Symbol id of virtual node j (children's symbols given), making its rule on first sight.
-
-        A new node takes three look-ups (its key, its bucket, its name key) in tables too big for
-        the cache; all three keys are built and their slots prefetched before the first look-up."""
+        """Symbol id of virtual node j (children's symbols given), making its rule on first sight
+        (find_virtual_key)."""
         cdef bint monolingual = (self.node_flags[j] & MONOLINGUAL_NODE) != 0
-        cdef int left_bucket = self.symbol_bucket[left], right_bucket = self.symbol_bucket[right]
-        cdef int n_key = self.fill_virtual_key(j, left, right, monolingual)
-        cdef uint64_t key_hash = self.virtual_keys.prefetch(self.key_buffer.data(), n_key)
-        cdef int n_bucket = self.fill_concatenation(left_bucket, right_bucket)
-        cdef uint64_t bucket_hash = self.buckets.prefetch(self.bucket_buffer.data(), n_bucket)
-        cdef int n_name = self.fill_name_key(j, n_bucket, monolingual)
-        cdef uint64_t name_hash = self.name_keys.prefetch(self.name_buffer.data(), n_name)
+        cdef VirtualLookup look
         cdef bint added
-        cdef int key = self.virtual_keys.find_or_add_hashed(self.key_buffer.data(), n_key, key_hash, &added)
-        if not added:
-            return self.key_symbol[key]
+        if not self.find_virtual_key(j, left, right, monolingual, &look):
+            return self.key_symbol[look.key]
         cdef int symbol = <int>len(self.symbol_child)
         self.key_symbol.push_back(symbol)
         # First sight: the name and rule exactly as BinaryGrammarBuilder.add makes them.
-        cdef int bucket = self.concatenation_in_buffer(left_bucket, right_bucket, n_bucket, bucket_hash)
-        self.name_keys.find_or_add_hashed(self.name_buffer.data(), n_name, name_hash, &added)
+        cdef int bucket = self.concatenation_in_buffer(look.left_bucket, look.right_bucket, look.n_bucket,
+                                                       look.bucket_hash)
+        self.name_keys.find_or_add_hashed(self.name_buffer.data(), look.n_name, look.name_hash, &added)
         if not added:
             self.share_by_equality()  # two symbols with one name
         name = self.virtual_name(j, self.bucket_tuples[bucket], monolingual)
@@ -858,6 +850,24 @@ cdef class RuleBinarizer:
         self.symbol_kind.push_back(VIRTUAL_SYMBOL)
         self.symbol_rule.append(index)
         return symbol
+
+    cdef bint find_virtual_key(self, int j, int left, int right, bint monolingual,
+                               VirtualLookup *look) except -1:
+        """Look up node j's key (children's symbols given), adding it on first sight, with its
+        bucket and name keys built (in bucket_buffer and name_buffer) and all three slots
+        prefetched before the first look-up: they are in tables too big for the cache. Returns
+        True when the key is new (a new virtual symbol); look.key is its index either way."""
+        cdef bint added
+        look.left_bucket = self.symbol_bucket[left]
+        look.right_bucket = self.symbol_bucket[right]
+        look.n_key = self.fill_virtual_key(j, left, right, monolingual)
+        cdef uint64_t key_hash = self.virtual_keys.prefetch(self.key_buffer.data(), look.n_key)
+        look.n_bucket = self.fill_concatenation(look.left_bucket, look.right_bucket)
+        look.bucket_hash = self.buckets.prefetch(self.bucket_buffer.data(), look.n_bucket)
+        look.n_name = self.fill_name_key(j, look.n_bucket, monolingual)
+        look.name_hash = self.name_keys.prefetch(self.name_buffer.data(), look.n_name)
+        look.key = self.virtual_keys.find_or_add_hashed(self.key_buffer.data(), look.n_key, key_hash, &added)
+        return added
 
     cdef int fill_virtual_key(self, int j, int left, int right, bint monolingual) except -1:
         """key_buffer = node j's key: left symbol, right symbol, target items (a block number k
@@ -1075,21 +1085,16 @@ cdef class RuleBinarizer:
         key its canonical id, its name (built only for a name key seen first) and, unless an equal
         rule was emitted before, its rule's row."""
         cdef bint monolingual = (self.node_flags[j] & MONOLINGUAL_NODE) != 0
-        cdef int left_bucket = self.symbol_bucket[left], right_bucket = self.symbol_bucket[right]
-        cdef int n_key = self.fill_virtual_key(j, left, right, monolingual)
-        cdef uint64_t key_hash = self.virtual_keys.prefetch(self.key_buffer.data(), n_key)
-        cdef int n_bucket = self.fill_concatenation(left_bucket, right_bucket)
-        cdef uint64_t bucket_hash = self.buckets.prefetch(self.bucket_buffer.data(), n_bucket)
-        cdef int n_name = self.fill_name_key(j, n_bucket, monolingual)
-        cdef uint64_t name_hash = self.name_keys.prefetch(self.name_buffer.data(), n_name)
+        cdef VirtualLookup look
         cdef bint added
-        cdef int key = self.virtual_keys.find_or_add_hashed(self.key_buffer.data(), n_key, key_hash, &added)
-        if not added:
-            return self.key_symbol[key]
+        if not self.find_virtual_key(j, left, right, monolingual, &look):
+            return self.key_symbol[look.key]
         cdef int symbol = <int>self.symbol_kind.size(), canonical = symbol, i
         self.key_symbol.push_back(symbol)
-        cdef int bucket = self.concatenation_in_buffer(left_bucket, right_bucket, n_bucket, bucket_hash)
-        cdef int name_id = self.name_keys.find_or_add_hashed(self.name_buffer.data(), n_name, name_hash, &added)
+        cdef int bucket = self.concatenation_in_buffer(look.left_bucket, look.right_bucket, look.n_bucket,
+                                                       look.bucket_hash)
+        cdef int name_id = self.name_keys.find_or_add_hashed(self.name_buffer.data(), look.n_name, look.name_hash,
+                                                             &added)
         if added:  # a new name key: a name never built (or, with names_by_string, spelled by another key)
             name = self.virtual_name(j, self.bucket_tuples[bucket], monolingual)
             self.name_symbol.push_back(symbol)
@@ -1108,13 +1113,13 @@ cdef class RuleBinarizer:
         self.symbol_canonical.push_back(canonical)
 
         # The rule: its key is the node key with the children made canonical, the lhs in front.
-        self.rule_buffer.resize(n_key + 1)
+        self.rule_buffer.resize(look.n_key + 1)
         self.rule_buffer[0] = canonical
         self.rule_buffer[1] = self.symbol_canonical[left]
         self.rule_buffer[2] = self.symbol_canonical[right]
-        for i in range(2, n_key):
+        for i in range(2, look.n_key):
             self.rule_buffer[i + 1] = self.key_buffer[i]
-        self.rule_keys.find_or_add(self.rule_buffer.data(), n_key + 1, &added)
+        self.rule_keys.find_or_add(self.rule_buffer.data(), look.n_key + 1, &added)
         if added:
             self.out_lhs.push_back(canonical)
             self.out_child0.push_back(self.rule_buffer[1])
