@@ -388,17 +388,23 @@ def _extract_chunk(task: tuple[int, list]) -> dict:
                 single_word_labels=single_word_labels, lhs=lhs, roots=roots, sample=sample)
 
 
+def _consume_shards(directory: str):
+    """The marshalled files of a stage directory, in name order; each is deleted once read (unless
+    the run keeps them: delete_consumed) to free the disk as the run goes."""
+    for path in sorted(glob.glob(os.path.join(directory, "*"))):
+        with open(path, "rb") as f:
+            data = marshal.loads(f.read())
+        if _STATE.get("delete_consumed", True):
+            os.unlink(path)
+        yield data
+
+
 def _score_by_target(shard: int) -> int:
     """Stage 2 on one target shard; return its number of distinct rules."""
     tmp = _STATE["tmp"]
     lexicon: LexicalTable = _STATE["lexicon"]
     bounds: list[str] = _STATE["bounds"]
-    record_lists = []
-    for path in sorted(glob.glob(os.path.join(tmp, "stage1", f"t{shard:03d}", "*"))):
-        with open(path, "rb") as f:
-            record_lists.append(marshal.loads(f.read()))
-        if _STATE.get("delete_consumed", True):  # frees the disk as the run goes
-            os.unlink(path)
+    record_lists = list(_consume_shards(os.path.join(tmp, "stage1", f"t{shard:03d}")))
     if _STATE["config"].compiled:
         parts, n_rules = _extract.merge_by_target(record_lists, bounds, lexicon.t_given_s, lexicon.s_given_t)
     else:
@@ -420,11 +426,8 @@ def _write_partition(part: int) -> dict:
     lhs_counts: dict = _STATE["lhs_counts"]
     test_filter: TestSetFilter | None = _STATE["test_filter"]
     rows = []
-    for path in sorted(glob.glob(os.path.join(tmp, "stage2", f"s{part:03d}", "*"))):
-        with open(path, "rb") as f:
-            rows.extend(marshal.loads(f.read()))
-        if _STATE.get("delete_consumed", True):  # frees the disk as the run goes
-            os.unlink(path)
+    for shard_rows in _consume_shards(os.path.join(tmp, "stage2", f"s{part:03d}")):
+        rows.extend(shard_rows)
     keep = test_filter.keeps if test_filter is not None else None
     make_lines = _extract.table_lines if config.compiled else table_lines
     lines, nonterminals = make_lines(rows, lhs_counts, config.min_count, keep)
