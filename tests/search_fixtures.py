@@ -30,6 +30,18 @@ def lm(tmp_path_factory):
     return LanguageModel(write_arpa(tmp_path_factory.mktemp("lm")))
 
 
+def random_source(rng: random.Random, arity: int, word_probability: float) -> list:
+    """A random source side: slots 0..arity-1 in order, with a random source word before, between
+    and after them, each with `word_probability`."""
+    source = []
+    for slot in range(arity + 1):
+        if rng.random() < word_probability:
+            source.append(rng.choice(SOURCE_WORDS))
+        if slot < arity:
+            source.append(slot)
+    return source
+
+
 def random_rules(seed: int, n_rules: int = 14, max_arity: int = 3, n_features: int = 2) -> list[Rule]:
     rng = random.Random(seed)
     rules = []
@@ -42,12 +54,7 @@ def random_rules(seed: int, n_rules: int = 14, max_arity: int = 3, n_features: i
     while len(rules) < n_rules:
         arity = rng.randint(1, max_arity)
         labels = tuple(rng.choice(LABELS) for _ in range(arity))
-        source = []
-        for slot in range(arity + 1):
-            if rng.random() < 0.3:
-                source.append(rng.choice(SOURCE_WORDS))
-            if slot < arity:
-                source.append(slot)
+        source = random_source(rng, arity, 0.3)
         order = list(range(arity))
         if rng.random() < 0.5:
             rng.shuffle(order)

@@ -17,7 +17,8 @@ from decoder.settings import SearchSettings
 from decoder.store import GrammarStore, write_store
 from decoder.grammar import Rule
 
-from search_fixtures import (FEATURES, LABELS, SOURCE_WORDS, STRATEGIES, TARGET_WORDS, WEIGHTS, lm_estimate, random_sentence, write_arpa)
+from search_fixtures import (FEATURES, LABELS, SOURCE_WORDS, STRATEGIES, TARGET_WORDS, WEIGHTS, lm_estimate,
+                             random_sentence, random_source, write_arpa)
 
 
 def crowded_rules(seed: int, n_sides: int = 6) -> list[Rule]:
@@ -28,12 +29,7 @@ def crowded_rules(seed: int, n_sides: int = 6) -> list[Rule]:
     sides = [((word,), ()) for word in SOURCE_WORDS[:3]]
     while len(sides) < n_sides:
         arity = rng.randint(1, 3)
-        source = []
-        for slot in range(arity + 1):
-            if rng.random() < 0.4:
-                source.append(rng.choice(SOURCE_WORDS))
-            if slot < arity:
-                source.append(slot)
+        source = random_source(rng, arity, 0.4)
         labels = tuple(rng.choice(LABELS) for _ in range(arity))
         if (tuple(source), labels) not in sides:
             sides.append((tuple(source), labels))
