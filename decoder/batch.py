@@ -36,6 +36,7 @@ mix; a run without `resume` replaces any old progress file.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -46,7 +47,7 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from .errors import ResumeError, WorkerError
+from .errors import OutputError, ResumeError, WorkerError
 from .translation import Translation
 
 log = logging.getLogger("cky.batch")
@@ -427,15 +428,20 @@ def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[s
             if time.monotonic() - last_save > CHECKPOINT_SECONDS:
                 save()
                 last_save = time.monotonic()
-    except BaseException:  # Ctrl-C, a full disk, ...: keep every complete record
+        for f in files.values():  # here, so that a full disk at the end is reported as above
+            f.flush()
+    except BaseException as error:  # Ctrl-C, a full disk, ...: keep every complete record
         try:
             save()
         except OSError:
             pass
+        if isinstance(error, OSError) and error.filename is None:  # a full disk: say which outputs
+            raise OutputError(", ".join(outputs.values()), f"cannot write: {error.strerror or error}") from None
         raise
     finally:
         for f in files.values():
-            f.close()
+            with contextlib.suppress(OSError):  # a write error is reported above
+                f.close()
     os.unlink(sidecar)  # only reached when every sentence is written
     return {"sentences": len(sentences), "failed": n_failed, "resumed_from": done,
             "seconds": time.perf_counter() - started}

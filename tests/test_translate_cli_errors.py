@@ -2,9 +2,11 @@
 the file, the documented exit code, no traceback, no lost or shifted lines (issues 11 and 12)."""
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -245,6 +247,49 @@ def test_a_closed_output_pipe_ends_quietly(model, tmp_path):
     code = process.wait(timeout=60)
     err = process.stderr.read().decode()
     assert code == 1 and "Traceback" not in err and "Error" not in err, err
+
+
+def test_an_output_that_is_a_pipe_is_written_as_a_stream(model, decoder, tmp_path):
+    """`--output /dev/stdout` or a FIFO: no seek, no fsync, so no checkpoints; every line arrives."""
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    code, _, err = run_cky(translate_args(model, "--output", str(fifo)), stdin="\n".join(LINES[:4]).encode())
+    reader.join(timeout=60)
+    assert code == 0 and received == [expected_output(decoder, LINES[:4])]
+    assert not os.path.exists(f"{fifo}.progress.json")
+    code, _, err = run_cky(translate_args(model, "--output", str(fifo), "--resume"))  # nothing to resume
+    assert code == 2 and f"--resume needs regular output files: {fifo} is not one" in err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
+def test_a_full_device_is_named(model):
+    code, _, err = run_cky(translate_args(model, "--output", "/dev/full"), stdin=b"la casa\n")
+    assert (code, err.splitlines()[-1]) == (1, "cky translate: /dev/full: No space left on device")
+
+
+def test_a_full_disk_names_the_output_and_keeps_the_progress(model, tmp_path):
+    """A write that fails without a file name (here: the file-size limit, as a full disk would) is
+    reported naming the output, with no traceback; the lines written before stay resumable."""
+    source, out = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("la casa verde es pequeña\n" * 400, encoding="utf-8")
+
+    def limit_file_size():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of the signal
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    process = start_cky(translate_args(model, "--input", str(source), "--output", str(out)),
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=limit_file_size)
+    _, err = process.communicate(timeout=120)
+    err = err.decode()
+    assert process.returncode == 1 and "Traceback" not in err, err
+    assert err.splitlines()[-1] == f"cky translate: {out}: cannot write: File too large"
+    assert 0 < out.stat().st_size <= 4096 and os.path.exists(f"{out}.progress.json")
+    code, _, err = run_cky(translate_args(model, "--input", str(source), "--output", str(out), "--resume"))
+    assert code == 0, err
+    assert out.read_text(encoding="utf-8") == "the green house is small\n" * 400
 
 
 def test_batch_does_not_import_the_decoder():

@@ -44,6 +44,7 @@ import functools
 import json
 import logging
 import os
+import stat
 import sys
 
 from ..errors import CkyError, ConfigError, Interrupted, OutputError, UsageError
@@ -222,7 +223,23 @@ def _check_arguments(args) -> dict:
             raise OutputError(path, "is a directory")
     if args.input and os.path.abspath(args.input) in {os.path.abspath(p) for p in paths.values() if p}:
         raise UsageError(f"{args.input} is both the input and an output")
+    streams = _streamed_outputs(paths)
+    if streams and args.resume:
+        raise UsageError(f"--resume needs regular output files: {streams[0]} is not one")
     return paths
+
+
+def _streamed_outputs(paths: dict) -> list[str]:
+    """The output paths that are not regular files (/dev/stdout, a pipe, a FIFO, a device): they can
+    be neither truncated nor fsynced, so a run with one is written as a stream, without checkpoints."""
+    streams = []
+    for path in paths.values():
+        try:
+            if path and not stat.S_ISREG(os.stat(path).st_mode):
+                streams.append(path)
+        except FileNotFoundError:
+            pass
+    return streams
 
 
 def main(args: argparse.Namespace) -> int:
@@ -263,7 +280,11 @@ def main(args: argparse.Namespace) -> int:
             cluster = stack.enter_context(connect(args.cluster))
             loader = decoder_loader(args)  # each worker builds the decoder; the one here gives the identity
             log.info("decoding on %s", args.cluster)
-        if args.output:
+        streams = _streamed_outputs(paths)
+        if streams:
+            log.info("%s is not a regular file: the outputs are written as streams, without checkpoints",
+                     streams[0])
+        if args.output and not streams:
             try:
                 summary = translate_to_files(loader, sentences, paths, job, workers=args.workers, resume=args.resume,
                                              progress=not args.quiet, render=render,
@@ -274,18 +295,30 @@ def main(args: argparse.Namespace) -> int:
             translated -= summary["resumed_from"]
         else:
             files = {name: (open(path, "wb") if path else sys.stdout.buffer) for name, path in paths.items()}
+            writing = "output"  # the file being written, for a write error's message
             try:
                 for index, result in iter_translate(loader, sentences, args.workers, job, isolate=True,
                                                     progress=not args.quiet and (args.workers > 1 or bool(cluster)),
                                                     cluster=cluster):
                     for name, text in render(index, result).items():
                         if name in files:
+                            writing = name
                             files[name].write(text.encode("utf-8"))
+                    writing = "output"
                     files["output"].flush()
+                for writing, f in files.items():
+                    f.flush()
+            except BrokenPipeError:
+                raise
+            except OSError as error:  # a full disk or device: name the file (the error itself does not)
+                if error.filename is not None:
+                    raise
+                raise OutputError(paths[writing] or "<stdout>", error.strerror or str(error)) from None
             finally:
                 for f in files.values():
                     if f is not sys.stdout.buffer:
-                        f.close()
+                        with contextlib.suppress(OSError):  # the error, if any, was reported above
+                            f.close()
     if n_failed:
         print(f"cky translate: {n_failed} of {translated} lines failed (see the messages above)",
               file=sys.stderr)
