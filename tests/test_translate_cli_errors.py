@@ -270,6 +270,15 @@ def test_a_full_device_is_named(model):
     assert (code, err.splitlines()[-1]) == (1, "cky translate: /dev/full: No space left on device")
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
+def test_a_full_stdout_is_one_line_without_errno(tmp_path):
+    (tmp_path / "h").write_text("a b c d\n")
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run([sys.executable, "-m", "decoder.cli", "evaluate", "--hyp", str(tmp_path / "h"),
+                                 "--ref", str(tmp_path / "h")], stdout=full, stderr=subprocess.PIPE, text=True)
+    assert (result.returncode, result.stderr) == (1, "cky evaluate: No space left on device\n")
+
+
 def test_a_full_disk_names_the_output_and_keeps_the_progress(model, tmp_path):
     """A write that fails without a file name (here: the file-size limit, as a full disk would) is
     reported naming the output, with no traceback; the lines written before stay resumable."""

@@ -48,6 +48,8 @@ def _os_error_message(error: OSError) -> str:
     """"PATH: reason" for a file error (Python's own str() repeats the errno)."""
     if error.filename is not None and error.strerror:
         return f"{os.fsdecode(error.filename)}: {error.strerror}"
+    if error.strerror:  # no file named: stdout (`> /dev/full`) or a stream the command had open
+        return error.strerror
     return str(error)
 
 
