@@ -219,3 +219,35 @@ def test_searches_over_the_rest_model_find_the_brute_force_optimum(rest_models, 
         assert best.score <= optimum + 1e-4
         assert best.features["lm"] == pytest.approx(probing.score_sentence(best.words), abs=1e-4)
         assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
+
+
+def test_recipe_builds_a_cached_rest_model_that_scores_sentences_like_lm_bin(tmp_path):
+    """decoder.data.lm_build: lm.rest.bin from the same text as lm.bin (lmplz at every order, build_binary -r)."""
+    from decoder.data import lm_build
+
+    bin_dir = lm_build.REPOSITORY / "models" / "kenlm" / "build" / "bin"
+    if not all((bin_dir / tool).exists() for tool in ("lmplz", "build_binary", "query")):
+        pytest.skip("KenLM tools not built (bash models/kenlm/build_tools.sh)")
+    rng = random.Random(5)
+    vocabulary = [f"w{i}" for i in range(40)]
+    weights = [1.0 / (i + 1) for i in range(40)]  # Zipf-like, so that n-grams repeat
+    text = tmp_path / "lm.en"
+    text.write_text("".join(" ".join(rng.choices(vocabulary, weights, k=rng.randint(3, 12))) + "\n"
+                            for _ in range(400)))
+    work = tmp_path / "work"
+    work.mkdir()
+    lm_build.build_language_model(text, tmp_path / "lm.bin", work, order=3, memory="64M")
+    built = lm_build.build_rest_model(text, tmp_path / "lm.rest.bin", work, order=3, memory="64M")
+    assert not built["cached"] and built["order"] == 3
+    assert sorted(p.name for p in work.iterdir()) == []  # its ARPA files are removed
+    assert lm_build.build_rest_model(text, tmp_path / "lm.rest.bin", work, order=3)["cached"]
+    probing, rest = LanguageModel(tmp_path / "lm.bin"), LanguageModel(tmp_path / "lm.rest.bin")
+    assert (probing.kind, rest.kind, rest.order) == ("probing", "rest_probing", 3)
+    assert list(rest.vocab_indices(vocabulary)) == list(probing.vocab_indices(vocabulary))
+    sentences = [rng.choices(vocabulary, weights, k=rng.randint(1, 10)) for _ in range(100)]
+    differ = 0
+    for words in sentences:
+        assert rest.score_sentence(words) == pytest.approx(probing.score_sentence(words), abs=1e-5)
+        differ += abs(rest.score_sentence(words, bos=False, eos=False)
+                      - probing.score_sentence(words, bos=False, eos=False)) > 1e-3
+    assert differ > 50
