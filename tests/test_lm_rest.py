@@ -7,6 +7,7 @@ is unknown change (to the lower-order model's probability, where KenLM lets the 
 composing chart items corrects those estimates exactly; searches over the rest model find the
 brute-force optimum.
 """
+import math
 import random
 import subprocess
 
@@ -18,6 +19,7 @@ from decoder.lm import ArpaReference, LanguageModel
 from decoder.search.brute_force import best_by_brute_force
 from decoder.search.driver import ChartSearchDriver as ChartDecoder
 from decoder.search.incremental import IncrementalSearchDriver as IncrementalDecoder
+from decoder.search.two_pass import TwoPassSearchDriver
 from decoder.search.model import SearchSpace, Weights
 from decoder.store import GrammarStore, write_store
 
@@ -208,7 +210,9 @@ def test_searches_over_the_rest_model_find_the_brute_force_optimum(rest_models, 
     words = random_sentence(seed, 2 + seed % 3)
     optimum = best_by_brute_force(grammar, words, top, weights, space)[0]
     for decoder in (ChartDecoder(store, rest, weights, space, exhaustive=True),
-                    IncrementalDecoder(store, rest, weights, space, pop_limit=0)):
+                    IncrementalDecoder(store, rest, weights, space, pop_limit=0),
+                    TwoPassSearchDriver(store, rest, weights, space, exhaustive=True, two_pass_beam=math.inf,
+                                        agenda_limit=0, max_pops=-1)):
         best = decoder.best(decoder.search(words), words)
         assert best.score == pytest.approx(optimum, abs=1e-4)
         assert best.features["lm"] == pytest.approx(probing.score_sentence(best.words), abs=1e-4)
