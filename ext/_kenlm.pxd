@@ -4,10 +4,11 @@ KenLM's own python/_kenlm.pxd). The project's LM API is decoder._ext._lm.
 * State types (State, Left, ChartState): plain structs whose == and Compare
   are header-inline, so any module that cimports them can store and compare them.
 * Everything with out-of-line code (hash_value, ProbingModel, RestProbingModel,
-  RuleScore, ...)
-  is compiled into the _lm extension only, so only _lm may call it (another
-  module's .so would have undefined symbols); other modules use the nogil
-  functions of _lm.pxd (chart_state_hash, score_target, ...) instead.
+  RuleScore, ...) is compiled into the _lm extension only, so only _lm may call
+  it (another module's .so would have undefined symbols); other modules use the
+  nogil functions of _lm.pxd (chart_state_hash, score_target, ...) instead.
+* Model (ext/lm_model.hh): the project's handle of a loaded model, probing or
+  rest_probing; other modules hold a `const Model *` and pass it to _lm.
 
 Modules that cimport this need KenLM's include directory and the same
 KENLM_MAX_ORDER (setup.py gives both to every extension).
