@@ -12,7 +12,8 @@ weights and search space (two drivers over them); for each (search, pop limit): 
 model score per sentence, CPU seconds per sentence (the whole translate call, and the
 compiled search alone), edges proposed, LM queries (total and novel), and on how many
 sentences incremental beats / ties cube's score at the same pop limit. Each row also
-carries the load average, as the machine may be shared.
+carries the load average, as the machine may be shared; the JSON file also has each
+sentence's model score.
 """
 from __future__ import annotations
 
@@ -162,7 +163,9 @@ def main(argv=None):
             scores[name], row = run(decoder, driver, sentences, pop_limit)
             rows.append({"search": name, "rule_order": driver.settings.rule_order,
                          **({"lm": lm_paths[name]} if name in lm_paths else {}), **row})
+            sentence_scores = [round(score, 4) for score in scores[name]]
             print(json.dumps(rows[-1]), flush=True)
+            rows[-1]["sentence_scores"] = sentence_scores  # in the JSON file, not on the screen
         if "cube" in scores and "incremental" in scores:
             inc, cube = scores["incremental"], scores["cube"]
             better = sum(a > b + 1e-4 for a, b in zip(inc, cube))
