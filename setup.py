@@ -30,7 +30,7 @@ INCLUDE_DIRS = [numpy.get_include(), "ext"]  # ext/: the project's C++ headers (
 # the module (only _lm: every other module calls KenLM through _lm's nogil
 # functions), "headers" gives it KenLM's headers (it cimports _kenlm's state types).
 MODULES = {
-    "_lm": ("query", ["lm_rule_score.hh"], {}),
+    "_lm": ("query", ["lm_rule_score.hh", "lm_model.hh"], {}),
     "_chart": ("headers", ["chart_containers.hh", "prefetch.hh"], {"initializedcheck": False}),
     "_incremental": ("headers", ["chart_containers.hh", "prefetch.hh", "incremental_sort.hh"], {"initializedcheck": False}),
     "_kbest": ("headers", ["kbest_containers.hh"], {"initializedcheck": False}),  # headers: cimports _chart's

@@ -4,13 +4,16 @@
         [--test TEST.es] [--sentences 30] [--pop-limits 10 30 100 300 1000] [--out results.json]
     python -m bench.compare_incremental --store STORE --lm LM --test TEST.es [--glue GLUE] ...
     python -m bench.compare_incremental --system synthetic      # bench_decoder's synthetic system
+    ... --searches cube incremental cube@rest incremental@rest \
+        --lm-of cube@rest=lm.rest.bin incremental@rest=lm.rest.bin   # another LM for some searches
 
 Both searches decode the same sentences in this process with one Decoder's store, LM,
 weights and search space (two drivers over them); for each (search, pop limit): average
 model score per sentence, CPU seconds per sentence (the whole translate call, and the
 compiled search alone), edges proposed, LM queries (total and novel), and on how many
 sentences incremental beats / ties cube's score at the same pop limit. Each row also
-carries the load average, as the machine may be shared.
+carries the load average, as the machine may be shared; the JSON file also has each
+sentence's model score.
 """
 from __future__ import annotations
 
@@ -110,6 +113,9 @@ def main(argv=None):
                         help="a search's rule_order setting (e.g. incremental=estimate); default: the config's")
     parser.add_argument("--set", nargs="+", default=[], metavar="SEARCH=NAME=VALUE",
                         help="any search setting of one search (e.g. incremental@wp0=weight_pushing=false)")
+    parser.add_argument("--lm-of", nargs="+", default=[], metavar="SEARCH=LM",
+                        help="another LM file for one search (e.g. incremental@rest=lm.rest.bin, the LM with "
+                             "rest costs); default: the config's")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     if args.system == "synthetic":
@@ -131,6 +137,12 @@ def main(argv=None):
     else:
         decoder = Decoder(args.store, args.lm, glue=args.glue)
     rule_orders = dict(item.split("=", 1) for item in args.rule_order)
+    lm_paths = dict(item.split("=", 1) for item in args.lm_of)
+    if set(lm_paths) - set(args.searches):
+        raise SystemExit(f"--lm-of names searches not in --searches: {sorted(set(lm_paths) - set(args.searches))}")
+    from decoder.lm import LanguageModel
+
+    lms = {path: LanguageModel(path) for path in set(lm_paths.values())}
     drivers = {}
     for name in args.searches:
         settings = decoder.search_settings.replace(search=name.split("@")[0])
@@ -140,8 +152,8 @@ def main(argv=None):
             search, setting, value = item.split("=", 2)
             if search == name:
                 settings = settings.replace(**{setting: _setting_value(settings, setting, value)})
-        drivers[name] = search_driver(settings.search)(decoder.store, decoder.lm, decoder.weights, decoder.space,
-                                                       settings)
+        lm = lms[lm_paths[name]] if name in lm_paths else decoder.lm
+        drivers[name] = search_driver(settings.search)(decoder.store, lm, decoder.weights, decoder.space, settings)
     with open(args.test, encoding="utf-8") as f:
         sentences = [line.split() for line in f if line.strip()][args.skip: args.skip + args.sentences]
     rows = []
@@ -149,8 +161,11 @@ def main(argv=None):
         scores = {}
         for name, driver in drivers.items():
             scores[name], row = run(decoder, driver, sentences, pop_limit)
-            rows.append({"search": name, "rule_order": driver.settings.rule_order, **row})
+            rows.append({"search": name, "rule_order": driver.settings.rule_order,
+                         **({"lm": lm_paths[name]} if name in lm_paths else {}), **row})
+            sentence_scores = [round(score, 4) for score in scores[name]]
             print(json.dumps(rows[-1]), flush=True)
+            rows[-1]["sentence_scores"] = sentence_scores  # in the JSON file, not on the screen
         if "cube" in scores and "incremental" in scores:
             inc, cube = scores["incremental"], scores["cube"]
             better = sum(a > b + 1e-4 for a, b in zip(inc, cube))

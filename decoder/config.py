@@ -11,7 +11,7 @@ the weights, which are the top-level `[weights]` table (feature name -> weight).
 Relative paths are relative to the config file. Defaults:
 
     store = "store"              # grammar store directory (cky compile); required
-    lm = "lm.bin"                # KenLM ARPA or probing binary; required
+    lm = "lm.bin"                # KenLM ARPA, probing or rest_probing binary (lm.rest.bin); required
     lm_order = 5                 # optional check against the LM file
     glue = "builtin"             # or a Moses glue rule table (cky extract's glue file; goal label Q);
                                  # the oov_labels always get glue rules (GlueRules.cover)

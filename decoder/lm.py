@@ -1,7 +1,10 @@
 """The KenLM n-gram language model, and a slow pure-Python reference for tests.
 
-`LanguageModel(path)` loads an ARPA file or a KenLM probing binary and scores
-through KenLM's C++ code (compiled into decoder._ext._lm). Scores are log10
+`LanguageModel(path)` loads an ARPA file, a KenLM probing binary or a
+rest_probing binary (lower-order rest costs, Heafield et al. 2012: `cky data
+bible-es-en --rest-lm` builds lm.rest.bin) and scores through KenLM's C++ code
+(compiled into decoder._ext._lm). Rest costs change only the estimates for
+words whose left context is not known yet; complete sentences score the same. Scores are log10
 probabilities. The decoder scores rule applications from Cython through the
 nogil functions declared in ext/_lm.pxd; the Python methods here are for
 loading, vocabulary mapping, checks and tools:

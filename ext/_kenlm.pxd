@@ -3,10 +3,12 @@ KenLM's own python/_kenlm.pxd). The project's LM API is decoder._ext._lm.
 
 * State types (State, Left, ChartState): plain structs whose == and Compare
   are header-inline, so any module that cimports them can store and compare them.
-* Everything with out-of-line code (hash_value, ProbingModel, RuleScore, ...)
-  is compiled into the _lm extension only, so only _lm may call it (another
-  module's .so would have undefined symbols); other modules use the nogil
-  functions of _lm.pxd (chart_state_hash, score_target, ...) instead.
+* Everything with out-of-line code (hash_value, ProbingModel, RestProbingModel,
+  RuleScore, ...) is compiled into the _lm extension only, so only _lm may call
+  it (another module's .so would have undefined symbols); other modules use the
+  nogil functions of _lm.pxd (chart_state_hash, score_target, ...) instead.
+* Model (ext/lm_model.hh): the project's handle of a loaded model, probing or
+  rest_probing; other modules hold a `const Model *` and pass it to _lm.
 
 Modules that cimport this need KenLM's include directory and the same
 KENLM_MAX_ORDER (setup.py gives both to every extension).
@@ -108,7 +110,25 @@ cdef extern from "lm/model.hh" namespace "lm::ngram" nogil:
         const ProbingVocabulary &GetVocabulary()
         unsigned char Order()
 
-    ctypedef ProbingModel Model
+    # The probing model with rest costs (Heafield et al. 2012; `build_binary -r`):
+    # FullScoreReturn.rest, the estimate of a word whose left context is still
+    # unknown, is the lower-order models' probability instead of the model's own.
+    cdef cppclass RestProbingModel "lm::ngram::RestProbingModel":
+        RestProbingModel(const char *file, const Config &config) except +
+        FullScoreReturn FullScore(const State &in_state, WordIndex new_word, State &out_state)
+        const State &BeginSentenceState()
+        const State &NullContextState()
+        const ProbingVocabulary &GetVocabulary()
+        unsigned char Order()
+
+# ---- the project's model handle: every module may hold and pass a pointer to it ----
+
+cdef extern from "lm_model.hh" nogil:
+    # A loaded model, either type (ext/lm_model.hh): exactly one pointer is set.
+    # Other modules keep a `const Model *` and pass it to _lm's nogil functions.
+    cdef cppclass Model "CkyLanguageModel":
+        ProbingModel *probing
+        RestProbingModel *rest
 
 cdef extern from "lm/left.hh" namespace "lm::ngram" nogil:
     # Scores one rule application left to right into `out`. It has no default

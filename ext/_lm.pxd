@@ -12,8 +12,10 @@ from decoder._ext._kenlm cimport ChartState, Model, WordIndex
 
 
 cdef class LanguageModel:
-    cdef Model *model
+    cdef Model handle            # the loaded model, probing or rest_probing (ext/lm_model.hh)
+    cdef Model *model            # &handle: what the nogil functions below take
     cdef readonly str path
+    cdef readonly str kind       # "probing" or "rest_probing"
     cdef readonly int order
     cdef readonly WordIndex bos_index
     cdef readonly WordIndex eos_index
@@ -38,7 +40,10 @@ cdef float score_target(const Model *model, const int32_t *target, Py_ssize_t le
 cdef float score_sentence_boundaries(const Model *model, const ChartState *root, ChartState *out,
                                      unsigned long long *queries) noexcept nogil
 
-# Plain left-to-right sentence score of KenLM word ids (log10).
+# Left-to-right score of KenLM word ids (log10): with bos the probability; without
+# it KenLM's estimate for words of unknown left context, as score_target gives for
+# a rule of only these words (rest costs on a rest_probing model, otherwise the
+# same as the probability).
 cdef float score_word_ids(const Model *model, const WordIndex *words, Py_ssize_t length,
                           bint bos, bint eos) noexcept nogil
 

@@ -14,8 +14,9 @@ from libc.stdint cimport int32_t, uint64_t
 from libcpp.vector cimport vector
 
 from decoder._ext._kenlm cimport (ARPA_COMPLAIN_NONE, ARRAY_TRIE, PROBING, QUANT_ARRAY_TRIE, QUANT_TRIE,
-                                  REST_PROBING, TRIE, ChartState, Config, Model, ModelType, ProbingVocabulary,
-                                  RecognizeBinary, State, WordIndex, hash_value)
+                                  REST_PROBING, TRIE, ChartState, Config, Model, ModelType, ProbingModel,
+                                  ProbingVocabulary, RecognizeBinary, RestProbingModel, State, WordIndex,
+                                  hash_value)
 
 cdef extern from "lm_rule_score.hh":
     float CkyScoreTarget(const Model &model, const int32_t *target, Py_ssize_t length,
@@ -23,6 +24,10 @@ cdef extern from "lm_rule_score.hh":
                          unsigned long long *queries) nogil
     float CkyScoreSentenceBoundaries(const Model &model, const ChartState &root,
                                      ChartState &out, unsigned long long *queries) nogil
+    float CkyScoreWords(const Model &model, const WordIndex *words, Py_ssize_t length,
+                        bint bos, bint eos) nogil
+    const ProbingVocabulary &CkyVocabulary(const Model &model) nogil
+    unsigned char CkyOrder(const Model &model) nogil
     void CkyEmptyChartState(ChartState &out) nogil
 
 
@@ -41,19 +46,7 @@ cdef float score_sentence_boundaries(const Model *model, const ChartState *root,
 
 cdef float score_word_ids(const Model *model, const WordIndex *words, Py_ssize_t length,
                           bint bos, bint eos) noexcept nogil:
-    cdef State states[2]
-    cdef int current = 0
-    cdef float total = 0.0
-    cdef Py_ssize_t i
-    states[0] = model.BeginSentenceState() if bos else model.NullContextState()
-    for i in range(length):
-        # FullScore needs distinct in and out states: alternate between two.
-        total += model.FullScore(states[current], words[i], states[1 - current]).prob
-        current = 1 - current
-    if eos:
-        total += model.FullScore(states[current], model.GetVocabulary().EndSentence(),
-                                 states[1 - current]).prob
-    return total
+    return CkyScoreWords(model[0], words, length, bos, eos)
 
 
 cdef void empty_chart_state(ChartState *out) noexcept nogil:
@@ -67,6 +60,7 @@ cdef uint64_t chart_state_hash(const ChartState *state) noexcept nogil:
 # ---- Python API ----
 
 _BINARY_TYPE_NAMES = {
+    PROBING: "probing",
     REST_PROBING: "rest_probing",
     TRIE: "trie",
     QUANT_TRIE: "quantized trie",
@@ -126,13 +120,19 @@ cdef PyChartState _wrap_state(const ChartState &state):
 
 
 cdef class LanguageModel:
-    """A KenLM model from an ARPA file or a probing binary (build_binary's default).
+    """A KenLM model from an ARPA file, a probing binary (build_binary's default) or
+    a rest-cost probing binary (`build_binary -r "order1.arpa ..." probing ...`:
+    Heafield, Koehn and Lavie 2012, decoder.data.lm_build.build_rest_model).
 
-    Scores are log10 probabilities. `model` is the C++ ProbingModel pointer for
-    the nogil functions of this module.
+    Scores are log10 probabilities. `model` is the model handle (ext/lm_model.hh)
+    for the nogil functions of this module. Rest costs change only the estimates
+    for words whose left context is not yet known (a chart item's first words, a
+    rule's words scored on their own); a complete sentence scores the same.
     """
 
     def __cinit__(self):
+        self.handle.probing = NULL
+        self.handle.rest = NULL
         self.model = NULL
 
     def __init__(self, path):
@@ -149,57 +149,68 @@ cdef class LanguageModel:
             is_binary = RecognizeBinary(c_path, binary_type)
         except Exception as error:
             raise ValueError(f"cannot read language model {path}: {error}") from error
-        if is_binary and binary_type != PROBING:
+        if is_binary and binary_type != PROBING and binary_type != REST_PROBING:
             kind = _BINARY_TYPE_NAMES.get(binary_type, str(binary_type))
             raise ValueError(
-                f"{path} is a KenLM {kind} binary; decoder.lm loads ARPA files and probing "
-                f"binaries only (rebuild with `build_binary probing MODEL.arpa {path}`)"
+                f"{path} is a KenLM {kind} binary; decoder.lm loads ARPA files, probing and "
+                f"rest_probing binaries only (rebuild with `build_binary probing MODEL.arpa {path}`)"
             )
+        cdef bint rest = is_binary and binary_type == REST_PROBING
         cdef Config config
         config.show_progress = False
         config.arpa_complain = ARPA_COMPLAIN_NONE
         cdef const char *c_path_ptr = c_path
         try:
             with nogil:
-                self.model = new Model(c_path_ptr, config)
+                if rest:
+                    self.handle.rest = new RestProbingModel(c_path_ptr, config)
+                else:
+                    self.handle.probing = new ProbingModel(c_path_ptr, config)
         except Exception as error:
             raise ValueError(f"cannot load language model {path}: {error}") from error
+        self.model = &self.handle
         self.path = path
-        self.order = self.model.Order()
-        cdef const ProbingVocabulary *vocab = &self.model.GetVocabulary()
+        self.kind = "rest_probing" if rest else "probing"
+        self.order = CkyOrder(self.handle)
+        cdef const ProbingVocabulary *vocab = &CkyVocabulary(self.handle)
         self.bos_index = vocab.BeginSentence()
         self.eos_index = vocab.EndSentence()
         self.unk_index = vocab.NotFound()
         self.queries = 0
 
     def __dealloc__(self):
-        del self.model
+        del self.handle.probing
+        del self.handle.rest
 
     def __repr__(self):
-        return f"LanguageModel({self.path!r}, order={self.order})"
+        return f"LanguageModel({self.path!r}, order={self.order}, kind={self.kind!r})"
 
     @property
     def vocab_size(self):
         """Number of KenLM word ids, [0, vocab_size); 0 is <unk>."""
-        return self.model.GetVocabulary().Bound()
+        return CkyVocabulary(self.handle).Bound()
 
     def vocab_index(self, word):
         """KenLM id of a word (unk_index, i.e. 0, if unknown)."""
-        return self.model.GetVocabulary().Index(_encode(word))
+        return CkyVocabulary(self.handle).Index(_encode(word))
 
     def vocab_indices(self, words):
         """KenLM ids of many words as a numpy uint32 array (map a grammar's vocabulary once)."""
         words = list(words)
         ids = np.empty(len(words), dtype=np.uint32)
         cdef WordIndex[::1] out = ids
-        cdef const ProbingVocabulary *vocab = &self.model.GetVocabulary()
+        cdef const ProbingVocabulary *vocab = &CkyVocabulary(self.handle)
         cdef Py_ssize_t i
         for i, word in enumerate(words):
             out[i] = vocab.Index(_encode(word))
         return ids
 
     def score_sentence(self, words, bint bos=True, bint eos=True):
-        """log10 probability of a sentence (a whitespace-separated str or a list of words)."""
+        """log10 probability of a sentence (a whitespace-separated str or a list of words).
+
+        Without bos the words' left context is unknown and the score is KenLM's estimate
+        for them, as for a rule of only these words: on a rest-cost model the lower-order
+        rest costs of the first words (on a probing model the same as the probability)."""
         if isinstance(words, str):
             words = words.split()
         ids = self.vocab_indices(words)
@@ -230,7 +241,7 @@ cdef class LanguageModel:
                     raise ValueError(f"word ids are >= 0, got {item}")
                 target.push_back(<int32_t>item)
             else:
-                target.push_back(<int32_t>self.model.GetVocabulary().Index(_encode(item)))
+                target.push_back(<int32_t>CkyVocabulary(self.handle).Index(_encode(item)))
         cdef ChartState out
         cdef float score = score_target(self.model, target.data(), target.size(),
                                         children.data(), &out, &self.queries)

@@ -1,6 +1,8 @@
 // KenLM rule scoring loops of decoder._ext._lm (declared to Cython in _lm.pyx).
 // RuleScore has no default constructor, so it cannot live on a Cython stack:
-// the loops that use it are written here.
+// the loops that use it are written here. Each is a template over KenLM's
+// model type, instantiated for both types of CkyLanguageModel (lm_model.hh)
+// and chosen by one branch per call.
 #ifndef CKY_LM_RULE_SCORE_HH
 #define CKY_LM_RULE_SCORE_HH
 
@@ -9,15 +11,17 @@
 
 #include "lm/left.hh"
 #include "lm/model.hh"
+#include "lm_model.hh"
 
 /* A rule's target side: symbol >= 0 a KenLM word id, symbol < 0 child -symbol - 1;
    a <s> id only first. Adds the scoring calls to *queries unless it is NULL. */
-static float CkyScoreTarget(const lm::ngram::ProbingModel &model,
-                            const int32_t *target, std::ptrdiff_t length,
-                            const lm::ngram::ChartState *const *children,
-                            lm::ngram::ChartState &out,
-                            unsigned long long *queries) {
-  lm::ngram::RuleScore<lm::ngram::ProbingModel> scorer(model, out);
+template <class Model>
+static inline float CkyScoreTargetOf(const Model &model,
+                                     const int32_t *target, std::ptrdiff_t length,
+                                     const lm::ngram::ChartState *const *children,
+                                     lm::ngram::ChartState &out,
+                                     unsigned long long *queries) {
+  lm::ngram::RuleScore<Model> scorer(model, out);
   const lm::WordIndex begin_sentence = model.GetVocabulary().BeginSentence();
   unsigned long long calls = 0;
   for (std::ptrdiff_t i = 0; i < length; ++i) {
@@ -41,17 +45,80 @@ static float CkyScoreTarget(const lm::ngram::ProbingModel &model,
   return scorer.Finish();
 }
 
+static float CkyScoreTarget(const CkyLanguageModel &model,
+                            const int32_t *target, std::ptrdiff_t length,
+                            const lm::ngram::ChartState *const *children,
+                            lm::ngram::ChartState &out,
+                            unsigned long long *queries) {
+  if (model.rest) return CkyScoreTargetOf(*model.rest, target, length, children, out, queries);
+  return CkyScoreTargetOf(*model.probing, target, length, children, out, queries);
+}
+
 /* "<s> root </s>" around a complete item. */
-static float CkyScoreSentenceBoundaries(const lm::ngram::ProbingModel &model,
-                                        const lm::ngram::ChartState &root,
-                                        lm::ngram::ChartState &out,
-                                        unsigned long long *queries) {
-  lm::ngram::RuleScore<lm::ngram::ProbingModel> scorer(model, out);
+template <class Model>
+static inline float CkyScoreSentenceBoundariesOf(const Model &model,
+                                                 const lm::ngram::ChartState &root,
+                                                 lm::ngram::ChartState &out,
+                                                 unsigned long long *queries) {
+  lm::ngram::RuleScore<Model> scorer(model, out);
   scorer.BeginSentence();
   scorer.NonTerminal(root, 0.0f);
   scorer.Terminal(model.GetVocabulary().EndSentence());
   if (queries) *queries += 2;
   return scorer.Finish();
+}
+
+static float CkyScoreSentenceBoundaries(const CkyLanguageModel &model,
+                                        const lm::ngram::ChartState &root,
+                                        lm::ngram::ChartState &out,
+                                        unsigned long long *queries) {
+  if (model.rest) return CkyScoreSentenceBoundariesOf(*model.rest, root, out, queries);
+  return CkyScoreSentenceBoundariesOf(*model.probing, root, out, queries);
+}
+
+/* Words left to right. After <s> (bos) every word has its context: the sum of
+   KenLM's probabilities. Without bos the words' left context is unknown, so the
+   sum is KenLM's estimate, as for a rule of only these words: the lower-order
+   rest cost for each word whose left context could still change its score, the
+   probability after that (the same numbers as the probabilities for a model
+   without rest costs). eos adds </s>. */
+template <class Model>
+static inline float CkyScoreWordsOf(const Model &model, const lm::WordIndex *words,
+                                    std::ptrdiff_t length, bool bos, bool eos) {
+  if (!bos) {
+    lm::ngram::ChartState out;
+    lm::ngram::RuleScore<Model> scorer(model, out);
+    for (std::ptrdiff_t i = 0; i < length; ++i) scorer.Terminal(words[i]);
+    if (eos) scorer.Terminal(model.GetVocabulary().EndSentence());
+    return scorer.Finish();
+  }
+  lm::ngram::State states[2];
+  int current = 0;
+  float total = 0.0f;
+  states[0] = model.BeginSentenceState();
+  for (std::ptrdiff_t i = 0; i < length; ++i) {
+    /* FullScore needs distinct in and out states: alternate between two. */
+    total += model.FullScore(states[current], words[i], states[1 - current]).prob;
+    current = 1 - current;
+  }
+  if (eos) total += model.FullScore(states[current], model.GetVocabulary().EndSentence(),
+                                    states[1 - current]).prob;
+  return total;
+}
+
+static float CkyScoreWords(const CkyLanguageModel &model, const lm::WordIndex *words,
+                           std::ptrdiff_t length, bool bos, bool eos) {
+  if (model.rest) return CkyScoreWordsOf(*model.rest, words, length, bos, eos);
+  return CkyScoreWordsOf(*model.probing, words, length, bos, eos);
+}
+
+/* The model's vocabulary (both model types use KenLM's ProbingVocabulary). */
+static inline const lm::ngram::ProbingVocabulary &CkyVocabulary(const CkyLanguageModel &model) {
+  return model.rest ? model.rest->GetVocabulary() : model.probing->GetVocabulary();
+}
+
+static inline unsigned char CkyOrder(const CkyLanguageModel &model) {
+  return model.rest ? model.rest->Order() : model.probing->Order();
 }
 
 static void CkyEmptyChartState(lm::ngram::ChartState &out) {

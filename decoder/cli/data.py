@@ -1,7 +1,8 @@
-"""`cky data bible-es-en [--small] [--out DIR]`: build the Spanish-English Bible data.
+"""`cky data bible-es-en [--small] [--out DIR] [--rest-lm]`: build the Spanish-English Bible data.
 
 Writes DIR/{train,dev,test}.{es,en,ids,align}, DIR/train.trees, DIR/lm.bin and
-DIR/manifest.json (see models/bible-es-en/README.md). Everything it needs is
+DIR/manifest.json (see models/bible-es-en/README.md); with --rest-lm also
+DIR/lm.rest.bin (the LM with rest costs). Everything it needs is
 installed when missing; parses are cached in chunks, so an interrupted run
 resumes.
 """
@@ -32,6 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also write the parallel dependency trees of the SDIG system "
                              "({train,dev,test}.es.conllu, train.en.conllu; decoder/data/dependencies.py); "
                              "a finished build (manifest.json) is not rebuilt")
+    parser.add_argument("--rest-lm", action="store_true",
+                        help="also write DIR/lm.rest.bin, lm.bin's model with lower-order rest costs "
+                             "(Heafield et al. 2012; KenLM rest_probing, loaded like lm.bin), from the "
+                             "cached LM text; a finished build is not rebuilt")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -42,8 +47,10 @@ def main(args: argparse.Namespace) -> int:
     processes = build.default_processes() if args.processes is None else args.processes  # 0 is not 'all'
     if processes < 1 or args.small_verses < 1:
         raise UsageError("--processes and --small-verses must be at least 1")
-    if not (args.dependencies and (out_dir / "manifest.json").exists()):
+    if not ((args.dependencies or args.rest_lm) and (out_dir / "manifest.json").exists()):
         build.build(out_dir.resolve(), cache_dir.resolve(), args.small, processes, args.small_verses)
+    if args.rest_lm:
+        build.build_rest_lm(out_dir.resolve(), cache_dir.resolve(), args.small)
     if args.dependencies:
         from decoder.data.dependencies import build_dependencies
 

@@ -98,6 +98,23 @@ def write_lines(path: Path, lines: list[str]) -> None:
     temporary.replace(path)
 
 
+def lm_cache_dir(cache_dir: Path, small: bool) -> Path:
+    """Where the LM stage keeps its training text (lm.en) and work files."""
+    return cache_dir / ("lm-small" if small else "lm")
+
+
+def build_rest_lm(out_dir: Path, cache_dir: Path, small: bool) -> dict:
+    """DIR/lm.rest.bin: lm.bin's model with lower-order rest costs (decoder.data.lm_build.build_rest_model),
+    from the LM stage's cached training text; needs a finished build. Cached like the other stages."""
+    lm_dir = lm_cache_dir(cache_dir, small)
+    text = lm_dir / "lm.en"
+    if not text.exists() or not (out_dir / "lm.bin").exists():
+        raise FileNotFoundError(f"{text} or {out_dir / 'lm.bin'} is missing: build the data first")
+    statistics = lm_build.build_rest_model(text, out_dir / "lm.rest.bin", lm_dir)
+    log(f"lm.rest.bin: {statistics}")
+    return statistics
+
+
 def build(out_dir: Path, cache_dir: Path, small: bool, processes: int, small_train_verses: int = 3000) -> dict:
     """Run every stage; returns the manifest content."""
     started = time.monotonic()
@@ -164,7 +181,7 @@ def build(out_dir: Path, cache_dir: Path, small: bool, processes: int, small_tra
                             "symmetrization": "grow-diag-final-and"}
 
     stage = time.monotonic()
-    lm_dir = cache_dir / ("lm-small" if small else "lm")
+    lm_dir = lm_cache_dir(cache_dir, small)
     lm_dir.mkdir(parents=True, exist_ok=True)
     lm_text = lm_dir / "lm.en"
     write_lines(lm_text, [" ".join(tokens) for tokens in train_english + english_only])
