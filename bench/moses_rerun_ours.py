@@ -2,6 +2,7 @@
 
     python -m bench.moses_rerun_ours [--no-weight-pushing] [--rule-orders score estimate] [--pop-limits 100 300]
         [--table-limit-rank estimate] [--pop-count real --virtual-pop-limits 200 1000] [--sentences N]
+        [--lm models/bible-es-en/build/lm.rest.bin] [--store STORE]
 
 --results bench/results/moses_default100_verses100.json compares against Moses' default on 100 verses
 (verses 41-100 run later with the same ini; bench/results/moses.md, "On 100 verses").
@@ -36,6 +37,10 @@ def main(argv=None) -> int:
     parser.add_argument("--pop-count", choices=POP_COUNTS, default="all")
     parser.add_argument("--virtual-pop-limits", type=int, nargs="+", default=[1000])
     parser.add_argument("--sentences", type=int, default=0, help="only the first N verses (0: all)")
+    parser.add_argument("--lm", help="another LM than the config's, e.g. lm.rest.bin (its rest costs change the "
+                                     "search, not the model: Moses' scores stay comparable)")
+    parser.add_argument("--store", help="another store than the config's (e.g. the same rule table binarized "
+                                        "by another strategy)")
     args = parser.parse_args(argv)
 
     from decoder.decoder import Decoder
@@ -47,7 +52,8 @@ def main(argv=None) -> int:
     table_limit = moses_results["ours"][0]["table_limit"]
     decoder = Decoder.from_config(moses_results["config"], max_unary_depth=0, table_limit=table_limit,
                                   weight_pushing=args.weight_pushing, table_limit_rank=args.table_limit_rank,
-                                  pop_count=args.pop_count)
+                                  pop_count=args.pop_count,
+                                  **{name: path for name, path in (("lm", args.lm), ("store", args.store)) if path})
     rows = []
     virtual_limits = args.virtual_pop_limits if args.pop_count == "real" else [None]
     for rule_order in args.rule_orders:
@@ -60,13 +66,16 @@ def main(argv=None) -> int:
                 seconds = run["cpu_seconds"] / len(verses)
                 row = {"weight_pushing": args.weight_pushing, "rule_order": rule_order, "pop_limit": pop_limit,
                        "table_limit_rank": args.table_limit_rank, "pop_count": args.pop_count,
-                       "virtual_pop_limit": virtual_limit, "verses": len(verses),
+                       "virtual_pop_limit": virtual_limit, "lm": args.lm, "store": args.store,
+                       "verses": len(verses),
                        "average_score": sum(scores) / len(scores), "cpu_seconds_per_verse": seconds,
                        "load_average": os.getloadavg()[0], "scores": scores, "against": {}}
                 for name, moses in moses_results["moses"].items():
                     row["against"][name] = compare(scores, moses["scores"][:len(scores)])
                 rows.append(row)
-                print(f"pushing {args.weight_pushing} {rule_order} rank {args.table_limit_rank} pop {pop_limit} "
+                print("".join(f"{name} {os.path.basename(path)} " for name, path in (("lm", args.lm), ("store", args.store))
+                              if path)
+                      + f"pushing {args.weight_pushing} {rule_order} rank {args.table_limit_rank} pop {pop_limit} "
                       f"count {args.pop_count}" + ("" if virtual_limit is None else f" virtual {virtual_limit}")
                       + f": average {row['average_score']:.4f}, {seconds:.3f} CPU s/verse, "
                       f"load {row['load_average']:.1f}; "
