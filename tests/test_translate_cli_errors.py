@@ -12,6 +12,7 @@ import time
 import pytest
 
 from cli_fixtures import run_cky, start_cky
+from conftest import write_toy_arpa
 from test_decoder import decoder, model  # noqa: F401  (fixtures: the tiny system)
 
 
@@ -247,6 +248,21 @@ def test_a_closed_output_pipe_ends_quietly(model, tmp_path):
     code = process.wait(timeout=60)
     err = process.stderr.read().decode()
     assert code == 1 and "Traceback" not in err and "Error" not in err, err
+
+
+def test_store_and_lm_flags_replace_the_configs(model, decoder, tmp_path):
+    """--lm / --store with --config are used (they were silently ignored): a missing one is reported,
+    and another LM with other scores changes the output's score."""
+    code, _, err = run_cky(translate_args(model, "--lm", str(tmp_path / "missing.arpa")), stdin=b"la casa\n")
+    assert code == 1 and err.startswith(f"cky translate: {tmp_path / 'missing.arpa'}"), err
+    code, _, err = run_cky(translate_args(model, "--store", str(tmp_path / "no-store")), stdin=b"la casa\n")
+    assert code == 1 and f"{tmp_path / 'no-store'}" in err.splitlines()[-1], err
+    other = write_toy_arpa("bigram", tmp_path, "other.arpa")  # other probabilities: another best score
+    stats = tmp_path / "stats.jsonl"
+    code, _, err = run_cky(translate_args(model, "--lm", str(other), "--stats-out", str(stats)), stdin=b"la casa\n")
+    assert code == 0, err
+    score = json.loads(stats.read_text())["score"]
+    assert score != pytest.approx(decoder.translate("la casa").score, abs=1e-6)
 
 
 def test_an_output_that_is_a_pipe_is_written_as_a_stream(model, decoder, tmp_path):

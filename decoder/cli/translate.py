@@ -69,8 +69,9 @@ def _count(minimum: int, meaning: str = ""):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="decoder config (TOML; see decoder/config.py for the keys; "
                                          "`system = \"sdig\"` for the SDIG system)")
-    parser.add_argument("--store", help="grammar store directory (without --config)")
-    parser.add_argument("--lm", help="KenLM language model (without --config)")
+    parser.add_argument("--store", help="grammar store directory (with --config: instead of the config's)")
+    parser.add_argument("--lm", help="KenLM language model (with --config: instead of the config's, e.g. "
+                                       "lm.rest.bin)")
     parser.add_argument("--exhaustive", action="store_true", help="no pruning (small inputs only)")
     parser.add_argument("--search", choices=sorted(SEARCH_ALGORITHMS),
                         help="search algorithm (default: the config's, else cube; see decoder.settings)")
@@ -123,7 +124,9 @@ def decoder_loader(args) -> functools.partial:
     overrides = {name: getattr(args, name) for name in OVERRIDING_FLAGS if getattr(args, name) is not None}
     if args.exhaustive:
         overrides["exhaustive"] = True
-    if args.config:
+    if args.config:  # --store and --lm replace the config's
+        overrides.update({name: os.path.abspath(path) for name, path in (("store", args.store), ("lm", args.lm))
+                          if path})
         return functools.partial(Decoder.from_config, os.path.abspath(args.config), **overrides)
     return functools.partial(Decoder, os.path.abspath(args.store), os.path.abspath(args.lm), **overrides)
 
