@@ -1,5 +1,7 @@
 """MERT: the exact line search on a hand-made k-best list, and the loop's stopping rule."""
 import math
+import os
+import stat
 
 import numpy as np
 import pytest
@@ -142,6 +144,35 @@ def test_cky_tune_writes_a_config_with_the_tuned_weights(tmp_path, monkeypatch):
     log = json.loads(open(str(out) + ".log.json").read())
     assert log["bleu"] == pytest.approx(BEST_BLEU)
     assert out.read_text().startswith("# MERT-tuned weights")
+
+
+def test_cky_tune_refuses_bad_arguments_before_decoding(tmp_path, monkeypatch, capsys):
+    """A k-best size of 0, a misspelt --fixed feature and an --out that is a device were accepted (the
+    last one replaced /dev/full by a file); each is now refused, naming it, before any decoding."""
+    import decoder.tune.run as tune_cli
+    from decoder.cli import main
+
+    decoded = []
+    monkeypatch.setattr(tune_cli, "decoder_from_config",
+                        lambda config: decoded.append(1) or RankingDecoder(config["weights"]))
+    config = tmp_path / "config.toml"
+    config.write_text('store = "store"\n\n[weights]\nf1 = 1.0\nf2 = 0.0\n')
+    (tmp_path / "dev.src").write_text("0\n1\n")
+    (tmp_path / "dev.ref").write_text("\n".join(REFERENCES) + "\n")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    base = ["tune", "--config", str(config), "--dev-src", str(tmp_path / "dev.src"), "--dev-ref",
+            str(tmp_path / "dev.ref"), "--quiet", "--tokenize", "none"]
+    for flags in (["--kbest", "0"], ["--max-iterations", "0"], ["--trust-region", "-0.5"], ["--workers", "0"]):
+        with pytest.raises(SystemExit) as exit_:
+            main(base + flags)
+        assert exit_.value.code == 2 and f"argument {flags[0]}" in capsys.readouterr().err
+    assert main(base + ["--out", str(fifo)]) == 1
+    assert f"cky tune: {fifo}: is not a regular file" in capsys.readouterr().err
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and not decoded
+    assert main(base + ["--out", str(tmp_path / "tuned.toml"), "--fixed", "f3"]) == 1
+    assert "fixed feature `f3` is not a feature of" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "tuned.toml")
 
 
 def test_trust_region_clips_the_line_search():

@@ -49,21 +49,9 @@ import sys
 
 from ..errors import CkyError, ConfigError, Interrupted, OutputError, UsageError
 from ..settings import POP_COUNTS, RULE_ORDERS, SEARCH_ALGORITHMS
+from .arguments import count
 
 log = logging.getLogger("cky.translate")
-
-
-def _count(minimum: int, meaning: str = ""):
-    """An argparse type: an integer >= minimum (a usage error otherwise)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{value} is less than {minimum}{meaning}")
-        return value
-    return parse
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,16 +63,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exhaustive", action="store_true", help="no pruning (small inputs only)")
     parser.add_argument("--search", choices=sorted(SEARCH_ALGORITHMS),
                         help="search algorithm (default: the config's, else cube; see decoder.settings)")
-    parser.add_argument("--pop-limit", type=_count(0, " (0 means unlimited)"),
+    parser.add_argument("--pop-limit", type=count(0, " (0 means unlimited)"),
                         help="cube pruning pops per cell (default 100; 0: unlimited)")
     parser.add_argument("--pop-count", choices=POP_COUNTS,
                         help="what the pop limit counts (default all: every pop; real: only pops of real items, "
                              "complete rule applications as Moses counts them, with --virtual-pop-limit pops "
                              "on the binarization's virtual items per cell)")
-    parser.add_argument("--virtual-pop-limit", type=_count(0, " (0 means unlimited)"),
+    parser.add_argument("--virtual-pop-limit", type=count(0, " (0 means unlimited)"),
                         help="with --pop-count real: pops on virtual items per cell (default 1000; 0: unlimited)")
-    parser.add_argument("--beam-size", type=_count(0), help="items kept per cell (default: no limit)")
-    parser.add_argument("--table-limit", type=_count(0, " (0 means all)"),
+    parser.add_argument("--beam-size", type=count(0), help="items kept per cell (default: no limit)")
+    parser.add_argument("--table-limit", type=count(0, " (0 means all)"),
                         help="rules kept per source side, best first under the weights (default 20; 0: all)")
     parser.add_argument("--table-limit-rank", choices=RULE_ORDERS,
                         help="what the table limit ranks rules by (default score: their rule score; estimate: "
@@ -95,15 +83,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--weight-pushing", action=argparse.BooleanOptionalAction, default=None,
                         help="virtual items carry their best completion's rule score (default on; "
                              "decoder.search.weight_pushing)")
-    parser.add_argument("--max-span", type=_count(1), help="longest span of a non-glue rule (default 20)")
-    parser.add_argument("--kbest", type=_count(0), default=0, help="write the K best translations to --kbest-out")
+    parser.add_argument("--max-span", type=count(1), help="longest span of a non-glue rule (default 20)")
+    parser.add_argument("--kbest", type=count(0), default=0, help="write the K best translations to --kbest-out")
     parser.add_argument("--kbest-out", help="k-best file (Moses n-best format)")
     parser.add_argument("--non-unique", action="store_true", help="k-best derivations, not distinct translations")
     parser.add_argument("--trees-out", help="file of target trees, one per line (SDIG: CoNLL-U blocks)")
     parser.add_argument("--stats-out", help="JSON lines of per-sentence search statistics")
     parser.add_argument("--input", help="input file (default: standard input)")
     parser.add_argument("--output", help="output file (default: standard output)")
-    parser.add_argument("--workers", type=_count(1), default=1, help="decoding processes (default 1)")
+    parser.add_argument("--workers", type=count(1), default=1, help="decoding processes (default 1)")
     parser.add_argument("--cluster", metavar="SPEC",
                         help="decode on Dask: local, local:N (workers on this machine) or tcp://SCHEDULER:PORT")
     parser.add_argument("--resume", action="store_true",

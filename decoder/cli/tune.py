@@ -17,7 +17,9 @@ import sys
 
 from ..errors import InputError
 from ..evaluate import TOKENIZERS, read_lines
+from ..tune.config import check_output_path
 from ..tune.run import default_output, tune
+from .arguments import count, non_negative
 
 log = logging.getLogger("cky.tune")
 
@@ -27,22 +29,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dev-src", required=True, help="dev source sentences, one a line")
     parser.add_argument("--dev-ref", required=True, nargs="+", help="dev reference file(s)")
     parser.add_argument("--out", help="tuned config to write (default: CONFIG with .tuned.toml)")
-    parser.add_argument("--kbest", type=int, default=100, help="k-best list size per iteration (default: 100)")
+    parser.add_argument("--kbest", type=count(1), default=100, help="k-best list size per iteration (default: 100)")
     parser.add_argument("--non-unique", action="store_true",
                         help="k-best derivations instead of distinct translations (faster k-best)")
-    parser.add_argument("--max-iterations", type=int, default=10, help="most decoding iterations (default: 10)")
-    parser.add_argument("--restarts", type=int, default=20, help="random starting points per optimization "
+    parser.add_argument("--max-iterations", type=count(1), default=10, help="most decoding iterations (default: 10)")
+    parser.add_argument("--restarts", type=count(0), default=20, help="random starting points per optimization "
                                                                  "(default: 20)")
-    parser.add_argument("--random-directions", type=int, default=0,
+    parser.add_argument("--random-directions", type=count(0), default=0,
                         help="random search directions besides the coordinate axes (default: 0)")
-    parser.add_argument("--trust-region", type=float, default=0.2,
+    parser.add_argument("--trust-region", type=non_negative(), default=0.2,
                         help="most each weight moves per iteration, relative to its size "
                              "(default: 0.2; 0: unbounded, as in Och 2003)")
     parser.add_argument("--fixed", nargs="*", default=[], metavar="FEATURE", help="features not to tune")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random restarts (default: 0)")
     parser.add_argument("--tokenize", choices=TOKENIZERS, default="13a",
                         help="sacrebleu tokenizer for BLEU, as in cky evaluate (default: 13a)")
-    parser.add_argument("--workers", type=int, default=1, help="decoding processes (default: 1)")
+    parser.add_argument("--workers", type=count(1), default=1, help="decoding processes (default: 1)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
@@ -54,6 +56,7 @@ def main(args) -> int:
         if len(stream) != len(sentences):
             raise InputError(path, f"has {len(stream)} lines but {args.dev_src} has {len(sentences)}")
     out = args.out or default_output(args.config)
+    check_output_path(out)  # before the decoding, not after
     # a config, store or LM mistake: one line naming the file (decoder.cli.run)
     summary = tune(args.config, sentences, references, out, args.kbest, args.max_iterations, args.restarts,
                    args.random_directions, args.fixed, args.seed, args.tokenize, args.workers,

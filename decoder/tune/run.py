@@ -12,7 +12,7 @@ import os
 import time
 
 from ..config import relocate_paths
-from ..errors import ConfigError
+from ..errors import ConfigError, SettingsError
 from .config import read_config, with_settings, write_config
 from .decoding import decoder_from_config, derived_config, kbest_lists, model_weights
 from .mert import run_mert
@@ -41,6 +41,10 @@ def tune(config_path: str, dev_sentences: list[str], references, out_path: str, 
 
     first_decoder = decoder_for()
     initial = model_weights(first_decoder, config)
+    unknown = [name for name in fixed if name not in initial]
+    if unknown:  # a misspelt name would leave the feature tuned
+        raise SettingsError(None, f"fixed feature `{unknown[0]}` is not a feature of {config_path} "
+                                  f"(its features: {', '.join(initial)})")
     decoders = {tuple(sorted(initial.items())): first_decoder}
 
     def decode_kbest(weights: dict) -> list:

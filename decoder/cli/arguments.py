@@ -1,0 +1,30 @@
+"""argparse types shared by the commands: a value out of range is a usage error (exit 2) naming it."""
+from __future__ import annotations
+
+import argparse
+
+
+def count(minimum: int, meaning: str = ""):
+    """An argparse type: an integer >= minimum (`meaning` says what the minimum means, e.g. " (0 means all)")."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is less than {minimum}{meaning}")
+        return value
+    return parse
+
+
+def non_negative(meaning: str = ""):
+    """An argparse type: a finite number >= 0."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value >= 0 or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{text} is not a finite number >= 0{meaning}")
+        return value
+    return parse
