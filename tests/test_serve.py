@@ -225,3 +225,16 @@ sys.exit(main(parser.parse_args(["--config", "model.toml"])))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert "is missing: pip install 'cky-decoder[serve]'" in done.stderr
+
+
+@pytest.mark.parametrize("flags, message", [(["--port", "99999"], "argument --port: 99999 is more than 65535"),
+                                            (["--port", "-1"], "argument --port: -1 is less than 0"),
+                                            (["--max-tokens", "0"], "argument --max-tokens: 0 is less than 1"),
+                                            (["--max-kbest", "x"], "argument --max-kbest: 'x' is not an integer")])
+def test_cky_serve_arguments_out_of_range_are_usage_errors(flags, message, capsys):
+    """(--port 99999 was an OverflowError traceback from bind() after the model had loaded.)"""
+    from decoder.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["serve", "--config", "no-such.toml", *flags])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err

@@ -4,8 +4,9 @@ from __future__ import annotations
 import argparse
 
 
-def count(minimum: int, meaning: str = ""):
-    """An argparse type: an integer >= minimum (`meaning` says what the minimum means, e.g. " (0 means all)")."""
+def count(minimum: int, meaning: str = "", maximum: int | None = None):
+    """An argparse type: an integer >= minimum (`meaning` says what the minimum means, e.g. " (0 means all)")
+    and <= maximum if given."""
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -13,6 +14,8 @@ def count(minimum: int, meaning: str = ""):
             raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{value} is less than {minimum}{meaning}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"{value} is more than {maximum}")
         return value
     return parse
 

@@ -5,17 +5,17 @@ import argparse
 import logging
 import sys
 
-from ..errors import UsageError
 from ..serve import DEFAULT_MAX_KBEST, DEFAULT_MAX_TOKENS
+from .arguments import count
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, help="decoder config (TOML; see decoder/decoder.py for the keys)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
+    parser.add_argument("--port", type=count(0, maximum=65535), default=8000, help="port (default 8000)")
+    parser.add_argument("--max-tokens", type=count(1), default=DEFAULT_MAX_TOKENS,
                         help=f"longest sentence accepted, in words (default {DEFAULT_MAX_TOKENS}; longer: HTTP 413)")
-    parser.add_argument("--max-kbest", type=int, default=DEFAULT_MAX_KBEST,
+    parser.add_argument("--max-kbest", type=count(1), default=DEFAULT_MAX_KBEST,
                         help=f"largest k-best list a request may ask for (default {DEFAULT_MAX_KBEST})")
 
 
@@ -30,8 +30,6 @@ def main(args: argparse.Namespace) -> int:
     from ..decoder import Decoder
 
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
-    if args.max_tokens < 1 or args.max_kbest < 1:
-        raise UsageError("--max-tokens and --max-kbest must be at least 1")
     decoder = Decoder.from_config(args.config)  # a bad config, store or LM: one line (decoder.cli.run)
     logging.getLogger("cky.serve").info("loaded %r in %.2f s; http://%s:%d/", decoder, decoder.load_seconds,
                                         args.host, args.port)
