@@ -343,3 +343,17 @@ def test_data_counts_below_one_are_usage_errors_before_any_build(flags, monkeypa
     monkeypatch.setattr(decoder.data.build, "build", lambda *a, **k: pytest.fail("a data build started"))
     code, _, err = run_cky(["data", "bible-es-en", *flags])
     assert code == 2 and err.startswith("cky data: ")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["extract", "--shards", "0"], "argument --shards: 0 is less than 1"),  # was a ZeroDivisionError
+    (["extract", "--compress-level", "12"], "argument --compress-level: 12 is more than 9"),  # a zlib ValueError
+    (["extract", "--jobs", "-2"], "argument --jobs: -2 is less than 0 (0 means all cores)"),  # was accepted
+    (["extract", "--compose", "0"], "argument --compose: 0 is less than 1"),
+    (["binarize", "--max-iterations", "-1", "in", "out"], "argument --max-iterations: -1 is less than 0")])
+def test_out_of_range_counts_of_extract_and_binarize_are_usage_errors(argv, message, capsys):
+    from decoder.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv + (["--out", "x.gz"] if argv[0] == "extract" else []))
+    assert exit_.value.code == 2 and message in capsys.readouterr().err

@@ -5,6 +5,7 @@ import json
 
 from ..grammar import read_rules
 from ..binarize import NON_BINARIZABLE_POLICIES, STRATEGIES, binarize, write_binary_grammar
+from .arguments import count
 
 
 def add_arguments(parser) -> None:
@@ -13,7 +14,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--strategy", choices=STRATEGIES, default="left", help="binarization strategy (default: left)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random strategy (default: 0)")
     parser.add_argument("--report", metavar="REPORT.json", help="write the report as JSON here")
-    parser.add_argument("--max-iterations", type=int, default=20, help="icr: maximum sweeps (default: 20)")
+    parser.add_argument("--max-iterations", type=count(0), default=20, help="icr: maximum sweeps (default: 20)")
     parser.add_argument("--non-binarizable", choices=NON_BINARIZABLE_POLICIES, default="monolingual",
                         help="what to do with rules whose permutation is not binarizable (default: binarize "
                              "them monolingually and flag them)")

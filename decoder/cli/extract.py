@@ -28,6 +28,7 @@ from ..extract.corpus import CorpusPaths
 from ..extract.filtering import filter_table
 from ..extract.pipeline import ExtractionConfig, run_extraction
 from ..extract.rules import Limits
+from .arguments import count
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,33 +54,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     io.add_argument("--filter-to", metavar="TEST", help="keep only the rules that can match a sentence of TEST")
     lim = parser.add_argument_group("rule size (composed rules; minimal rules are always kept)")
     defaults = Limits()
-    lim.add_argument("--compose", type=int, default=defaults.compose,
+    lim.add_argument("--compose", type=count(1, " (1: minimal rules only)"), default=defaults.compose,
                      help="most minimal rules in a composed rule (1: minimal rules only)")
-    lim.add_argument("--max-nonterminals", type=int, default=defaults.max_nonterminals,
+    lim.add_argument("--max-nonterminals", type=count(0), default=defaults.max_nonterminals,
                      help="most nonterminals on the source side")
-    lim.add_argument("--max-symbols", type=int, default=defaults.max_symbols,
+    lim.add_argument("--max-symbols", type=count(1), default=defaults.max_symbols,
                      help="most symbols (words + nonterminals) on the source side")
-    lim.add_argument("--max-depth", type=int, default=defaults.max_depth,
+    lim.add_argument("--max-depth", type=count(0), default=defaults.max_depth,
                      help="deepest target tree fragment (a slot, word or preterminal is depth 0)")
     lim.add_argument("--min-count", type=float, default=None,
                      help="drop rules seen fewer times than this (default 0; with --system sdig: the induced ET "
                           "pairs larger than word-to-word, default decoder.sdig.grammar.MIN_ET_COUNT)")
     sdig = parser.add_argument_group("--system sdig (decoder.sdig.train.train_grammar)")
     sdig.add_argument("--data-dir", help="a `cky data --dependencies` build: train.{es,en}.conllu, train.align")
-    sdig.add_argument("--limit", type=int, help="use only the first N training verses")
-    sdig.add_argument("--maxent-sentences", type=int, default=2000, help="verses the max-ent scorer learns from")
+    sdig.add_argument("--limit", type=count(1), help="use only the first N training verses")
+    sdig.add_argument("--maxent-sentences", type=count(1), default=2000, help="verses the max-ent scorer learns from")
     sdig.add_argument("--threshold", type=float, default=0.5, help="max-ent probability of a kept word pair")
     sdig.add_argument("--config-out", help="also write a `system = \"sdig\"` decoder config using the grammar")
     sdig.add_argument("--lm", help="the LM the written config names (with --config-out)")
     run = parser.add_argument_group("run")
-    run.add_argument("--jobs", type=int, default=0, help="worker processes (0: all cores)")
+    run.add_argument("--jobs", type=count(0, " (0 means all cores)"), default=0, help="worker processes (0: all cores)")
     run.add_argument("--cluster", metavar="SPEC",
                      help="count on Dask instead of --jobs processes: local, local:N or tcp://SCHEDULER:PORT "
                           "(the workers must see the corpus and --tmp-dir at the same paths)")
-    run.add_argument("--shards", type=int, default=16, help="temporary shards (more: less memory)")
-    run.add_argument("--chunk-size", type=int, default=250, help="sentence pairs per task")
+    run.add_argument("--shards", type=count(1), default=16, help="temporary shards (more: less memory)")
+    run.add_argument("--chunk-size", type=count(1), default=250, help="sentence pairs per task")
     run.add_argument("--tmp-dir", help="where the temporary shards go (None: a new directory beside --out)")
-    run.add_argument("--compress-level", type=int, default=3, help="gzip level of the table")
+    run.add_argument("--compress-level", type=count(0, maximum=9), default=3, help="gzip level of the table")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--keep-tmp", action="store_true", help="keep the temporary shards")
 
