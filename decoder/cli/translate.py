@@ -44,10 +44,10 @@ import functools
 import json
 import logging
 import os
-import stat
 import sys
 
 from ..errors import CkyError, ConfigError, Interrupted, OutputError, UsageError
+from ..outputs import check_output_directory, is_stream
 from ..settings import POP_COUNTS, RULE_ORDERS, SEARCH_ALGORITHMS
 from .arguments import count
 
@@ -192,8 +192,10 @@ def _finish(texts: dict, line_index: int) -> dict:
     return texts
 
 
-def _check_arguments(args) -> dict:
-    """Usage and file errors found before the (slow) model load; returns {output name: path or None}."""
+def _check_arguments(args) -> tuple[dict, list[str]]:
+    """Usage and file errors found before the (slow) model load; returns {output name: path or None}
+    and the output paths that are not regular files (/dev/stdout, a FIFO, a device): they can be
+    neither truncated nor fsynced, so a run with one is written as a stream, without checkpoints."""
     if args.kbest and not args.kbest_out:
         raise UsageError("--kbest needs --kbest-out FILE")
     if args.resume and not args.output:
@@ -207,37 +209,22 @@ def _check_arguments(args) -> dict:
     for path in paths.values():
         if path is None:
             continue
-        directory = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(directory):
-            raise OutputError(path, f"cannot write it: the directory {directory} does not exist")
+        check_output_directory(path)
         if os.path.isdir(path):
             raise OutputError(path, "is a directory")
     if args.input and os.path.abspath(args.input) in {os.path.abspath(p) for p in paths.values() if p}:
         raise UsageError(f"{args.input} is both the input and an output")
-    streams = _streamed_outputs(paths)
+    streams = [path for path in paths.values() if path and is_stream(path)]
     if streams and args.resume:
         raise UsageError(f"--resume needs regular output files: {streams[0]} is not one")
-    return paths
-
-
-def _streamed_outputs(paths: dict) -> list[str]:
-    """The output paths that are not regular files (/dev/stdout, a pipe, a FIFO, a device): they can
-    be neither truncated nor fsynced, so a run with one is written as a stream, without checkpoints."""
-    streams = []
-    for path in paths.values():
-        try:
-            if path and not stat.S_ISREG(os.stat(path).st_mode):
-                streams.append(path)
-        except FileNotFoundError:
-            pass
-    return streams
+    return paths, streams
 
 
 def main(args: argparse.Namespace) -> int:
     from ..lines import decode_lines, read_records
 
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
-    paths = _check_arguments(args)
+    paths, streams = _check_arguments(args)
     sentences, bad = decode_lines(read_records(args.input))  # a missing input is reported before the load
     where = args.input or "<stdin>"
     for index, reason in bad.items():
@@ -271,7 +258,6 @@ def main(args: argparse.Namespace) -> int:
             cluster = stack.enter_context(connect(args.cluster))
             loader = decoder_loader(args)  # each worker builds the decoder; the one here gives the identity
             log.info("decoding on %s", args.cluster)
-        streams = _streamed_outputs(paths)
         if streams:
             log.info("%s is not a regular file: the outputs are written as streams, without checkpoints",
                      streams[0])

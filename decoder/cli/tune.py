@@ -17,7 +17,6 @@ import sys
 
 from ..errors import InputError
 from ..evaluate import TOKENIZERS, read_lines
-from ..tune.config import check_output_path
 from ..tune.run import default_output, tune
 from .arguments import count, non_negative
 
@@ -56,7 +55,6 @@ def main(args) -> int:
         if len(stream) != len(sentences):
             raise InputError(path, f"has {len(stream)} lines but {args.dev_src} has {len(sentences)}")
     out = args.out or default_output(args.config)
-    check_output_path(out)  # before the decoding, not after
     # a config, store or LM mistake: one line naming the file (decoder.cli.run)
     summary = tune(args.config, sentences, references, out, args.kbest, args.max_iterations, args.restarts,
                    args.random_directions, args.fixed, args.seed, args.tokenize, args.workers,

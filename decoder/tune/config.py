@@ -11,10 +11,10 @@ import copy
 import math
 import os
 import re
-import stat
 
 from ..config import PATH_KEYS, WEIGHTS, read_toml, relocate_paths  # noqa: F401 (PATH_KEYS: its old home)
 from ..errors import OutputError
+from ..outputs import check_output_directory, is_stream
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -101,12 +101,10 @@ def check_output_path(path: str) -> None:
     """A config is written by replacing the file at `path` (and its log beside it): refuse a path that
     is not a regular file, which replacing would destroy (`--out /dev/stdout` would turn the device
     into a file), or whose directory does not exist."""
-    if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+    if is_stream(path):
         raise OutputError(path, "is not a regular file (a directory, device or pipe): the config is written "
                                 "by replacing the file at the path; give a file path")
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise OutputError(path, f"cannot write it: the directory {directory} does not exist")
+    check_output_directory(path)
 
 
 def write_config(config: dict, path: str, header: str | None = None) -> None:

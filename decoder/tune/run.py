@@ -13,7 +13,7 @@ import time
 
 from ..config import relocate_paths
 from ..errors import ConfigError, SettingsError
-from .config import read_config, with_settings, write_config
+from .config import check_output_path, read_config, with_settings, write_config
 from .decoding import decoder_from_config, derived_config, kbest_lists, model_weights
 from .mert import run_mert
 
@@ -29,6 +29,7 @@ def tune(config_path: str, dev_sentences: list[str], references, out_path: str, 
          trust_region: float | None = 0.2) -> dict:
     """Run MERT and write the tuned config; returns a summary (also written as OUT.log.json)."""
     started = time.perf_counter()
+    check_output_path(out_path)  # before the decoding, not after it
     config = read_config(config_path)
 
     def decoder_for(weights: dict | None = None):
