@@ -21,7 +21,7 @@ static inline void cky_sort_entries(CkySortEntry *first, size_t n) {
 }
 
 /* The home slot (before the mask) of a 64-bit key in an open-addressing table: CkyHashMap's, and
-   the pair-key table of binary rule keys (_chart.pair_key_slots). */
+   the pair-key table of binary rule keys (_chart.pair_key_index). */
 static inline size_t cky_home_slot(uint64_t key) {
     key ^= key >> 33;
     key *= 0xff51afd7ed558ccdULL;
