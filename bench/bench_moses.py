@@ -526,8 +526,9 @@ def demo_comparison(args, log=print) -> dict:
     from decoder.decoder import Decoder
     from decoder.evaluate import corpus_bleu, read_lines
 
-    sentences = read_lines(args.source)[:args.sentences]
-    references = read_lines(args.references)[:args.sentences] if args.references else None
+    verses = slice(args.skip, args.skip + args.sentences)
+    sentences = read_lines(args.source)[verses]
+    references = read_lines(args.references)[verses] if args.references else None
     decoder = Decoder.from_config(args.config, max_unary_depth=0, table_limit=args.table_limit,
                                   rule_order=args.rule_orders[0])
     lm_path = decoder.lm.path
@@ -536,7 +537,7 @@ def demo_comparison(args, log=print) -> dict:
     files = model_files(decoder, args.rule_table, work, "demo")
     limited_table = os.path.join(work, f"demo-table-limit-{args.table_limit}.gz")
     keep = decoder.chart.grammar.table_limit.source_rules
-    if not os.path.exists(limited_table):
+    if "our-rules" in args.moses_kinds and not os.path.exists(limited_table):
         log(f"writing our table-limited rule table ({int(keep.sum()):,} source rules) to {limited_table}")
         write_limited_rule_table(decoder.store, keep, limited_table)
     same_rules_files = dict(files, rule_table=limited_table)
@@ -545,6 +546,8 @@ def demo_comparison(args, log=print) -> dict:
     planned = []
     for pop_limit in args.moses_pop_limits:
         for kind, kind_files, search in (("default", files, {}), ("our rules", same_rules_files, {"table_limit": 0})):
+            if kind.replace(" ", "-") not in args.moses_kinds:
+                continue
             name = f"moses-{'default' if kind == 'default' else 'our-rules'}-{pop_limit}"
             ini = write_ini(kind_files, lm_path, decoder.lm.order, os.path.join(work, name + ".ini"),
                             pop_limit=pop_limit, **search)
@@ -560,7 +563,7 @@ def demo_comparison(args, log=print) -> dict:
 
     start_next()
     our_runs = []
-    for rule_order in args.rule_orders:
+    for rule_order in ([] if args.moses_only else args.rule_orders):
         decoder.reconfigure(rule_order=rule_order, max_unary_depth=0, table_limit=args.table_limit)
         for pop_limit in args.pop_limits:
             decoder.reconfigure(pop_limit=pop_limit)
@@ -568,12 +571,13 @@ def demo_comparison(args, log=print) -> dict:
             our_runs.append(_our_run(run, rule_order, pop_limit, 0, args.table_limit, references))
             log(f"  ours {rule_order} pop {pop_limit}: average {our_runs[-1]['average_score']:.4f}, "
                 f"{our_runs[-1]['cpu_seconds_per_verse']:.3f} CPU s/verse")
-    # our default model (unary rules too): a larger model than Moses', for reference only
-    decoder.reconfigure(rule_order=args.rule_orders[0], max_unary_depth=1, pop_limit=100)
-    run = decode_ours(decoder, sentences)
-    our_runs.append(_our_run(run, args.rule_orders[0], 100, 1, args.table_limit, references))
     shares = {}
-    for pop_limit in (100, 1000):
+    if not args.moses_only:
+        # our default model (unary rules too): a larger model than Moses', for reference only
+        decoder.reconfigure(rule_order=args.rule_orders[0], max_unary_depth=1, pop_limit=100)
+        run = decode_ours(decoder, sentences)
+        our_runs.append(_our_run(run, args.rule_orders[0], 100, 1, args.table_limit, references))
+    for pop_limit in (() if args.moses_only else (100, 1000)):
         decoder.reconfigure(rule_order=args.rule_orders[0], max_unary_depth=0, pop_limit=pop_limit)
         shares[pop_limit] = our_pop_shares(decoder, sentences[:args.share_sentences])
         log(f"  our pops at pop limit {pop_limit} ({args.rule_orders[0]} order), per verse: {shares[pop_limit]}")
@@ -608,8 +612,8 @@ def demo_comparison(args, log=print) -> dict:
         run["against"] = {name: compare(run["scores"], m["scores"]) for name, m in moses_runs.items()}
         log(f"  ours {run['rule_order']} pop {run['pop_limit']} unary {run['max_unary_depth']}: "
             + "; ".join(f"{name}: {c['ours_at_least_moses']}/{c['verses']}" for name, c in run["against"].items()))
-    return {"sentences": len(sentences), "config": args.config, "rule_table": args.rule_table,
-            "limited_rule_table": limited_table, "source_rules_kept": int(keep.sum()),
+    return {"sentences": len(sentences), "skip": args.skip, "config": args.config, "rule_table": args.rule_table,
+            "table_limit": args.table_limit, "limited_rule_table": limited_table, "source_rules_kept": int(keep.sum()),
             "moses": moses_runs, "ours": our_runs, "our_pops": shares}
 
 
@@ -671,10 +675,18 @@ def parse_arguments(argv=None):
     parser.add_argument("--source", default=os.path.join(BUILD, "test.es"))
     parser.add_argument("--references", default=os.path.join(BUILD, "test.en"))
     parser.add_argument("--sentences", type=int, default=100)
+    parser.add_argument("--skip", type=int, default=0,
+                        help="skip the first N verses: decode verses N+1 .. N+--sentences (Moses' sentence ids "
+                             "and the per-verse lists then start at verse N+1)")
     parser.add_argument("--table-limit", type=int, default=20)
     parser.add_argument("--rule-orders", nargs="+", default=["score", "estimate"])
     parser.add_argument("--pop-limits", type=int, nargs="+", default=[10, 30, 100, 300, 1000])
     parser.add_argument("--moses-pop-limits", type=int, nargs="+", default=[100])
+    parser.add_argument("--moses-kinds", nargs="+", choices=["default", "our-rules"], default=["default", "our-rules"],
+                        help="Moses runs per pop limit: its default configuration, and with exactly our table-limited "
+                             "rules")
+    parser.add_argument("--moses-only", action="store_true",
+                        help="run Moses only (its per-verse scores and checks), none of our decodes")
     parser.add_argument("--moses-jobs", type=int, default=2, help="Moses processes run side by side")
     parser.add_argument("--share-sentences", type=int, default=30,
                         help="verses of the count of where our pops go (pop limits 100 and 1000)")
