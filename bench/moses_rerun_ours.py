@@ -2,15 +2,17 @@
 
     python -m bench.moses_rerun_ours [--no-weight-pushing] [--rule-orders score estimate] [--pop-limits 100 300]
         [--table-limit-rank estimate] [--pop-count real --virtual-pop-limits 200 1000] [--sentences N]
-        [--lm models/bible-es-en/build/lm.rest.bin] [--store STORE]
+        [--lm models/bible-es-en/build/lm.rest.bin] [--store STORE] [--skip N]
 
 --results bench/results/moses_default100_verses100.json compares against Moses' default on 100 verses
-(verses 41-100 run later with the same ini; bench/results/moses.md, "On 100 verses").
+(verses 41-100 run later with the same ini; bench/results/moses.md, "On 100 verses");
+--results bench/results/moses_default100_verses200.json --skip 100 against it on the held-out verses
+101-200 (bench/results/moses.md, "On 200 verses").
 
 Decodes the verses of the last `bench.bench_moses` run with the same config (max_unary_depth 0, its
 table limit) under other search settings, and counts per Moses run the verses where our model score
 is at least Moses' (bench.bench_moses.compare, the same tolerance). Prints one line per setting and
-appends the rows to bench/results/moses_rerun.json. Weight pushing is on unless --no-weight-pushing
+appends the rows to bench/results/moses_rerun.json (--out). Weight pushing is on unless --no-weight-pushing
 (the decoder's default); with --pop-count real each pop limit runs with each --virtual-pop-limits
 value (decoder.settings: pop_count, virtual_pop_limit).
 """
@@ -36,7 +38,11 @@ def main(argv=None) -> int:
     parser.add_argument("--table-limit-rank", choices=RULE_ORDERS, default="score")
     parser.add_argument("--pop-count", choices=POP_COUNTS, default="all")
     parser.add_argument("--virtual-pop-limits", type=int, nargs="+", default=[1000])
-    parser.add_argument("--sentences", type=int, default=0, help="only the first N verses (0: all)")
+    parser.add_argument("--out", default=os.path.join(RESULTS, "moses_rerun.json"),
+                        help="the JSON list the rows are appended to")
+    parser.add_argument("--skip", type=int, default=0,
+                        help="skip the results' first N verses (e.g. those a setting was chosen on)")
+    parser.add_argument("--sentences", type=int, default=0, help="only N verses after those skipped (0: all)")
     parser.add_argument("--lm", help="another LM than the config's, e.g. lm.rest.bin (its rest costs change the "
                                      "search, not the model: Moses' scores stay comparable)")
     parser.add_argument("--store", help="another store than the config's (e.g. the same rule table binarized "
@@ -46,9 +52,13 @@ def main(argv=None) -> int:
     from decoder.decoder import Decoder
 
     moses_results = json.load(open(args.results))["demo"]
-    verses = [line.rstrip("\n") for line in open(args.source, encoding="utf-8")][:moses_results["sentences"]]
-    if args.sentences:
-        verses = verses[:args.sentences]
+    first = moses_results.get("skip", 0)  # the results' first verse is verse first + 1 of --source
+    if not 0 <= args.skip < moses_results["sentences"]:
+        parser.error(f"--skip {args.skip}: the results have {moses_results['sentences']} verses")
+    chosen = slice(args.skip, moses_results["sentences"] if not args.sentences
+                   else min(moses_results["sentences"], args.skip + args.sentences))
+    verses = [line.rstrip("\n") for line in open(args.source, encoding="utf-8")][first:first + moses_results["sentences"]]
+    verses = verses[chosen]
     table_limit = moses_results["ours"][0]["table_limit"]
     decoder = Decoder.from_config(moses_results["config"], max_unary_depth=0, table_limit=table_limit,
                                   weight_pushing=args.weight_pushing, table_limit_rank=args.table_limit_rank,
@@ -67,22 +77,22 @@ def main(argv=None) -> int:
                 row = {"weight_pushing": args.weight_pushing, "rule_order": rule_order, "pop_limit": pop_limit,
                        "table_limit_rank": args.table_limit_rank, "pop_count": args.pop_count,
                        "virtual_pop_limit": virtual_limit, "lm": args.lm, "store": args.store,
-                       "verses": len(verses),
+                       "verses": len(verses), "skip": args.skip, "results": args.results,
                        "average_score": sum(scores) / len(scores), "cpu_seconds_per_verse": seconds,
                        "load_average": os.getloadavg()[0], "scores": scores, "against": {}}
                 for name, moses in moses_results["moses"].items():
-                    row["against"][name] = compare(scores, moses["scores"][:len(scores)])
+                    row["against"][name] = compare(scores, moses["scores"][chosen])
                 rows.append(row)
                 print("".join(f"{name} {os.path.basename(path)} " for name, path in (("lm", args.lm), ("store", args.store))
                               if path)
-                      + f"pushing {args.weight_pushing} {rule_order} rank {args.table_limit_rank} pop {pop_limit} "
+                      + f"verses {args.skip + 1}-{args.skip + len(verses)} pushing {args.weight_pushing} {rule_order} rank {args.table_limit_rank} pop {pop_limit} "
                       f"count {args.pop_count}" + ("" if virtual_limit is None else f" virtual {virtual_limit}")
                       + f": average {row['average_score']:.4f}, {seconds:.3f} CPU s/verse, "
                       f"load {row['load_average']:.1f}; "
                       + "; ".join(f"{name}: {c['ours_at_least_moses']}/{len(scores)}"
                                   for name, c in row["against"].items()),
                       flush=True)
-    out = os.path.join(RESULTS, "moses_rerun.json")
+    out = args.out
     previous = json.load(open(out)) if os.path.exists(out) else []
     previous.append({"machine": machine_info(), "created": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                      "rows": rows})
