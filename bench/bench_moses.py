@@ -2,7 +2,16 @@
 
     python -m bench.bench_moses --moses-bin /work/moses/src/bin/moses [--sentences 100]
         [--pop-limits 10 30 100 300 1000] [--moses-pop-limits 100] [--rule-orders score estimate]
+        [--skip N] [--moses-only] [--moses-kinds default our-rules] [--work DIR] [--out DIR]
     cky bench --moses BIN [--test-sentences N]        # the same, from the bench command
+
+Moses' default configuration alone on held-out verses (101-200: --skip 100), its scores checked per
+verse, then appended to the results on verses 1-100 (bench/results/moses.md, "On 200 verses"):
+
+    nice -n 5 python -m bench.bench_moses --moses-bin BIN --skip 100 --sentences 100 --moses-only \
+        --moses-kinds default --moses-jobs 1 --skip-fixture --work build/moses200 --out build/moses200/out
+    python -m bench.moses_extend_results bench/results/moses_default100_verses100.json \
+        build/moses200/out/moses.json --out bench/results/moses_default100_verses200.json
 
 The bench never builds Moses: --moses-bin names a built `moses` binary (moses-cmd). It runs
 Moses' CYK+ chart decoder (`[search-algorithm] 3`, what Moses' train-model.perl writes for
