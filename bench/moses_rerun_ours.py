@@ -2,7 +2,7 @@
 
     python -m bench.moses_rerun_ours [--no-weight-pushing] [--rule-orders score estimate] [--pop-limits 100 300]
         [--table-limit-rank estimate] [--pop-count real --virtual-pop-limits 200 1000] [--sentences N]
-        [--lm models/bible-es-en/build/lm.rest.bin] [--store STORE]
+        [--lm models/bible-es-en/build/lm.rest.bin] [--store STORE] [--search incremental] [--out OUT.json]
 
 --results bench/results/moses_default100_verses100.json compares against Moses' default on 100 verses
 (verses 41-100 run later with the same ini; bench/results/moses.md, "On 100 verses").
@@ -12,7 +12,8 @@ table limit) under other search settings, and counts per Moses run the verses wh
 is at least Moses' (bench.bench_moses.compare, the same tolerance). Prints one line per setting and
 appends the rows to bench/results/moses_rerun.json. Weight pushing is on unless --no-weight-pushing
 (the decoder's default); with --pop-count real each pop limit runs with each --virtual-pop-limits
-value (decoder.settings: pop_count, virtual_pop_limit).
+value (decoder.settings: pop_count, virtual_pop_limit). --search: the search algorithm (default cube;
+pop_count real also for incremental). --out: another file to append the rows to.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import time
 
 from bench.bench_moses import BUILD, RESULTS, compare, decode_ours
 from bench.machine import machine_info
-from decoder.settings import POP_COUNTS, RULE_ORDERS
+from decoder.settings import POP_COUNTS, RULE_ORDERS, SEARCH_ALGORITHMS
 
 
 def main(argv=None) -> int:
@@ -41,6 +42,9 @@ def main(argv=None) -> int:
                                      "search, not the model: Moses' scores stay comparable)")
     parser.add_argument("--store", help="another store than the config's (e.g. the same rule table binarized "
                                         "by another strategy)")
+    parser.add_argument("--search", choices=sorted(SEARCH_ALGORITHMS), default="cube")
+    parser.add_argument("--out", default=os.path.join(RESULTS, "moses_rerun.json"),
+                        help="the JSON list to append this run's rows to (default: %(default)s)")
     args = parser.parse_args(argv)
 
     from decoder.decoder import Decoder
@@ -52,7 +56,7 @@ def main(argv=None) -> int:
     table_limit = moses_results["ours"][0]["table_limit"]
     decoder = Decoder.from_config(moses_results["config"], max_unary_depth=0, table_limit=table_limit,
                                   weight_pushing=args.weight_pushing, table_limit_rank=args.table_limit_rank,
-                                  pop_count=args.pop_count,
+                                  pop_count=args.pop_count, search=args.search,
                                   **{name: path for name, path in (("lm", args.lm), ("store", args.store)) if path})
     rows = []
     virtual_limits = args.virtual_pop_limits if args.pop_count == "real" else [None]
@@ -64,7 +68,7 @@ def main(argv=None) -> int:
                 run = decode_ours(decoder, verses)
                 scores = [verse["score"] for verse in run["verses"]]
                 seconds = run["cpu_seconds"] / len(verses)
-                row = {"weight_pushing": args.weight_pushing, "rule_order": rule_order, "pop_limit": pop_limit,
+                row = {"search": args.search, "weight_pushing": args.weight_pushing, "rule_order": rule_order, "pop_limit": pop_limit,
                        "table_limit_rank": args.table_limit_rank, "pop_count": args.pop_count,
                        "virtual_pop_limit": virtual_limit, "lm": args.lm, "store": args.store,
                        "verses": len(verses),
@@ -75,6 +79,7 @@ def main(argv=None) -> int:
                 rows.append(row)
                 print("".join(f"{name} {os.path.basename(path)} " for name, path in (("lm", args.lm), ("store", args.store))
                               if path)
+                      + ("" if args.search == "cube" else f"search {args.search} ")
                       + f"pushing {args.weight_pushing} {rule_order} rank {args.table_limit_rank} pop {pop_limit} "
                       f"count {args.pop_count}" + ("" if virtual_limit is None else f" virtual {virtual_limit}")
                       + f": average {row['average_score']:.4f}, {seconds:.3f} CPU s/verse, "
@@ -82,7 +87,7 @@ def main(argv=None) -> int:
                       + "; ".join(f"{name}: {c['ours_at_least_moses']}/{len(scores)}"
                                   for name, c in row["against"].items()),
                       flush=True)
-    out = os.path.join(RESULTS, "moses_rerun.json")
+    out = args.out
     previous = json.load(open(out)) if os.path.exists(out) else []
     previous.append({"machine": machine_info(), "created": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                      "rows": rows})
