@@ -4,6 +4,8 @@
         [--test TEST.es] [--sentences 30] [--pop-limits 10 30 100 300 1000] [--out results.json]
     python -m bench.compare_incremental --store STORE --lm LM --test TEST.es [--glue GLUE] ...
     python -m bench.compare_incremental --system synthetic      # bench_decoder's synthetic system
+    ... --set cube=pop_count=real incremental=pop_count=real --virtual-pop-ratio 6
+                                        # Moses' pops: virtual_pop_limit = 6 x each pop limit
     ... --searches cube incremental cube@rest incremental@rest \
         --lm-of cube@rest=lm.rest.bin incremental@rest=lm.rest.bin   # another LM for some searches
 
@@ -53,9 +55,14 @@ def equal_score_table(rows, reference="cube", other="incremental"):
     return out
 
 
-def run(decoder, driver, sentences, pop_limit):
+def run(decoder, driver, sentences, pop_limit, virtual_pop_ratio=None):
+    """One search at one pop limit over the sentences; virtual_pop_ratio: virtual_pop_limit = this times
+    the pop limit (for pop_count = "real"; None: the driver's own virtual_pop_limit)."""
     decoder.chart = driver
-    driver.configure(pop_limit=pop_limit)
+    if virtual_pop_ratio is None:
+        driver.configure(pop_limit=pop_limit)
+    else:
+        driver.configure(pop_limit=pop_limit, virtual_pop_limit=round(virtual_pop_ratio * pop_limit))
     scores, totals = [], dict(edges_proposed=0, lm_queries=0, lm_queries_novel=0, partial_edges_popped=0,
                               partial_edges_pushed=0, initial_edges=0, partial_lm_novel=0,
                               complete_edges_scored=0, items=0, edges=0)
@@ -82,7 +89,8 @@ def run(decoder, driver, sentences, pop_limit):
         del driver.run
     seconds = time.process_time() - cpu
     n = len(sentences)
-    return scores, {"pop_limit": pop_limit, "sentences": n, "model_score_per_sentence": round(sum(scores) / n, 4),
+    return scores, {"pop_limit": pop_limit, "pop_count": driver.settings.pop_count,
+                    "virtual_pop_limit": driver.settings.virtual_pop_limit, "sentences": n, "model_score_per_sentence": round(sum(scores) / n, 4),
                     "cpu_seconds_per_sentence": round(seconds / n, 4),
                     "search_cpu_seconds_per_sentence": round(search_cpu / n, 4),
                     **{f"{k}_per_sentence": round(v / n, 1) for k, v in totals.items()},
@@ -116,8 +124,13 @@ def main(argv=None):
     parser.add_argument("--lm-of", nargs="+", default=[], metavar="SEARCH=LM",
                         help="another LM file for one search (e.g. incremental@rest=lm.rest.bin, the LM with "
                              "rest costs); default: the config's")
+    parser.add_argument("--virtual-pop-ratio", type=float, default=None, metavar="R",
+                        help="virtual_pop_limit = R x the pop limit at each pop limit (for pop_count = real, "
+                             "e.g. --set cube=pop_count=real incremental=pop_count=real); default: the settings'")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
+    if args.virtual_pop_ratio is not None and not args.virtual_pop_ratio > 0:
+        raise SystemExit("--virtual-pop-ratio must be positive")
     if args.system == "synthetic":
         from bench.bench_decoder import build_store, synthetic_system
 
@@ -160,7 +173,7 @@ def main(argv=None):
     for pop_limit in args.pop_limits:
         scores = {}
         for name, driver in drivers.items():
-            scores[name], row = run(decoder, driver, sentences, pop_limit)
+            scores[name], row = run(decoder, driver, sentences, pop_limit, args.virtual_pop_ratio)
             rows.append({"search": name, "rule_order": driver.settings.rule_order,
                          **({"lm": lm_paths[name]} if name in lm_paths else {}), **row})
             sentence_scores = [round(score, 4) for score in scores[name]]

@@ -17,12 +17,14 @@ Relative paths are relative to the config file. Defaults:
                                  # the oov_labels always get glue rules (GlueRules.cover)
     oov_labels = ["X"]           # labels of pass-through items; or a file of "LABEL prob" lines
     oov_penalty = -10.0          # the `oov` weight (same as weights.oov)
-    search = "cube"              # the search algorithm: "cube" or "two-pass" (decoder.settings.SEARCH_ALGORITHMS)
+    search = "cube"              # the search algorithm: "cube", "incremental" or "two-pass"
+                                 # (decoder.settings.SEARCH_ALGORITHMS)
     max_span = 20                # longest source span of a non-glue rule
     max_unary_depth = 1          # unary rounds per cell
     pop_limit = 100              # cube pruning pops per cell (0: unlimited)
     pop_count = "all"            # what pop_limit counts: every pop, or ("real") only pops of real items
-                                 # (complete rule applications, as Moses counts them)
+                                 # (complete rule applications, as Moses counts them); search "cube" or
+                                 # "incremental"
     virtual_pop_limit = 1000     # pop_count = "real": pops on the binarization's virtual items per cell
     unary_pop_limit = 10         # pops per unary round (-1: the pop limit)
     beam_size = 0                # histogram beam: items kept per cell (0: no limit)

@@ -42,8 +42,9 @@ def register_search_algorithm(name: str, description: str) -> None:
 # The orders in which cube pruning tries the rules of one key (decoder.search.grammar_arrays).
 RULE_ORDERS = ("estimate", "score")
 
-# What cube pruning's pop limit counts (SearchSettings.pop_count).
+# What the pop limit counts (SearchSettings.pop_count), and the searches that take "real".
 POP_COUNTS = ("all", "real")
+POP_COUNT_SEARCHES = ("cube", "incremental")
 
 # When the two-pass search's second pass stops (SearchSettings.second_pass_stop).
 SECOND_PASS_STOPS = ("budget", "bound", "first")
@@ -62,7 +63,9 @@ class SearchSettings:
     # what pop_limit counts: "all" (every pop, of real items and of the binarization's virtual items, in
     # one cube per cell) or "real" (only pops that make real items: complete rule applications, as a pop
     # of Moses' chart decoder is one; the virtual items, partial rules, are popped from a cube of their
-    # own with at most virtual_pop_limit pops per cell). search = "cube" only. bench/results/moses.md
+    # own with at most virtual_pop_limit pops per cell and unary round). search = "cube" and "incremental"
+    # (there a queue of partial edges over the virtual groups, then one over the real ones; not two-pass).
+    # bench/results/moses.md, bench/results/incremental.md
     pop_count: str = "all"
     virtual_pop_limit: int = 1000  # pop_count = "real": pops on virtual items per cell (0: unlimited)
     beam_size: int = 0            # histogram beam: items kept per cell (0: no limit)
@@ -103,9 +106,10 @@ class SearchSettings:
     def __post_init__(self):
         for field in dataclasses.fields(self):
             object.__setattr__(self, field.name, _check(field.name, getattr(self, field.name)))
-        if self.pop_count != "all" and self.search != "cube":
-            raise SettingsError(None, f"`pop_count = {self.pop_count!r}` is a setting of cube pruning "
-                                      f"(search = \"cube\"), not of search = {self.search!r}")
+        if self.pop_count != "all" and self.search not in POP_COUNT_SEARCHES:
+            raise SettingsError(None, f"`pop_count = {self.pop_count!r}` is a setting of "
+                                      f"{' and '.join(f'search = {name!r}' for name in POP_COUNT_SEARCHES)}, "
+                                      f"not of search = {self.search!r}")
 
     def replace(self, **changes) -> "SearchSettings":
         """A copy with these settings changed (validated; an unknown name is a SettingsError)."""

@@ -114,3 +114,4 @@ cdef class IncrementalSearch(ChartSearch):
     cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out,
                                uint64_t *out_hash) noexcept nogil
     cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil
+    cdef void _queue_search(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil

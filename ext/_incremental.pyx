@@ -46,7 +46,10 @@ cache, counters, export; only the search inside a cell differs):
   pop; otherwise the tail with the fewest revealed words (the most general
   context) is split into its best child, more specific, and its remaining
   children, both re-queued (the best child, when still the queue's best, is
-  popped next without going through the queue).
+  popped next without going through the queue). With pop_count = "real" the
+  pop limit counts only complete hypotheses of real items, as cube pruning's:
+  the virtual (binarization) groups get a queue of their own first, with
+  virtual_pop_limit pops, then the real ones one with pop_limit (_search).
 - What a rule's LM score cannot see: KenLM's RuleScore copies the state of a
   block that begins the target (its left words are scored later, by the
   parents) and only keeps the right state of one that ends it. So a block's
@@ -721,15 +724,41 @@ cdef class IncrementalSearch(ChartSearch):
         edge.score = score
 
     cdef void _search(self, int c, int round) noexcept nogil:
-        """The cell's (round's) queue of partial edges, until the pop limit of complete hypotheses."""
+        """The cell's (round's) search: one queue of partial edges over all groups with pop_limit complete
+        hypotheses (pop_count = "all"), or with pop_count = "real", as cube pruning's (ChartSearch._search),
+        the groups split by the kind of their rules' lhs (ChartSearch._split_groups_by_kind), a queue over
+        the virtual ones with virtual_pop_limit pops, then one over the real ones with pop_limit (items of
+        one kind are never the children of the other in the same cell and round). A split group's rules_lo
+        moves past its real rules: its SortedRule records are read at the new position, which holds the
+        same rule (the records follow the sorted rule arrays, real lhs first under pop_count = "real")."""
+        cdef int limit = self.pop_limit
+        cdef int32_t n_virtual
+        cdef size_t k
+        if self.exhaustive:
+            ChartSearch._search(self, c, round)
+            return
+        if self.groups.size() == 0:
+            return
+        if round > 0 and self.unary_pop_limit >= 0:
+            limit = self.unary_pop_limit
+        for k in range(self.list_score.size(), self.item_lists.size()):  # (item lists only grow, finished)
+            self.list_score.push_back(self.items[self.item_lists[k]].score if self.item_lists[k] >= 0 else 0.0)
+        if self.pop_count_real:
+            n_virtual = self._split_groups_by_kind()
+            self._queue_search(c, round, 0, n_virtual, self.virtual_pop_limit)
+            self._queue_search(c, round, n_virtual, <int32_t>self.groups.size(), limit)
+        else:
+            self._queue_search(c, round, 0, <int32_t>self.groups.size(), limit)
+
+    cdef void _queue_search(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil:
+        """One queue of partial edges over groups[g_lo:g_hi], until `limit` complete hypotheses (0: no
+        limit) or an empty queue."""
         cdef int32_t g, split, node, child, other, n_alternatives
         cdef int t, depth, split_depth = 0, pops = 0
-        cdef int limit = self.pop_limit
         cdef PartialEdge edge, refined, next_edge
         cdef bint have_next = False
         cdef Hypothesis hyp
         cdef CkyHeapEntry top
-        cdef size_t k
         cdef int32_t n_groups
         cdef unsigned long long n_initial = 0
         cdef const Group *ahead
@@ -741,13 +770,8 @@ cdef class IncrementalSearch(ChartSearch):
         cdef CkyHeapEntry entry
         cdef double score
         cdef float lm
-        if self.exhaustive:
-            ChartSearch._search(self, c, round)
+        if g_hi <= g_lo:
             return
-        if self.groups.size() == 0:
-            return
-        if round > 0 and self.unary_pop_limit >= 0:
-            limit = self.unary_pop_limit
         self.queue.clear()
         self.partial_edges.clear()
         self.partial_lm_index.clear()  # (the cache of partial edges' LM scores: per cell and round, see the docstring)
@@ -757,17 +781,15 @@ cdef class IncrementalSearch(ChartSearch):
         self.pending_states.clear()
         self.pending_hashes.clear()
         self.group_cursor.resize(self.groups.size())
-        for k in range(self.list_score.size(), self.item_lists.size()):  # (item lists only grow, finished)
-            self.list_score.push_back(self.items[self.item_lists[k]].score if self.item_lists[k] >= 0 else 0.0)
         # Every group's initial edge of its first rule, as _queue_initial makes it, appended in one batch (ordered
         # at once below), through raw pointers; what the group PREFETCH_GROUPS on reads is prefetched (most of
         # those reads miss the cache).
-        n_groups = self.groups.size()
+        n_groups = g_hi
         groups = self.groups.data()
         cursor = self.group_cursor.data()
         list_score = self.list_score.data()
-        self.queue.reserve(n_groups)
-        for g in range(n_groups):
+        self.queue.reserve(n_groups - g_lo)
+        for g in range(g_lo, n_groups):
             if g + PREFETCH_GROUPS < n_groups:
                 ahead = &groups[g + PREFETCH_GROUPS]
                 cky_prefetch(&list_score[ahead.left_lo])

@@ -1,20 +1,30 @@
-"""What cube pruning's pop limit counts (SearchSettings.pop_count): "all" pops in one cube per cell, or
-"real" (Moses' meaning: pops of complete rule applications) with the binarization's virtual items in a
-cube of their own (virtual_pop_limit). Checked against the exported chart (every pop adds one edge, so
-the edges into a cell's items of each kind are its pops of that kind), against exhaustive search with
-no limit, and against the exhaustive k-best for pruned searches, for every binarization."""
+"""What the pop limit counts (SearchSettings.pop_count): "all" pops in one cube (one queue of partial edges,
+for incremental search) per cell, or "real" (Moses' meaning: pops of complete rule applications) with the
+binarization's virtual items in a cube (queue) of their own (virtual_pop_limit). Checked for cube pruning
+and incremental search alike against the exported chart (every pop adds one edge, so the edges into a
+cell's items of each kind are its pops of that kind), against exhaustive search with no limit, against
+the exhaustive k-best for pruned searches, and against a search with another virtual budget (the real
+pops of a cell whose cells below are the same are the same), for every binarization."""
 import numpy as np
 import pytest
 
 from decoder.errors import SettingsError
 from decoder.lm import LanguageModel
 from decoder.search.driver import ChartSearchDriver
+from decoder.search.drivers import search_driver
 from decoder.search.model import Weights
 from decoder.settings import SearchSettings
 
 from search_fixtures import (FEATURES, STRATEGIES, WEIGHTS_HEAVIER_LM as WEIGHTS, random_sentence,
                              write_random_store)
 from search_fixtures import lm  # noqa: F401 (the fixture)
+
+
+SEARCHES = ("cube", "incremental")  # the searches that take pop_count = "real" (decoder.settings)
+
+
+def driver_of(search, store, lm, weights, **settings):
+    return search_driver(search)(store, lm, weights, search=search, **settings)
 
 
 @pytest.fixture(scope="module", params=STRATEGIES)
@@ -39,19 +49,20 @@ def pops_per_cell(chart, driver) -> tuple[dict, dict]:
     return out_real, out_virtual
 
 
-def test_real_pops_are_counted_apart_from_virtual_pops(store, lm):
+@pytest.mark.parametrize("search", SEARCHES)
+def test_real_pops_are_counted_apart_from_virtual_pops(store, lm, search):
     weights = Weights(FEATURES, WEIGHTS)
     virtual_pops = 0
     for seed in range(4):
         words = random_sentence(seed, 9)
         for pop_limit, virtual_limit in ((3, 2), (2, 5), (1, 1)):
-            driver = ChartSearchDriver(store, lm, weights, max_unary_depth=0, pop_limit=pop_limit,
-                                       pop_count="real", virtual_pop_limit=virtual_limit)
+            driver = driver_of(search, store, lm, weights, max_unary_depth=0, pop_limit=pop_limit,
+                               pop_count="real", virtual_pop_limit=virtual_limit)
             real, virtual = pops_per_cell(driver.run(words).chart, driver)
             assert max(real.values(), default=0) <= pop_limit
             assert max(virtual.values(), default=0) <= virtual_limit
             virtual_pops += sum(virtual.values())
-            shared = ChartSearchDriver(store, lm, weights, max_unary_depth=0, pop_limit=pop_limit)
+            shared = driver_of(search, store, lm, weights, max_unary_depth=0, pop_limit=pop_limit)
             real_all, virtual_all = pops_per_cell(shared.run(words).chart, shared)
             for cell in set(real_all) | set(virtual_all):
                 assert real_all.get(cell, 0) + virtual_all.get(cell, 0) <= pop_limit
@@ -59,8 +70,9 @@ def test_real_pops_are_counted_apart_from_virtual_pops(store, lm):
         assert virtual_pops > 0
 
 
+@pytest.mark.parametrize("search", SEARCHES)
 @pytest.mark.parametrize("seed", range(5))
-def test_unlimited_real_pops_equal_exhaustive_search(store, lm, seed):
+def test_unlimited_real_pops_equal_exhaustive_search(store, lm, seed, search):
     """With no limit on either kind of pop, pop_count = "real" finds every derivation: the same k best
     scores as exhaustive search (and as pop_count = "all" with no limit)."""
     weights = Weights(FEATURES, WEIGHTS)
@@ -68,7 +80,7 @@ def test_unlimited_real_pops_equal_exhaustive_search(store, lm, seed):
     results = []
     for options in ({"exhaustive": True}, {"pop_limit": 0, "pop_count": "real", "virtual_pop_limit": 0},
                     {"pop_limit": 0}):
-        chart = ChartSearchDriver(store, lm, weights, **options)
+        chart = driver_of(search if "pop_limit" in options else "cube", store, lm, weights, **options)
         result = chart.run(words)
         results.append([(round(h.score, 4), h.text) for h in chart.kbest(result, words, 8, unique=False)])
     for other in results[1:]:
@@ -77,15 +89,64 @@ def test_unlimited_real_pops_equal_exhaustive_search(store, lm, seed):
         assert results[1][0][1] == results[0][0][1] or results[1][0][0] == pytest.approx(results[0][0][0], abs=1e-4)
 
 
+@pytest.mark.parametrize("search", SEARCHES)
 @pytest.mark.parametrize("seed", range(4))
-def test_a_pruned_search_counting_real_pops_scores_its_derivations_exactly(store, lm, seed):
+def test_a_pruned_search_counting_real_pops_scores_its_derivations_exactly(store, lm, seed, search):
     weights = Weights(FEATURES, WEIGHTS)
     words = random_sentence(seed, 7)
-    pruned = ChartSearchDriver(store, lm, weights, pop_limit=2, pop_count="real", virtual_pop_limit=3)
+    pruned = driver_of(search, store, lm, weights, pop_limit=2, pop_count="real", virtual_pop_limit=3)
     exact = ChartSearchDriver(store, lm, weights, exhaustive=True)
     every = {round(h.score, 4) for h in exact.kbest(exact.run(words), words, 10000, unique=False)}
     for hypothesis in pruned.kbest(pruned.run(words), words, 3, unique=False):
         assert round(hypothesis.score, 4) in every
+
+
+@pytest.mark.parametrize("search", SEARCHES)
+def test_the_real_pops_of_a_cell_do_not_depend_on_its_virtual_budget(store, lm, search):
+    """The virtual and the real pops of a cell are two budgets: with another virtual_pop_limit, a cell
+    whose cells below hold the same items makes the same real edges (the same rules and scores; under
+    pop_count = "all" the virtual pops would take from them), while the virtual edges differ somewhere."""
+    weights = Weights(FEATURES, WEIGHTS)
+    checked_real_edges = virtual_differences = 0
+    for seed in range(6):
+        words = random_sentence(seed, 9)
+        n1 = len(words) + 1
+        for pop_limit, budgets in ((2, (1, 6)), (4, (2, 0))):
+            contents = []
+            for virtual_limit in budgets:
+                driver = driver_of(search, store, lm, weights, max_unary_depth=0, pop_limit=pop_limit,
+                                   pop_count="real", virtual_pop_limit=virtual_limit)
+                chart = driver.run(words).chart
+                # per cell (GOAL items apart): its items (symbol, score, LM state hash), and the edges into its
+                # real and into its virtual items (rule, score), each sorted
+                is_real = driver.grammar.arrays["symbol_is_real"]
+                goal = driver.grammar.goal_symbol
+                items, real_edges, virtual_edges = {}, {}, {}
+                for t in range(len(chart["item_symbol"])):
+                    symbol = int(chart["item_symbol"][t])
+                    if symbol != goal:
+                        items.setdefault(int(chart["item_cell"][t]), []).append(
+                            (symbol, round(float(chart["item_score"][t]), 6), int(chart["item_hash"][t])))
+                for e, head in enumerate(chart["edge_head"].tolist()):
+                    symbol = int(chart["item_symbol"][head])
+                    if symbol == goal:
+                        continue
+                    target = real_edges if is_real[symbol] else virtual_edges
+                    target.setdefault(int(chart["item_cell"][head]), []).append(
+                        (int(chart["edge_rule"][e]), round(float(chart["edge_score"][e]), 6)))
+                contents.append(tuple({cell: sorted(values) for cell, values in table.items()}
+                                      for table in (items, real_edges, virtual_edges)))
+            (items_a, real_a, virtual_a), (items_b, real_b, virtual_b) = contents
+            for i in range(n1):
+                for j in range(i + 1, n1):
+                    below = [k * n1 + m for k in range(i, j) for m in range(k + 1, j + 1) if (k, m) != (i, j)]
+                    if all(items_a.get(cell) == items_b.get(cell) for cell in below):
+                        assert real_a.get(i * n1 + j) == real_b.get(i * n1 + j), (seed, pop_limit, i, j)
+                        checked_real_edges += len(real_a.get(i * n1 + j, []))
+                    virtual_differences += virtual_a.get(i * n1 + j) != virtual_b.get(i * n1 + j)
+    assert checked_real_edges > 0
+    if store.n_nonterminals > store.n_real_nonterminals:  # the binarization made virtual symbols
+        assert virtual_differences > 0
 
 
 def test_the_rules_of_a_key_come_real_first_when_real_pops_are_counted(store, lm):
@@ -115,10 +176,11 @@ def test_pop_count_settings_are_checked():
     for bad in (-1, 2.5, "100", True):
         with pytest.raises(SettingsError, match="virtual_pop_limit"):
             SearchSettings(virtual_pop_limit=bad)
-    with pytest.raises(SettingsError, match="pop_count"):
-        SearchSettings(pop_count="real", search="incremental")
+    assert SearchSettings(pop_count="real", search="incremental").pop_count == "real"
     with pytest.raises(SettingsError, match="pop_count"):
         SearchSettings(pop_count="real").replace(search="two-pass")
+    with pytest.raises(SettingsError, match="pop_count"):
+        SearchSettings(pop_count="real", search="two-pass")
 
 
 def test_pop_count_from_config_and_command_line(tmp_path):

@@ -78,6 +78,43 @@ def test_pop_limit_never_beats_exhaustive_and_one_pop_finds_a_derivation(referen
         previous_edges = result.edges_proposed
 
 
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("strategy", ("left", "monolingual", "icr"))
+def test_reference_counting_real_pops(reference_lm, seed, strategy):
+    """pop_count = "real" in the reference: with no limits the exhaustive k-best; pruned, each cell's
+    virtual rules get a queue of their own with virtual_pop_limit complete hypotheses and the rest one with
+    pop_limit (two budgets: a cell's pops of both kinds together may pass pop_limit), and the best
+    derivation is scored exactly and never beats exhaustive search."""
+    grammar = binarize(random_rules(seed, n_rules=20, max_arity=4), strategy, seed=seed)
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(seed, 5)
+    expected = ReferenceDecoder(grammar, reference_lm, weights).decode(words, k=8)
+    unlimited = IncrementalReferenceDecoder(grammar, reference_lm, weights, pop_count="real").decode(words, k=8)
+    assert [d.score for d in unlimited.kbest] == pytest.approx([d.score for d in expected.kbest], abs=1e-9)
+    assert unlimited.edges_proposed == expected.edges_proposed
+    has_virtual = any(rule.lhs.startswith("<") for rule in grammar.rules)
+    virtual_queues = 0
+    for pop_limit, virtual_limit in ((1, 1), (2, 4), (3, 1)):
+        decoder = IncrementalReferenceDecoder(grammar, reference_lm, weights, pop_limit=pop_limit, pop_count="real",
+                                              virtual_pop_limit=virtual_limit)
+        result = decoder.decode(words)
+        assert result.best is not None
+        assert result.best.score <= expected.best.score + 1e-9
+        assert math.isclose(weights.dot(result.best.features), result.best.score, abs_tol=1e-9)
+        kinds = {kind for kind, _, _ in decoder.queue_pops}
+        assert kinds <= {"virtual", "real"} and "real" in kinds
+        assert has_virtual or "virtual" not in kinds
+        virtual_queues += "virtual" in kinds
+        for kind, limit, pops in decoder.queue_pops:
+            assert limit == (virtual_limit if kind == "virtual" else pop_limit)
+            assert 0 < pops <= limit
+    if strategy == "left" and seed < 3:  # (these grammars have binary rules with virtual lhs the sentence uses)
+        assert virtual_queues > 0
+    shared = IncrementalReferenceDecoder(grammar, reference_lm, weights, pop_limit=2)
+    shared.decode(words)
+    assert all(kind == "all" and pops <= 2 for kind, _, pops in shared.queue_pops)
+
+
 def test_boundary_tokens_alternate_left_and_right_outermost_first():
     # A trigram context of a long block: first two words, STAR, last two words.
     tokens = boundary_tokens((("x", "y", STAR, "z", "w"),))
@@ -135,6 +172,29 @@ def test_compiled_unlimited_equals_reference(models, stores, seed, strategy):
     kbest = decoder.kbest(result, words, 8, unique=False)
     assert [h.score for h in kbest] == pytest.approx([d.score for d in expected.kbest], abs=1e-4)
     # Strings: where scores are not tied, the derivation at each rank is the same one.
+    for rank, (hyp, derivation) in enumerate(zip(kbest, expected.kbest)):
+        neighbours = [d.score for d in expected.kbest if abs(d.score - derivation.score) < 1e-6]
+        if len(neighbours) == 1:
+            assert hyp.words == list(derivation.words), rank
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_compiled_unlimited_counting_real_pops_equals_reference(models, stores, seed, strategy):
+    """pop_count = "real" with no limit on either kind of pop: the compiled search's 1-best and k-best (scores
+    and strings) equal the reference's, itself counting real pops."""
+    reference_lm, lm = models
+    grammar, store = stores(seed, strategy)
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(seed, 2 + seed % 4)
+    expected = IncrementalReferenceDecoder(grammar, reference_lm, weights, space_for(seed),
+                                           pop_count="real").decode(words, k=8)
+    decoder = IncrementalDecoder(store, lm, weights, space_for(seed), pop_limit=0, pop_count="real",
+                                 virtual_pop_limit=0, search="incremental")
+    result = decoder.search(words)
+    assert decoder.best(result, words).score == pytest.approx(expected.best.score, abs=1e-4)
+    kbest = decoder.kbest(result, words, 8, unique=False)
+    assert [h.score for h in kbest] == pytest.approx([d.score for d in expected.kbest], abs=1e-4)
     for rank, (hyp, derivation) in enumerate(zip(kbest, expected.kbest)):
         neighbours = [d.score for d in expected.kbest if abs(d.score - derivation.score) < 1e-6]
         if len(neighbours) == 1:

@@ -68,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pop-count", choices=POP_COUNTS,
                         help="what the pop limit counts (default all: every pop; real: only pops of real items, "
                              "complete rule applications as Moses counts them, with --virtual-pop-limit pops "
-                             "on the binarization's virtual items per cell)")
+                             "on the binarization's virtual items per cell; --search cube or incremental)")
     parser.add_argument("--virtual-pop-limit", type=count(0, " (0 means unlimited)"),
                         help="with --pop-count real: pops on virtual items per cell (default 1000; 0: unlimited)")
     parser.add_argument("--beam-size", type=count(0), help="items kept per cell (default: no limit)")

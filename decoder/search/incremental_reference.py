@@ -19,7 +19,9 @@ items of decoder.search.reference (Chiang's contexts, no LM estimates):
   scored with its rule's words alone: nothing of its tails revealed.
 - Partial edges wait in a priority queue (Section 5); as in Moses' incremental
   search the queue and the pop limit are per cell (and unary round, and GOAL
-  over [0, j)), which makes the pop limit mean what cube pruning's means. A
+  over [0, j)), which makes the pop limit mean what cube pruning's means
+  (also with pop_count "real": a queue for the virtual rules' entries first,
+  with its own limit, then one for the rest, as the compiled searches). A
   popped edge whose tails are all items is a complete hypothesis: it is scored
   exactly, recombined into its vertex's item, and counts as a pop. Otherwise
   the tail with the fewest revealed words (the most general context) is split
@@ -143,11 +145,23 @@ class Tail:
 class IncrementalReferenceDecoder(ReferenceDecoder):
     """ReferenceDecoder's search space and hypergraph, filled by incremental search.
 
-    pop_limit: complete hypotheses per cell and round (0: no limit, the exhaustive hypergraph)."""
+    pop_limit: complete hypotheses per cell and round (0: no limit, the exhaustive hypergraph).
+    pop_count (decoder.settings.SearchSettings.pop_count): "all", one queue per cell and round whose
+    pop_limit counts every complete hypothesis; or "real", the entries of rules with a virtual lhs (the
+    binarization's partial rules) in a queue of their own first, with virtual_pop_limit complete
+    hypotheses (0: no limit), then the others (real lhs, glue, GOAL) in one with pop_limit.
+    queue_pops: per queue run of the last decode, (pop_count kind: "all", "virtual" or "real", the
+    limit, complete hypotheses made), in order."""
 
-    def __init__(self, grammar, lm, weights, space=None, pop_limit: int = 0):
+    def __init__(self, grammar, lm, weights, space=None, pop_limit: int = 0, pop_count: str = "all",
+                 virtual_pop_limit: int = 0):
         super().__init__(grammar, lm, weights, space)
+        if pop_count not in ("all", "real"):
+            raise ValueError(f"pop_count must be 'all' or 'real', not {pop_count!r}")
         self.pop_limit = pop_limit
+        self.pop_count = pop_count
+        self.virtual_pop_limit = virtual_pop_limit
+        self.queue_pops: list = []
         self._rule_scores: dict = {}
 
     # ---- partial edges
@@ -192,9 +206,27 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
             score += self.weights[LM] * self._lm_estimate(kind, tails, words_only)
         return score
 
+    def _makes_virtual(self, kind) -> bool:
+        """Whether an entry's kind (a rule, or "glue-start", "glue-concat") makes a virtual item."""
+        return not isinstance(kind, str) and kind.lhs not in self.real_labels
+
     def _search_queue(self, entries: list, add_complete) -> int:
-        """Run one cell's (one unary round's) queue. entries: (fixed score, kind, tails as Tail or None).
-        add_complete(kind, tail nodes) makes the exact edge. Returns complete hypotheses made."""
+        """Search one cell's (one unary round's) entries: (fixed score, kind, tails as Tail or None).
+        add_complete(kind, tail nodes) makes the exact edge. pop_count "all": one queue with pop_limit;
+        "real": the virtual entries' queue with virtual_pop_limit, then the real entries' with pop_limit
+        (a virtual item made here is never a tail of an entry of the same cell and round). Returns
+        complete hypotheses made."""
+        if self.pop_count == "all":
+            return self._run_queue(entries, add_complete, self.pop_limit, "all")
+        virtual = [entry for entry in entries if self._makes_virtual(entry[1])]
+        real = [entry for entry in entries if not self._makes_virtual(entry[1])]
+        return (self._run_queue(virtual, add_complete, self.virtual_pop_limit, "virtual")
+                + self._run_queue(real, add_complete, self.pop_limit, "real"))
+
+    def _run_queue(self, entries: list, add_complete, limit: int, kind_of_pops: str) -> int:
+        """One queue over `entries` until `limit` complete hypotheses (0: no limit); recorded in queue_pops."""
+        if not entries:
+            return 0
         counter = itertools.count()
         queue = []
         for fixed, kind, tails in entries:
@@ -202,7 +234,7 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
             heapq.heappush(queue, (-self._partial(fixed, kind, tails, estimated), next(counter), fixed, kind, tails,
                                    estimated))
         pops = 0
-        while queue and (self.pop_limit <= 0 or pops < self.pop_limit):
+        while queue and (limit <= 0 or pops < limit):
             _, _, fixed, kind, tails, estimated = heapq.heappop(queue)
             open_tails = [p for p, t in enumerate(tails) if t is not None and not t.complete]
             if not open_tails:
@@ -219,11 +251,13 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
                 rest = tails[:p] + (Tail(tail.node, tail.first + 1),) + tails[p + 1:]
                 heapq.heappush(queue, (-self._partial(fixed, kind, rest, estimated), next(counter), fixed, kind, rest,
                                        estimated))
+        self.queue_pops.append((kind_of_pops, limit, pops))
         return pops
 
     # ---- the chart
 
     def decode(self, words, k: int = 1) -> ReferenceResult:
+        self.queue_pops = []
         words = list(words)
         n = len(words)
         space = self.space
