@@ -859,10 +859,15 @@ cdef class ChartSearch:
             return
         if self.pop_count_real:
             n_virtual = self._split_groups_by_kind()
-            self._cube(c, round, 0, n_virtual, self.virtual_pop_limit)
-            self._cube(c, round, n_virtual, <int32_t>self.groups.size(), limit)
+            self._search_groups(c, round, 0, n_virtual, self.virtual_pop_limit)
+            self._search_groups(c, round, n_virtual, <int32_t>self.groups.size(), limit)
         else:
-            self._cube(c, round, 0, <int32_t>self.groups.size(), limit)
+            self._search_groups(c, round, 0, <int32_t>self.groups.size(), limit)
+
+    cdef void _search_groups(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil:
+        """The best hypotheses of groups[g_lo:g_hi] with `limit` pops: cube pruning here; a subclass
+        with another search inside a cell (the incremental search) overrides this alone."""
+        self._cube(c, round, g_lo, g_hi, limit)
 
     cdef int32_t _split_groups_by_kind(self) noexcept nogil:
         """Split every rule group whose rules make both real and virtual items into a real and a virtual

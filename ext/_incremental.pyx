@@ -49,7 +49,8 @@ cache, counters, export; only the search inside a cell differs):
   popped next without going through the queue). With pop_count = "real" the
   pop limit counts only complete hypotheses of real items, as cube pruning's:
   the virtual (binarization) groups get a queue of their own first, with
-  virtual_pop_limit pops, then the real ones one with pop_limit (_search).
+  virtual_pop_limit pops, then the real ones with pop_limit
+  (ChartSearch._search, through _search_groups).
 - What a rule's LM score cannot see: KenLM's RuleScore copies the state of a
   block that begins the target (its left words are scored later, by the
   parents) and only keeps the right state of one that ends it. So a block's
@@ -723,32 +724,17 @@ cdef class IncrementalSearch(ChartSearch):
         edge.estimated = edge.scores_lm
         edge.score = score
 
-    cdef void _search(self, int c, int round) noexcept nogil:
-        """The cell's (round's) search: one queue of partial edges over all groups with pop_limit complete
-        hypotheses (pop_count = "all"), or with pop_count = "real", as cube pruning's (ChartSearch._search),
-        the groups split by the kind of their rules' lhs (ChartSearch._split_groups_by_kind), a queue over
-        the virtual ones with virtual_pop_limit pops, then one over the real ones with pop_limit (items of
-        one kind are never the children of the other in the same cell and round). A split group's rules_lo
-        moves past its real rules: its SortedRule records are read at the new position, which holds the
-        same rule (the records follow the sorted rule arrays, real lhs first under pop_count = "real")."""
-        cdef int limit = self.pop_limit
-        cdef int32_t n_virtual
+    cdef void _search_groups(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil:
+        """Replaces cube pruning inside a cell (ChartSearch._search calls it: once over all groups, or
+        with pop_count = "real" once over the virtual groups with virtual_pop_limit and once over the
+        real ones, split by ChartSearch._split_groups_by_kind; items of one kind are never the children
+        of the other in the same cell and round). A split group's rules_lo moves past its real rules:
+        its SortedRule records are read at the new position, which holds the same rule (the records
+        follow the sorted rule arrays, real lhs first under pop_count = "real")."""
         cdef size_t k
-        if self.exhaustive:
-            ChartSearch._search(self, c, round)
-            return
-        if self.groups.size() == 0:
-            return
-        if round > 0 and self.unary_pop_limit >= 0:
-            limit = self.unary_pop_limit
         for k in range(self.list_score.size(), self.item_lists.size()):  # (item lists only grow, finished)
             self.list_score.push_back(self.items[self.item_lists[k]].score if self.item_lists[k] >= 0 else 0.0)
-        if self.pop_count_real:
-            n_virtual = self._split_groups_by_kind()
-            self._queue_search(c, round, 0, n_virtual, self.virtual_pop_limit)
-            self._queue_search(c, round, n_virtual, <int32_t>self.groups.size(), limit)
-        else:
-            self._queue_search(c, round, 0, <int32_t>self.groups.size(), limit)
+        self._queue_search(c, round, g_lo, g_hi, limit)
 
     cdef void _queue_search(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil:
         """One queue of partial edges over groups[g_lo:g_hi], until `limit` complete hypotheses (0: no
