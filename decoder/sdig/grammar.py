@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import pathlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
@@ -254,7 +255,7 @@ def refilter_grammar(source_dir, out_dir, min_count: float) -> dict:
         if os.path.exists(os.path.join(source_dir, name)):
             shutil.copy(os.path.join(source_dir, name), os.path.join(out_dir, name))
     stats_path = os.path.join(source_dir, STATS_FILE)
-    stats = json.load(open(stats_path, encoding="utf-8")) if os.path.exists(stats_path) else {}
+    stats = json.loads(pathlib.Path(stats_path).read_text(encoding="utf-8")) if os.path.exists(stats_path) else {}
     stats.update(induced_et_pairs_kept=len(kept), min_count=min_count, refiltered_from=source_dir)
     with open(os.path.join(out_dir, ETS_FILE), "w", encoding="utf-8") as out:
         for p in pairs + model1:
