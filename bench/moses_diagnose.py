@@ -2,6 +2,11 @@
 
     python -m bench.moses_diagnose [--details bench/results/moses_details_default100.txt.gz] [--verses 1,2,3]
         [--pop-limit 100] [--setting pop_count=real --setting virtual_pop_limit=400] [--json OUT]
+        [--results bench/results/moses_default100_verses200.json]
+
+The held-out runs (bench/results/moses.md, "Held-out failures at pop limit 1000"): --details
+bench/results/moses_details_heldout_a.txt.gz (or _b) with the verses listed there and --results
+bench/results/moses_default100_verses200.json.
 
 DETAILS is Moses' `-T` file (translation details: every rule application of each verse's 1-best,
 in pre-order: `Trans Opt ID [a..b]: context : LHS ->LHS -> target : ... c=RULE core=(...) FUTURE core=(...)`)
