@@ -2,6 +2,11 @@
 
     python -m bench.moses_diagnose [--details bench/results/moses_details_default100.txt.gz] [--verses 1,2,3]
         [--pop-limit 100] [--setting pop_count=real --setting virtual_pop_limit=400] [--json OUT]
+        [--results bench/results/moses_default100_verses200.json]
+
+The held-out runs (bench/results/moses.md, "Held-out failures at pop limit 1000"): --details
+bench/results/moses_details_heldout_a.txt.gz (or _b) with the verses listed there and --results
+bench/results/moses_default100_verses200.json.
 
 DETAILS is Moses' `-T` file (translation details: every rule application of each verse's 1-best,
 in pre-order: `Trans Opt ID [a..b]: context : LHS ->LHS -> target : ... c=RULE core=(...) FUTURE core=(...)`)
@@ -19,7 +24,8 @@ children. A node whose children are all found but which is not is a FAILURE POIN
 - `virtual`: the rule is kept, but an item of its binarization (a virtual item over a part of its
   span, built from the found children) is not in our chart: its cell's pops went elsewhere;
 - `real`: every virtual item is there, the complete rule application is not (not popped);
-- `glue`: a glue (GOAL) step is missing.
+- `glue`: a glue (GOAL) step is missing; `in_budget` compares it with the worst pop of the GOAL search over
+  [0, j) (a cube of its own, with the same pop limit).
 
 For `virtual` and `real`, `in_budget` says whether the missing hypothesis (for real nodes: Moses'
 node score plus what our children items score above Moses' children) scores above the worst pop
@@ -185,6 +191,28 @@ class ChartIndex:
                 rest = rest[1:]
         return not rest
 
+    def rank(self, item):
+        """(0-based rank by score among the items of its symbol and cell, their number): where the
+        item sits on its axis of a cube."""
+        item = int(item)
+        key = (int(self.chart["item_symbol"][item]), int(self.chart["item_cell"][item]))
+        scores = self.chart["item_score"][self.by_key[key]]
+        return int((scores > self.chart["item_score"][item]).sum()), len(scores)
+
+    def goal_pops(self, j):
+        """(pops, worst pop score) of the GOAL search over [0, j): every pop made one GOAL edge."""
+        heads = self.chart["edge_head"]
+        mask = (self.chart["item_cell"][heads] == self.cell(0, j)) & (self.chart["item_symbol"][heads] == self.goal)
+        if not mask.any():
+            return 0, None
+        es = np.flatnonzero(mask)
+        score = self.chart["edge_score"][es].copy()
+        for tail in ("edge_tail0", "edge_tail1"):
+            t = self.chart[tail][es]
+            ok = t >= 0
+            score[ok] += self.chart["item_score"][t[ok]]
+        return len(es), float(score.min())
+
     def cell_pops(self, i, j):
         """(pops, pops on virtual items, worst pop score) of cell [i, j): every pop made one edge."""
         c = self.cell(i, j)
@@ -230,7 +258,14 @@ def diagnose_verse(decoder, words, root: Node, table_index, keep, log=print) -> 
                     if tails == real_kids:
                         node.ours = item
                         return item
-            failures.append({"kind": "glue", "span": [i, j], "label": "Q", "moses_future": node.future})
+            # Moses' glue hypothesis as ours would score it, against the GOAL search of [0, j) (its own cube)
+            hyp_score = node.future + sum(float(chart["item_score"][k]) for k in kids) - sum(c.future for c in node.children)
+            pops, worst = index.goal_pops(j)
+            failures.append({"kind": "glue", "span": [0, j], "width": j, "label": "Q", "moses_future": node.future,
+                             "hyp_score": hyp_score, "cell_pops": pops, "cell_virtual_pops": 0, "cell_worst_pop": worst,
+                             "in_budget": worst is not None and hyp_score > worst,
+                             "children": [[c.lhs, list(c.span())] for c in node.children],
+                             "children_ranks": [index.rank(k) for k in kids]})
             return None
         if any(k is None for k in kids):
             return None
@@ -261,7 +296,8 @@ def diagnose_verse(decoder, words, root: Node, table_index, keep, log=print) -> 
         record = {"span": [i, j], "width": j - i, "label": node.lhs, "rule": key, "nonterminals": len(kids),
                   "moses_future": node.future, "hyp_score": hyp_score, "cell_pops": pops,
                   "cell_virtual_pops": virtual_pops, "cell_worst_pop": worst,
-                  "in_budget": worst is not None and hyp_score > worst}
+                  "in_budget": worst is not None and hyp_score > worst,
+                  "children_ranks": [index.rank(k) for k in kids]}
         if not ids:
             record["kind"] = "not_in_store" if not (len(kids) == 0 and j - i == 1) else "oov"
         elif not any(keep[r] for r in ids):
@@ -337,6 +373,9 @@ def main(argv=None) -> int:
     parser.add_argument("--source", default=os.path.join(BUILD, "test.es"))
     parser.add_argument("--pop-limit", type=int, default=100)
     parser.add_argument("--setting", action="append", default=[], help="NAME=VALUE (a search setting)")
+    parser.add_argument("--results", default=os.path.join(RESULTS, "moses.json"),
+                        help="Moses' per-verse scores (bench.bench_moses JSON; its verse 0 is test-set line 0), e.g. "
+                             "bench/results/moses_default100_verses200.json for verses 100-199")
     parser.add_argument("--json")
     args = parser.parse_args(argv)
 
@@ -353,7 +392,9 @@ def main(argv=None) -> int:
     keys = {rule_key(node) for root in roots.values() for node in walk(root) if node.lhs != "Q"}
     table_index = index_table(args.rule_table, keys)
     keep = decoder.chart.grammar.table_limit.source_rules
-    moses_scores = json.load(open(os.path.join(RESULTS, "moses.json")))["demo"]["moses"]["moses-default-100"]["scores"]
+    moses_results = json.load(open(args.results))["demo"]
+    first = moses_results.get("skip", 0)
+    moses_scores = {first + k: s for k, s in enumerate(moses_results["moses"]["moses-default-100"]["scores"])}
     counts = Counter()
     out = []
     for tid, verse in enumerate(verses):
@@ -369,7 +410,8 @@ def main(argv=None) -> int:
                   f"pops {f.get('cell_pops')} ({f.get('cell_virtual_pops')} virtual)",
                   f"virtual {f.get('virtual_symbol')} {f.get('virtual_span')} pops {f.get('virtual_cell_pops')} "
                   f"({f.get('virtual_cell_virtual_pops')} virtual)" if f["kind"] == "virtual" else "",
-                  f.get("rule", ""))
+                  f.get("rule", ""), "ranks", f.get("children_ranks"),
+                  f"gap {f['hyp_score'] - f['cell_worst_pop']:.3f}" if f.get("cell_worst_pop") is not None else "")
         out.append({"verse": verse, "ours": translation.score, "moses": moses, "failures": failures})
     print("failure points by cause:", dict(counts))
     first = Counter()
@@ -381,7 +423,7 @@ def main(argv=None) -> int:
         runs = json.load(open(args.json)) if os.path.exists(args.json) else []
         runs.append({"created": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "details": args.details,
                      "pop_limit": args.pop_limit, "settings": settings, "max_unary_depth": 0, "table_limit": 20,
-                     "load_average": os.getloadavg()[0], "counts": counts, "narrowest": first, "verses": out})
+                     "load_average": os.getloadavg()[0], "results": args.results, "counts": counts, "narrowest": first, "verses": out})
         with open(args.json, "w") as f:
             json.dump(runs, f, indent=1)
     return 0

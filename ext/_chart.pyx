@@ -820,7 +820,7 @@ cdef class ChartSearch:
         cdef uint64_t key
         if rule_rank >= group.n_rules or left_rank >= group.n_left or right_rank >= group.n_right:
             return
-        key = cky_mix(cky_mix(cky_mix(<uint64_t>g, <uint64_t>rule_rank), <uint64_t>left_rank), <uint64_t>right_rank)
+        key = corner_key(g, rule_rank, left_rank, right_rank)
         if not self.seen.set(key, 0):
             return
         self._evaluate(g, rule_rank, left_rank, right_rank, &hyp)
@@ -1118,6 +1118,16 @@ cdef inline bint same_boundaries(const BoundaryWords *a, const BoundaryWords *b)
 
 
 # ---------------------------------------------------------------------- grammar preparation (once per decoder)
+
+cdef inline uint64_t corner_key(int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank) noexcept nogil:
+    """The key of a cube corner in cube pruning's `seen` set (distinct corners must not share one)."""
+    return cky_mix(cky_mix(cky_mix(<uint64_t>g, <uint64_t>rule_rank), <uint64_t>left_rank), <uint64_t>right_rank)
+
+
+def cube_corner_key(int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank):
+    """corner_key for tests."""
+    return corner_key(g, rule_rank, left_rank, right_rank)
+
 
 def target_hashes(targets, offsets):
     """uint64[R]: a hash of each rule's target side (KenLM ids and block references), for the LM cache."""

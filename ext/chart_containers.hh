@@ -91,11 +91,24 @@ static inline int32_t cky_heap_pop(std::vector<CkyHeapEntry> &heap) {
     return index;
 }
 
+/* murmur3's 64-bit finalizer: a bijection that mixes every input bit into every output bit. */
+static inline uint64_t cky_fmix(uint64_t k) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ULL;
+    k ^= k >> 33;
+    return k;
+}
+
+/* Combine x into the hash h. A bijection in h for a fixed x and in x for a fixed h, so chained
+   keys such as the cube corners (group, rule rank, left rank, right rank) collide only by chance
+   (about 2^-64 per pair). The boost-style `h ^= f(x) + (h << 6) + (h >> 2)` used before is not a
+   bijection in h: (143, 0, 0, 0) and (147, 0, 0, 0) hashed alike, so cube pruning's `seen` set
+   took a group's first corner for one already pushed and never explored that cube
+   (bench/results/moses.md, "Held-out failures at pop limit 1000"). */
 static inline uint64_t cky_mix(uint64_t h, uint64_t x) {
-    x *= 0x9E3779B97F4A7C15ULL;
-    x ^= x >> 29;
-    h ^= x + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-    return h;
+    return cky_fmix(h ^ cky_fmix(x + 0x9E3779B97F4A7C15ULL));
 }
 
 #endif  // CKY_CHART_CONTAINERS_HH
