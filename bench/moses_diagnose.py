@@ -206,12 +206,16 @@ class ChartIndex:
         if not mask.any():
             return 0, None
         es = np.flatnonzero(mask)
+        return len(es), float(self._pop_scores(es).min())
+
+    def _pop_scores(self, es):
+        """The score of each edge in es as a hypothesis: its rule's score plus its tails' item scores."""
         score = self.chart["edge_score"][es].copy()
         for tail in ("edge_tail0", "edge_tail1"):
             t = self.chart[tail][es]
             ok = t >= 0
             score[ok] += self.chart["item_score"][t[ok]]
-        return len(es), float(score.min())
+        return score
 
     def cell_pops(self, i, j):
         """(pops, pops on virtual items, worst pop score) of cell [i, j): every pop made one edge."""
@@ -221,11 +225,7 @@ class ChartIndex:
         if not mask.any():
             return 0, 0, None
         es = np.flatnonzero(mask)
-        score = self.chart["edge_score"][es].copy()
-        for tail in ("edge_tail0", "edge_tail1"):
-            t = self.chart[tail][es]
-            ok = t >= 0
-            score[ok] += self.chart["item_score"][t[ok]]
+        score = self._pop_scores(es)
         sym = self.chart["item_symbol"][heads[es]]
         virt = int(self.virtual[sym].sum())
         return len(es), virt, float(score.min())

@@ -25,6 +25,16 @@ _incremental = compiled_module("_incremental")
 STRATEGIES = SEARCH_STRATEGIES + ("random",)
 
 
+def assert_kbest_equals_reference(kbest, expected):
+    """The compiled k-best's scores equal the reference's; where scores are not tied, the derivation at each
+    rank is the same one (the same words)."""
+    assert [h.score for h in kbest] == pytest.approx([d.score for d in expected], abs=1e-4)
+    for rank, (hyp, derivation) in enumerate(zip(kbest, expected)):
+        neighbours = [d.score for d in expected if abs(d.score - derivation.score) < 1e-6]
+        if len(neighbours) == 1:
+            assert hyp.words == list(derivation.words), rank
+
+
 @pytest.fixture(scope="module")
 def reference_lm(tmp_path_factory):
     return ArpaReference(write_arpa(tmp_path_factory.mktemp("lm")))
@@ -169,13 +179,7 @@ def test_compiled_unlimited_equals_reference(models, stores, seed, strategy):
     best = decoder.best(result, words)
     assert best.score == pytest.approx(expected.best.score, abs=1e-4)
     assert best.features["lm"] == pytest.approx(reference_lm.score_sentence(best.words), abs=1e-4)
-    kbest = decoder.kbest(result, words, 8, unique=False)
-    assert [h.score for h in kbest] == pytest.approx([d.score for d in expected.kbest], abs=1e-4)
-    # Strings: where scores are not tied, the derivation at each rank is the same one.
-    for rank, (hyp, derivation) in enumerate(zip(kbest, expected.kbest)):
-        neighbours = [d.score for d in expected.kbest if abs(d.score - derivation.score) < 1e-6]
-        if len(neighbours) == 1:
-            assert hyp.words == list(derivation.words), rank
+    assert_kbest_equals_reference(decoder.kbest(result, words, 8, unique=False), expected.kbest)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -193,12 +197,7 @@ def test_compiled_unlimited_counting_real_pops_equals_reference(models, stores, 
                                  virtual_pop_limit=0, search="incremental")
     result = decoder.search(words)
     assert decoder.best(result, words).score == pytest.approx(expected.best.score, abs=1e-4)
-    kbest = decoder.kbest(result, words, 8, unique=False)
-    assert [h.score for h in kbest] == pytest.approx([d.score for d in expected.kbest], abs=1e-4)
-    for rank, (hyp, derivation) in enumerate(zip(kbest, expected.kbest)):
-        neighbours = [d.score for d in expected.kbest if abs(d.score - derivation.score) < 1e-6]
-        if len(neighbours) == 1:
-            assert hyp.words == list(derivation.words), rank
+    assert_kbest_equals_reference(decoder.kbest(result, words, 8, unique=False), expected.kbest)
 
 
 @pytest.mark.parametrize("seed", range(20))
