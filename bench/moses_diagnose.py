@@ -33,6 +33,7 @@ import argparse
 import gzip
 import json
 import os
+import pathlib
 import re
 import time
 from collections import Counter
@@ -344,7 +345,7 @@ def main(argv=None) -> int:
 
     verses = [int(v) for v in args.verses.split(",")]
     roots = parse_details(args.details)
-    source = [line.rstrip("\n") for line in open(args.source, encoding="utf-8")]
+    source = pathlib.Path(args.source).read_text(encoding="utf-8").splitlines()
     settings = {}
     for s in args.setting:
         name, _, value = s.partition("=")
@@ -353,7 +354,7 @@ def main(argv=None) -> int:
     keys = {rule_key(node) for root in roots.values() for node in walk(root) if node.lhs != "Q"}
     table_index = index_table(args.rule_table, keys)
     keep = decoder.chart.grammar.table_limit.source_rules
-    moses_scores = json.load(open(os.path.join(RESULTS, "moses.json")))["demo"]["moses"]["moses-default-100"]["scores"]
+    moses_scores = json.loads(pathlib.Path(RESULTS, "moses.json").read_text())["demo"]["moses"]["moses-default-100"]["scores"]
     counts = Counter()
     out = []
     for tid, verse in enumerate(verses):
@@ -378,7 +379,7 @@ def main(argv=None) -> int:
             first[min(v["failures"], key=lambda f: f.get("width", 99))["kind"]] += 1
     print("per verse, the narrowest failure point's cause:", dict(first))
     if args.json:
-        runs = json.load(open(args.json)) if os.path.exists(args.json) else []
+        runs = json.loads(pathlib.Path(args.json).read_text()) if os.path.exists(args.json) else []
         runs.append({"created": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "details": args.details,
                      "pop_limit": args.pop_limit, "settings": settings, "max_unary_depth": 0, "table_limit": 20,
                      "load_average": os.getloadavg()[0], "counts": counts, "narrowest": first, "verses": out})

@@ -3,6 +3,7 @@ n-best parser and the per-verse checks (the bench itself needs `--moses-bin`).""
 from __future__ import annotations
 
 import math
+import pathlib
 
 import pytest
 
@@ -87,7 +88,7 @@ def test_reported_seconds():
 
 def glue_rules_by_kind(path):
     start, concat, end = {}, {}, []
-    for line in open(path, encoding="utf-8"):
+    for line in pathlib.Path(path).read_text(encoding="utf-8").splitlines():
         rule = parse_rule(line.strip())
         assert rule.lhs == bm.GOAL_LABEL
         if rule.source[0] == "<s>":
