@@ -72,17 +72,18 @@ def parse_details(path: str) -> dict[int, Node]:
     """Moses' -T file: per translation id, the root of its 1-best derivation."""
     lines: dict[int, list] = {}
     opener = gzip.open if path.endswith(".gz") else open
-    for line in opener(path, "rt", encoding="utf-8"):
-        if not line.startswith("Trans Opt"):
-            continue
-        m = _LINE.match(line)
-        if not m:
-            raise ValueError(f"not a Trans Opt line: {line[:200]!r}")
-        tid, a, b, context, lhs, target, _, _, nonterm, c, future = m.groups()
-        ctx = [(int(x), int(y), s) for x, y, s in _CONTEXT.findall(context)][::-1]
-        pairs = [tuple(int(v) for v in p.split("-")) for p in nonterm.split()]
-        lines.setdefault(int(tid), []).append(Node(int(tid), int(a), int(b), ctx, lhs, target.split(), pairs,
-                                                   float(c), float(future)))
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("Trans Opt"):
+                continue
+            m = _LINE.match(line)
+            if not m:
+                raise ValueError(f"not a Trans Opt line: {line[:200]!r}")
+            tid, a, b, context, lhs, target, _, _, nonterm, c, future = m.groups()
+            ctx = [(int(x), int(y), s) for x, y, s in _CONTEXT.findall(context)][::-1]
+            pairs = [tuple(int(v) for v in p.split("-")) for p in nonterm.split()]
+            lines.setdefault(int(tid), []).append(Node(int(tid), int(a), int(b), ctx, lhs, target.split(), pairs,
+                                                       float(c), float(future)))
     roots = {}
     for tid, nodes in lines.items():
         position = 0
