@@ -750,7 +750,8 @@ def rewrite_report(out: str, work: str) -> int:
     for name, run in result["demo"]["moses"].items():
         log_path = os.path.join(work, f"{name}.log")
         if "real_hypotheses" not in run and os.path.exists(log_path):
-            run["real_hypotheses"] = moses_real_hypotheses(pathlib.Path(log_path).read_text(encoding="utf-8", errors="replace"))
+            log_text = pathlib.Path(log_path).read_text(encoding="utf-8", errors="replace")
+            run["real_hypotheses"] = moses_real_hypotheses(log_text)
     with open(path, "w", encoding="utf-8") as f:
         json.dump(result, f, indent=1)
         f.write("\n")

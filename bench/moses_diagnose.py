@@ -346,7 +346,8 @@ def main(argv=None) -> int:
 
     verses = [int(v) for v in args.verses.split(",")]
     roots = parse_details(args.details)
-    source = pathlib.Path(args.source).read_text(encoding="utf-8").splitlines()
+    with open(args.source, encoding="utf-8") as f:
+        source = [line.rstrip("\n") for line in f]
     settings = {}
     for s in args.setting:
         name, _, value = s.partition("=")
@@ -355,7 +356,8 @@ def main(argv=None) -> int:
     keys = {rule_key(node) for root in roots.values() for node in walk(root) if node.lhs != "Q"}
     table_index = index_table(args.rule_table, keys)
     keep = decoder.chart.grammar.table_limit.source_rules
-    moses_scores = json.loads(pathlib.Path(RESULTS, "moses.json").read_text())["demo"]["moses"]["moses-default-100"]["scores"]
+    moses_json = json.loads(pathlib.Path(RESULTS, "moses.json").read_text())
+    moses_scores = moses_json["demo"]["moses"]["moses-default-100"]["scores"]
     counts = Counter()
     out = []
     for tid, verse in enumerate(verses):

@@ -61,7 +61,8 @@ def main(argv=None) -> int:
         parser.error(f"--skip {args.skip}: the results have {moses_results['sentences']} verses")
     chosen = slice(args.skip, moses_results["sentences"] if not args.sentences
                    else min(moses_results["sentences"], args.skip + args.sentences))
-    verses = pathlib.Path(args.source).read_text(encoding="utf-8").splitlines()[first:first + moses_results["sentences"]]
+    with open(args.source, encoding="utf-8") as f:
+        verses = [line.rstrip("\n") for line in f][first:first + moses_results["sentences"]]
     verses = verses[chosen]
     table_limit = moses_results["ours"][0]["table_limit"]
     decoder = Decoder.from_config(moses_results["config"], max_unary_depth=0, table_limit=table_limit,
