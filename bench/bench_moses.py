@@ -87,6 +87,7 @@ import argparse
 import json
 import math
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -346,10 +347,10 @@ class MosesProcess:
         _, status, usage = os.wait4(self.process.pid, 0)
         self.process.returncode = os.waitstatus_to_exitcode(status)
         wall = time.perf_counter() - self.wall
-        stderr = open(self.log_path, encoding="utf-8", errors="replace").read()
+        stderr = pathlib.Path(self.log_path).read_text(encoding="utf-8", errors="replace")
         if self.process.returncode != 0:
             raise RuntimeError(f"moses failed (exit {self.process.returncode}) on {self.ini}: {stderr[-2000:]}")
-        outputs = open(self.out_path, encoding="utf-8").read().split("\n")[:self.n]
+        outputs = pathlib.Path(self.out_path).read_text(encoding="utf-8").split("\n")[:self.n]
         nbest = read_nbest(self.nbest_path) if self.n else {}
         return MosesRun(outputs, nbest, usage.ru_utime + usage.ru_stime, wall, *reported_seconds(stderr), stderr[-3000:])
 
@@ -612,8 +613,8 @@ def demo_comparison(args, log=print) -> dict:
             "wall_seconds": run.wall_seconds, "load_average": os.getloadavg()[0],
             "bleu": corpus_bleu(run.outputs, references).score if references else None,
             "checks": summarize_checks(checks),
-            "real_hypotheses": moses_real_hypotheses(open(os.path.join(work, f"{name}.log"), encoding="utf-8",
-                                                          errors="replace").read())}
+            "real_hypotheses": moses_real_hypotheses(pathlib.Path(work, f"{name}.log").read_text(encoding="utf-8",
+                                                                                    errors="replace"))}
         log(f"  {name}: average {moses_runs[name]['average_score']:.4f}, "
             f"{moses_runs[name]['decode_cpu_seconds_per_verse']:.3f} CPU s/verse (+ load {load_cpu:.1f} s), "
             f"checks {moses_runs[name]['checks']}")
@@ -749,7 +750,8 @@ def rewrite_report(out: str, work: str) -> int:
     for name, run in result["demo"]["moses"].items():
         log_path = os.path.join(work, f"{name}.log")
         if "real_hypotheses" not in run and os.path.exists(log_path):
-            run["real_hypotheses"] = moses_real_hypotheses(open(log_path, encoding="utf-8", errors="replace").read())
+            log_text = pathlib.Path(log_path).read_text(encoding="utf-8", errors="replace")
+            run["real_hypotheses"] = moses_real_hypotheses(log_text)
     with open(path, "w", encoding="utf-8") as f:
         json.dump(result, f, indent=1)
         f.write("\n")

@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
 import sys
 import time
 
@@ -87,12 +88,12 @@ def _quality(hypotheses: list[str], references: list[str]) -> dict:
 def grammar_size(decoder) -> dict:
     if getattr(decoder, "grammar_path", None):  # SDIG
         stats_path = os.path.join(decoder.grammar_path, "stats.json")
-        stats = json.load(open(stats_path)) if os.path.exists(stats_path) else {}
+        stats = json.loads(pathlib.Path(stats_path).read_text()) if os.path.exists(stats_path) else {}
         with open(os.path.join(decoder.grammar_path, "ets.tsv"), encoding="utf-8") as f:
             pairs = sum(1 for _ in f)
         return {"et_pairs": pairs, "induced_et_pairs": stats.get("induced_et_pairs"),
                 "model1_et_pairs": stats.get("model1_et_pairs")}
-    meta = json.load(open(os.path.join(decoder.store.path, "meta.json")))
+    meta = json.loads(pathlib.Path(decoder.store.path, "meta.json").read_text())
     report = meta.get("report", {})
     return {"source_rules": report.get("source_rules"), "binary_rules": report.get("binary_rules")}
 

@@ -27,6 +27,7 @@ import argparse
 import json
 import math
 import os
+import pathlib
 import sys
 import time
 
@@ -331,7 +332,7 @@ def results_section(runs: list[dict], command: str, png: str = "two_pass.png") -
 
 def update_results_md(path: str, section: str) -> None:
     """Put `section` into results.md in place of its previous version (or at the end)."""
-    text = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+    text = pathlib.Path(path).read_text(encoding="utf-8") if os.path.exists(path) else ""
     if SECTION_START in text and SECTION_END in text:
         head, rest = text.split(SECTION_START, 1)
         tail = rest.split(SECTION_END, 1)[1].lstrip("\n")

@@ -18,6 +18,7 @@ LAUNCHER = r"""
 import json, os, subprocess, sys
 process = subprocess.Popen(sys.argv[2:])
 _, status, usage = os.wait4(process.pid, 0)
+process.returncode = os.waitstatus_to_exitcode(status)
 with open(sys.argv[1], "w") as f:
     json.dump({"exit_code": os.waitstatus_to_exitcode(status), "user_seconds": usage.ru_utime,
                "system_seconds": usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024}, f)

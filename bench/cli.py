@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
 import sys
 
 from bench import experiments
@@ -168,7 +169,7 @@ def write_results(results: dict, out: str) -> None:
     from bench.bench_two_pass import SECTION_END, SECTION_START
 
     path = os.path.join(out, "results.md")
-    previous = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+    previous = pathlib.Path(path).read_text(encoding="utf-8") if os.path.exists(path) else ""
     with open(path, "w", encoding="utf-8") as f:
         f.write(markdown(results))
         if SECTION_START in previous and SECTION_END in previous:  # `cky bench --two-pass`'s section stays

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import platform
 import resource
 import statistics
@@ -101,7 +102,7 @@ def bible_system(work: str, data_dir: str | None = None, log=print) -> System | 
                             "--glue", glue, "--filter-to", devtest, "--no-progress"], cwd=REPO, check=True)
         notes.append("rules extracted by the benchmark with `cky extract` defaults, filtered to dev+test")
     try:
-        name = json.load(open(path("manifest.json"), encoding="utf-8"))["name"]
+        name = json.loads(pathlib.Path(path("manifest.json")).read_text(encoding="utf-8"))["name"]
     except (OSError, ValueError, KeyError):
         name = "bible-es-en"
     return System(name, rules, path("lm.bin"), path("dev.es"), path("dev.en"), path("test.es"), path("test.en"),
@@ -291,6 +292,7 @@ def throughput(config_path: str, input_path: str, out_path: str, workers: int = 
                                    + (["--workers", str(workers)] if workers > 1 else []),
                                    stdin=stdin, stdout=stdout, stderr=subprocess.DEVNULL, cwd=REPO)
         _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4: Popen must know
     seconds = time.perf_counter() - started
     return {"sentences": n, "seconds": seconds, "sentences_per_second": n / seconds, "workers": workers,
             "peak_memory_mb": usage.ru_maxrss / 1024.0, "exit_status": os.waitstatus_to_exitcode(status)}

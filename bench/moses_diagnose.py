@@ -39,6 +39,7 @@ import argparse
 import gzip
 import json
 import os
+import pathlib
 import re
 import time
 from collections import Counter
@@ -77,17 +78,18 @@ def parse_details(path: str) -> dict[int, Node]:
     """Moses' -T file: per translation id, the root of its 1-best derivation."""
     lines: dict[int, list] = {}
     opener = gzip.open if path.endswith(".gz") else open
-    for line in opener(path, "rt", encoding="utf-8"):
-        if not line.startswith("Trans Opt"):
-            continue
-        m = _LINE.match(line)
-        if not m:
-            raise ValueError(f"not a Trans Opt line: {line[:200]!r}")
-        tid, a, b, context, lhs, target, _, _, nonterm, c, future = m.groups()
-        ctx = [(int(x), int(y), s) for x, y, s in _CONTEXT.findall(context)][::-1]
-        pairs = [tuple(int(v) for v in p.split("-")) for p in nonterm.split()]
-        lines.setdefault(int(tid), []).append(Node(int(tid), int(a), int(b), ctx, lhs, target.split(), pairs,
-                                                   float(c), float(future)))
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("Trans Opt"):
+                continue
+            m = _LINE.match(line)
+            if not m:
+                raise ValueError(f"not a Trans Opt line: {line[:200]!r}")
+            tid, a, b, context, lhs, target, _, _, nonterm, c, future = m.groups()
+            ctx = [(int(x), int(y), s) for x, y, s in _CONTEXT.findall(context)][::-1]
+            pairs = [tuple(int(v) for v in p.split("-")) for p in nonterm.split()]
+            lines.setdefault(int(tid), []).append(Node(int(tid), int(a), int(b), ctx, lhs, target.split(), pairs,
+                                                       float(c), float(future)))
     roots = {}
     for tid, nodes in lines.items():
         position = 0
@@ -383,7 +385,8 @@ def main(argv=None) -> int:
 
     verses = [int(v) for v in args.verses.split(",")]
     roots = parse_details(args.details)
-    source = [line.rstrip("\n") for line in open(args.source, encoding="utf-8")]
+    with open(args.source, encoding="utf-8") as f:
+        source = [line.rstrip("\n") for line in f]
     settings = {}
     for s in args.setting:
         name, _, value = s.partition("=")
@@ -392,7 +395,7 @@ def main(argv=None) -> int:
     keys = {rule_key(node) for root in roots.values() for node in walk(root) if node.lhs != "Q"}
     table_index = index_table(args.rule_table, keys)
     keep = decoder.chart.grammar.table_limit.source_rules
-    moses_results = json.load(open(args.results))["demo"]
+    moses_results = json.loads(pathlib.Path(args.results).read_text())["demo"]
     first = moses_results.get("skip", 0)
     moses_scores = {first + k: s for k, s in enumerate(moses_results["moses"]["moses-default-100"]["scores"])}
     counts = Counter()
@@ -420,7 +423,7 @@ def main(argv=None) -> int:
             first[min(v["failures"], key=lambda f: f.get("width", 99))["kind"]] += 1
     print("per verse, the narrowest failure point's cause:", dict(first))
     if args.json:
-        runs = json.load(open(args.json)) if os.path.exists(args.json) else []
+        runs = json.loads(pathlib.Path(args.json).read_text()) if os.path.exists(args.json) else []
         runs.append({"created": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "details": args.details,
                      "pop_limit": args.pop_limit, "settings": settings, "max_unary_depth": 0, "table_limit": 20,
                      "load_average": os.getloadavg()[0], "results": args.results, "counts": counts, "narrowest": first, "verses": out})

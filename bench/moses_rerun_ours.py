@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
 import time
 
 from bench.bench_moses import BUILD, RESULTS, compare, decode_ours
@@ -54,13 +55,14 @@ def main(argv=None) -> int:
 
     from decoder.decoder import Decoder
 
-    moses_results = json.load(open(args.results))["demo"]
+    moses_results = json.loads(pathlib.Path(args.results).read_text())["demo"]
     first = moses_results.get("skip", 0)  # the results' first verse is verse first + 1 of --source
     if not 0 <= args.skip < moses_results["sentences"]:
         parser.error(f"--skip {args.skip}: the results have {moses_results['sentences']} verses")
     chosen = slice(args.skip, moses_results["sentences"] if not args.sentences
                    else min(moses_results["sentences"], args.skip + args.sentences))
-    verses = [line.rstrip("\n") for line in open(args.source, encoding="utf-8")][first:first + moses_results["sentences"]]
+    with open(args.source, encoding="utf-8") as f:
+        verses = [line.rstrip("\n") for line in f][first:first + moses_results["sentences"]]
     verses = verses[chosen]
     table_limit = moses_results["ours"][0]["table_limit"]
     decoder = Decoder.from_config(moses_results["config"], max_unary_depth=0, table_limit=table_limit,
@@ -97,7 +99,7 @@ def main(argv=None) -> int:
                                   for name, c in row["against"].items()),
                       flush=True)
     out = args.out
-    previous = json.load(open(out)) if os.path.exists(out) else []
+    previous = json.loads(pathlib.Path(out).read_text()) if os.path.exists(out) else []
     previous.append({"machine": machine_info(), "created": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                      "rows": rows})
     with open(out, "w") as f:

@@ -1,6 +1,7 @@
 """Batch decoding: same output as sequential decoding, failures isolated, resume after a kill."""
 import json
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -80,20 +81,20 @@ def test_resume_after_a_kill_gives_the_same_files(tmp_path):
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # kill it once a checkpoint past the start exists
         try:
-            if json.load(open(sidecar))["lines_done"] >= 5:
+            if json.loads(pathlib.Path(sidecar).read_text())["lines_done"] >= 5:
                 break
         except (OSError, ValueError):
             pass
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGKILL)  # no chance to clean up: the worst interruption
     process.wait()
-    done = json.load(open(sidecar))["lines_done"]
+    done = json.loads(pathlib.Path(sidecar).read_text())["lines_done"]
     assert 5 <= done < len(SENTENCES)
 
     process = run_translation(outputs, delay=0.0, resume=True)
     assert process.wait(timeout=60) == 0
     for name in outputs:
-        assert open(outputs[name]).read() == open(expected[name]).read()
+        assert pathlib.Path(outputs[name]).read_text() == pathlib.Path(expected[name]).read_text()
     assert not os.path.exists(sidecar)
 
 
@@ -104,7 +105,7 @@ def test_resume_ignores_a_checkpoint_of_another_input(tmp_path):
     with open(progress_path(outputs), "w") as f:  # a stale sidecar from some other run
         json.dump({"input_sha256": "0" * 64, "outputs": outputs, "lines_done": 1, "offsets": {"out": 4}}, f)
     translate_to_files(ToyDecoder(), ["e f", "g h"], outputs, job, resume=True, progress=False)
-    assert open(outputs["out"]).read() == "f e\nh g\n"
+    assert pathlib.Path(outputs["out"]).read_text() == "f e\nh g\n"
 
 
 def frozen_objects(decoder, sentence):

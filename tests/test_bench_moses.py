@@ -87,7 +87,9 @@ def test_reported_seconds():
 
 def glue_rules_by_kind(path):
     start, concat, end = {}, {}, []
-    for line in open(path, encoding="utf-8"):
+    with open(path, encoding="utf-8") as f:
+        lines = f.readlines()
+    for line in lines:
         rule = parse_rule(line.strip())
         assert rule.lhs == bm.GOAL_LABEL
         if rule.source[0] == "<s>":

@@ -6,6 +6,7 @@ losing and duplicating no line; the TCP path with a scheduler and `dask worker` 
 import json
 import logging
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -198,7 +199,7 @@ def wait_for(condition, seconds=60, what="the condition"):
 
 def lines_done(out) -> int:
     try:
-        return json.loads(open(f"{out}.progress.json").read())["lines_done"]
+        return json.loads(pathlib.Path(f"{out}.progress.json").read_text())["lines_done"]
     except (OSError, ValueError):  # not written yet, or being replaced
         return 0
 
@@ -256,7 +257,9 @@ def test_cli_loses_and_duplicates_no_line_when_a_worker_is_killed(client, slow_w
     victim = workers.pop()
     os.kill(victim, signal.SIGKILL)
     assert lines_done(out) < len(lines)  # killed mid-run
-    assert process.wait(timeout=120) == 0, process.stderr.read()
+    code = process.wait(timeout=120)
+    with process.stderr:
+        assert code == 0, process.stderr.read()
     assert out.read_text(encoding="utf-8") == "".join(f"the house {i}\n" for i in range(40))
     wait_for(lambda: len(client.run(os.getpid)) == 2, what="the nanny to replace the worker")
     assert victim not in client.run(os.getpid).values()
@@ -315,7 +318,8 @@ def test_cli_extract_on_a_cluster_writes_the_table_of_one_process(client, tmp_pa
                 "--no-progress", *flags]
         code, _, err = run_cky(argv)
         assert code == 0, err
-        outputs[run] = {"rules": gzip.open(out / "rules.gz").read(), "glue": gzip.open(out / "glue.gz").read(),
+        outputs[run] = {"rules": gzip.decompress((out / "rules.gz").read_bytes()),
+                        "glue": gzip.decompress((out / "glue.gz").read_bytes()),
                         "unknown": (out / "unknown.txt").read_bytes(),
                         "summary": json.loads((out / "summary.json").read_text())}
     assert outputs["one"]["rules"].count(b"\n") > 100

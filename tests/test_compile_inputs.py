@@ -4,6 +4,7 @@ import gzip
 import json
 import os
 
+import pathlib
 import pytest
 
 from decoder.cli import main as cky
@@ -162,4 +163,4 @@ def test_filtered_table_keeps_the_names_of_a_decompressed_original(table, tmp_pa
     test.write_text(" ".join(w for r in random_grammar(5, seed=5) for w in r.source if isinstance(w, str)) + "\n")
     code, _ = run_cky(capsys, "extract", "--rules", table, "--filter-to", test, "--out", tmp_path / "f.gz")
     assert code == 0
-    assert json.loads(open(feature_names_path(tmp_path / "f.gz")).read()) == NAMES
+    assert json.loads(pathlib.Path(feature_names_path(tmp_path / "f.gz")).read_text()) == NAMES

@@ -65,12 +65,13 @@ def test_pharaoh_round_trip_and_errors():
 
 
 FAKE_EFLOMAL = """
-import sys
+import pathlib, sys
 arguments = dict(zip(sys.argv[1::2], sys.argv[2::2]))
-lines = open(arguments["-s"]).read().splitlines()
-open(arguments["-f"], "w").write("".join("0-0\\n" for _ in lines))
-open(arguments["-r"], "w").write("".join("0-0 1-1\\n" for _ in lines))
-open(arguments["-s"] + ".runs", "a").write("run\\n")
+lines = pathlib.Path(arguments["-s"]).read_text().splitlines()
+pathlib.Path(arguments["-f"]).write_text("".join("0-0\\n" for _ in lines))
+pathlib.Path(arguments["-r"]).write_text("".join("0-0 1-1\\n" for _ in lines))
+with open(arguments["-s"] + ".runs", "a") as runs:
+    runs.write("run\\n")
 """
 
 

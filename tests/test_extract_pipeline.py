@@ -4,6 +4,7 @@ import json
 import math
 from collections import defaultdict
 
+import pathlib
 import pytest
 
 from decoder.cli import main as cky
@@ -54,7 +55,7 @@ def test_small_corpus_table_features_and_counts(tmp_path):
     # S(x0:NP x1:VP), NP(x0:PRP) and PRP(he) <- il occur in both pairs
     assert summary["distinct_rules"] == len(table) == 7
     assert summary["nonterminals_per_rule"] == {"0": 3, "1": 3, "2": 1}
-    assert json.load(open(feature_names_path(out / "rules.gz"))) == FEATURE_NAMES
+    assert json.loads(pathlib.Path(feature_names_path(out / "rules.gz")).read_text()) == FEATURE_NAMES
 
     rules = {str(r): r for r in table}
     vp = rules["VP -> < ne [VB] pas , does not [VB] >"]
@@ -85,7 +86,7 @@ def test_small_corpus_table_features_and_counts(tmp_path):
     assert all(r.lhs == "Q" for r in glue)
     start = {r.labels[0]: r.scores[0] for r in glue if r.arity == 1}
     assert start["S"] == 1 and start["VB"] == pytest.approx(math.e)  # S is a training root label
-    assert json.load(open(feature_names_path(out / "glue.gz"))) == ["glue"]
+    assert json.loads(pathlib.Path(feature_names_path(out / "glue.gz")).read_text()) == ["glue"]
     # Single-word minimal rules: PRP(he) <- il twice, VB(go) <- va, VB(goes) <- va. The source words
     # seen once (ne, pas) have no single-word rule, so all single-word rules count.
     assert read_unknown_labels(out / "unknown-labels.txt") == {"PRP": 0.5, "VB": 0.5}
@@ -177,8 +178,8 @@ def test_parallel_compiled_run_writes_the_same_table_as_a_serial_reference_run(t
     serial, _, out1 = extract(tmp_path / "a", paths, jobs=1, shards=2, chunk_size=120, compiled=False)
     parallel, _, out2 = extract(tmp_path / "b", paths, jobs=2, shards=5, chunk_size=23)
     for name in ("rules.gz", "glue.gz", "unknown-labels.txt"):
-        a = gzip.open(out1 / name).read() if name.endswith(".gz") else (out1 / name).read_bytes()
-        b = gzip.open(out2 / name).read() if name.endswith(".gz") else (out2 / name).read_bytes()
+        a = gzip.decompress((out1 / name).read_bytes()) if name.endswith(".gz") else (out1 / name).read_bytes()
+        b = gzip.decompress((out2 / name).read_bytes()) if name.endswith(".gz") else (out2 / name).read_bytes()
         assert a == b, name
     for key in ("minimal_rules", "composed_rules", "distinct_rules", "nonterminals_per_rule"):
         assert serial[key] == parallel[key]
@@ -205,7 +206,7 @@ def test_cli_extracts_and_filters(tmp_path):
                 "--target", paths["en"], "--out", str(out / "rules.gz"), "--summary", str(out / "s.json"),
                 "--glue", str(out / "glue.gz"), "--unknown-labels", str(out / "unk.txt"),
                 "--compose", "2", "--max-nonterminals", "4", "--jobs", "1", "--no-progress"]) == 0
-    summary = json.load(open(out / "s.json"))
+    summary = json.loads((out / "s.json").read_text())
     for key in ("sentence_pairs", "skipped", "minimal_rules", "composed_rules", "distinct_rules",
                 "nonterminals_per_rule", "seconds"):
         assert key in summary
@@ -217,7 +218,7 @@ def test_cli_extracts_and_filters(tmp_path):
     kept = {str(r) for r in read_rules(out / "filtered.gz")}
     assert "VB -> < va , go >" in kept and "PRP -> < il , he >" in kept
     assert not any("ne" in r.split(",")[0] for r in kept)
-    assert json.load(open(feature_names_path(out / "filtered.gz"))) == FEATURE_NAMES
+    assert json.loads(pathlib.Path(feature_names_path(out / "filtered.gz")).read_text()) == FEATURE_NAMES
     # the same filter applied while extracting
     assert cky(["extract", "--source", paths["src"], "--trees", paths["trees"], "--alignment", paths["align"],
                 "--out", str(out / "direct.gz"), "--compose", "2", "--max-nonterminals", "4",

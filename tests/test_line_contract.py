@@ -4,6 +4,7 @@ may hold \\r, NUL, U+2028, a BOM, invalid UTF-8 or nothing at all, every way of 
 gives exactly one output line per input line, in order; each good line is its translation alone and
 each line that is not UTF-8 is empty."""
 import os
+import pathlib
 import signal
 import tempfile
 import time
@@ -81,10 +82,10 @@ def test_every_way_to_run_gives_one_line_per_input_line(model, decoder, doc):
         code, stdout, _ = run_cky(config, stdin=data)
         check(code, stdout, expected)
         code, _, _ = run_cky(config + ["--output", out, "--stats-out", stats], stdin=data)
-        check(code, open(out, "rb").read(), expected)
-        assert len(output_lines(open(stats, "rb").read())) == len(expected)
+        check(code, pathlib.Path(out).read_bytes(), expected)
+        assert len(output_lines(pathlib.Path(stats).read_bytes())) == len(expected)
         code, _, _ = run_cky(config + ["--input", source, "--output", out, "--workers", "2"])
-        check(code, open(out, "rb").read(), expected)
+        check(code, pathlib.Path(out).read_bytes(), expected)
 
 
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -107,5 +108,5 @@ def test_resume_after_a_kill_at_a_random_moment(model, decoder, doc, kill_after)
         process.stderr.close()
         code, _, err = run_cky(args + ["--resume"])
         assert code in (0, 1), err
-        assert output_lines(open(out, "rb").read()) == expected
+        assert output_lines(pathlib.Path(out).read_bytes()) == expected
         assert not os.path.exists(out + ".progress.json")

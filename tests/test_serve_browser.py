@@ -58,6 +58,7 @@ def server(tmp_path_factory):
     finally:
         process.terminate()
         process.wait(10)
+        process.stdout.close()
 
 
 @pytest.fixture(scope="module")

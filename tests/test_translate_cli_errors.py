@@ -2,6 +2,7 @@
 the file, the documented exit code, no traceback, no lost or shifted lines (issues 11 and 12)."""
 import json
 import os
+import pathlib
 import resource
 import signal
 import subprocess
@@ -109,7 +110,7 @@ def interrupted_run(model, tmp_path, monkeypatch):
     monkeypatch.setattr(Decoder, "translate", translate)
     assert run_cky(translate_args(model, "--input", str(source), "--output", str(out)))[0] == 130
     monkeypatch.setattr(Decoder, "translate", original)
-    assert json.load(open(f"{out}.progress.json"))["lines_done"] >= 1
+    assert json.loads(pathlib.Path(f"{out}.progress.json").read_text())["lines_done"] >= 1
     return source, out
 
 
@@ -216,10 +217,11 @@ def test_ctrl_c_stops_at_once_with_one_line_and_the_progress_saved(model, tmp_pa
     os.killpg(process.pid, signal.SIGINT)  # as a terminal does: the whole process group
     code = process.wait(timeout=30)
     seconds = time.monotonic() - interrupted
-    err = process.stderr.read()
+    with process.stderr:
+        err = process.stderr.read()
     assert code == 130 and seconds < 3.0, (seconds, err)
     assert "Traceback" not in err and err.splitlines()[-1].startswith("cky translate: interrupted")
-    assert json.load(open(f"{out}.progress.json"))["lines_done"] == 1
+    assert json.loads(pathlib.Path(f"{out}.progress.json").read_text())["lines_done"] == 1
 
 
 def test_killing_the_parent_of_two_workers_leaves_no_traceback_and_no_worker(model, tmp_path):
@@ -232,7 +234,8 @@ def test_killing_the_parent_of_two_workers_leaves_no_traceback_and_no_worker(mod
     process.kill()
     process.wait()
     started = time.monotonic()
-    err = process.stderr.read().decode()  # end of file once every worker is gone too
+    with process.stdout, process.stderr:
+        err = process.stderr.read().decode()  # end of file once every worker is gone too
     assert time.monotonic() - started < 10
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
 
@@ -246,7 +249,8 @@ def test_a_closed_output_pipe_ends_quietly(model, tmp_path):
     assert process.stdout.readline() == b"the green house is small\n"
     process.stdout.close()
     code = process.wait(timeout=60)
-    err = process.stderr.read().decode()
+    with process.stderr:
+        err = process.stderr.read().decode()
     assert code == 1 and "Traceback" not in err and "Error" not in err, err
 
 

@@ -1,6 +1,7 @@
 """MERT: the exact line search on a hand-made k-best list, and the loop's stopping rule."""
 import math
 import os
+import pathlib
 import stat
 
 import numpy as np
@@ -141,7 +142,7 @@ def test_cky_tune_writes_a_config_with_the_tuned_weights(tmp_path, monkeypatch):
     ranked = RankingDecoder(tuned["weights"])
     one_best = [ranked.kbest(str(i), 1)[0].text for i in range(2)]
     assert one_best in (["a b x y", "e f g h"], ["a b c d", "e f x y"])  # a BLEU 59.46 pair
-    log = json.loads(open(str(out) + ".log.json").read())
+    log = json.loads(pathlib.Path(str(out) + ".log.json").read_text())
     assert log["bleu"] == pytest.approx(BEST_BLEU)
     assert out.read_text().startswith("# MERT-tuned weights")
 

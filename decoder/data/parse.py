@@ -14,6 +14,7 @@ cheap and is redone on every run.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -98,6 +99,9 @@ class Worker:
     def kill(self) -> None:
         self.process.kill()
         self.process.wait()
+        for pipe in (self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError):  # stdin may hold a line the dead worker never read
+                pipe.close()
 
 
 class WorkerPool:
