@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
 
 import numpy as np
 
@@ -38,8 +39,9 @@ def main(argv=None) -> int:
     from decoder.search.model import LM
     from decoder.search.readback import edge_tails
 
-    runs = json.load(open(args.diagnosis))
-    source = [line.rstrip("\n") for line in open(args.source, encoding="utf-8")]
+    runs = json.loads(pathlib.Path(args.diagnosis).read_text())
+    with open(args.source, encoding="utf-8") as f:
+        source = [line.rstrip("\n") for line in f]
     for r in args.run:
         run = runs[r]
         decoder = Decoder.from_config(args.config, max_unary_depth=run["max_unary_depth"], table_limit=run["table_limit"],
