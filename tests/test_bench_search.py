@@ -9,11 +9,8 @@ import random
 import pytest
 
 from bench import bench_search
-from decoder.binarize import binarize
-from decoder.store import write_store
 
-from conftest import write_toy_arpa
-from test_decoder import FEATURES, rules
+from test_decoder import write_toy_system
 
 SENTENCES = ["la casa es pequeña", "el perro es verde", "la casa verde", "un perro", "la casa pequeña es verde",
              "el perro verde es pequeña la casa es verde"]
@@ -22,11 +19,7 @@ SENTENCES = ["la casa es pequeña", "el perro es verde", "la casa verde", "un pe
 @pytest.fixture(scope="module")
 def system(tmp_path_factory):
     directory = tmp_path_factory.mktemp("bench-search")
-    write_toy_arpa("decoder", directory, "lm.arpa")
-    write_store(binarize(rules(), "icr"), directory / "store", feature_names=FEATURES)
-    (directory / "config.toml").write_text('store = "store"\nlm = "lm.arpa"\n\n[weights]\nlm = 1.0\n'
-                                           'word_count = 0.3\np_e_given_f = 0.5\n')
-    (directory / "test.es").write_text("".join(s + "\n" for s in SENTENCES))
+    write_toy_system(directory, sentences=SENTENCES)
     (directory / "test.en").write_text("the house is small\nthe dog is green\nthe green house\na dog\n"
                                        "the small house is green\nthe green dog is small the house is green\n")
     return directory

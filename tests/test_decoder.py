@@ -44,14 +44,22 @@ def rules():
     ]
 
 
-@pytest.fixture(scope="module")
-def model(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("model")
+def write_toy_system(directory, search: str = "", sentences=()) -> None:
+    """The toy system in `directory`: lm.arpa (the "decoder" toy LM), an icr store of rules(), config.toml
+    (with `search`, lines of its [search] table, if given) and, if given, the sentences as test.es."""
     write_toy_arpa("decoder", directory, "lm.arpa")
     write_store(binarize(rules(), "icr"), directory / "store", feature_names=FEATURES)
     (directory / "config.toml").write_text(
-        'store = "store"\nlm = "lm.arpa"\nlm_order = 2\n\n[search]\npop_limit = 50\nmax_span = 10\n\n'
-        '[weights]\nlm = 1.0\nword_count = 0.3\np_e_given_f = 0.5\n')
+        'store = "store"\nlm = "lm.arpa"\nlm_order = 2\n\n' + (f"[search]\n{search}\n" if search else "")
+        + '[weights]\nlm = 1.0\nword_count = 0.3\np_e_given_f = 0.5\n')
+    if sentences:
+        (directory / "test.es").write_text("".join(line + "\n" for line in sentences), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("model")
+    write_toy_system(directory, "pop_limit = 50\nmax_span = 10\n")
     return directory
 
 

@@ -8,39 +8,18 @@ import json
 import pytest
 
 from bench import moses_rerun_ours
-from decoder.binarize import binarize
 from decoder.decoder import Decoder
-from decoder.grammar import Rule
-from decoder.store import write_store
 
-from conftest import write_toy_arpa
+from test_decoder import write_toy_system
 
-FEATURES = ["p_e_given_f", "p_f_given_e"]
 SOURCE = ["la casa", "el perro", "la casa es pequeña", "un perro", "el perro es verde", "la casa verde"]
 TABLE_LIMIT = 20
-
-
-def rules():
-    def r(lhs, source, target, labels, scores):
-        return Rule(lhs, tuple(source), tuple(target), tuple(labels), tuple(scores))
-
-    return [r("DT", ["la"], ["the"], [], [0.9, 0.8]), r("DT", ["el"], ["the"], [], [0.9, 0.8]),
-            r("DT", ["un"], ["a"], [], [0.8, 0.8]), r("NN", ["casa"], ["house"], [], [0.9, 0.7]),
-            r("NN", ["casa"], ["home"], [], [0.3, 0.4]), r("NN", ["perro"], ["dog"], [], [0.9, 0.7]),
-            r("JJ", ["pequeña"], ["small"], [], [0.7, 0.6]), r("JJ", ["verde"], ["green"], [], [0.8, 0.6]),
-            r("VBZ", ["es"], ["is"], [], [0.9, 0.9]), r("NP", [0, 1], [0, 1], ["DT", "NN"], [0.6, 0.5]),
-            r("NP", [0, 1, 2], [0, 2, 1], ["DT", "NN", "JJ"], [0.5, 0.5]),
-            r("S", [0, "es", 1], [0, "is", 1], ["NP", "JJ"], [0.4, 0.3])]
 
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
     directory = tmp_path_factory.mktemp("model")
-    write_toy_arpa("decoder", directory, "lm.arpa")
-    write_store(binarize(rules(), "icr"), directory / "store", feature_names=FEATURES)
-    (directory / "config.toml").write_text('store = "store"\nlm = "lm.arpa"\nlm_order = 2\n\n'
-                                           '[weights]\nlm = 1.0\nword_count = 0.3\np_e_given_f = 0.5\n')
-    (directory / "test.es").write_text("".join(line + "\n" for line in SOURCE), encoding="utf-8")
+    write_toy_system(directory, sentences=SOURCE)
     decoder = Decoder.from_config(directory / "config.toml", max_unary_depth=0, table_limit=TABLE_LIMIT,
                                   rule_order="score", pop_limit=100)
     scores = [decoder.translate(line).score for line in SOURCE]  # the toy model's search is exhaustive at 100
