@@ -143,6 +143,39 @@ def test_hard_time_limit_kills_the_worker_and_the_cache_resumes(tmp_path, monkey
     assert again.statistics["sentences_parsed_this_run"] == 0
 
 
+FLAKY_WORKER = textwrap.dedent('''
+    import json, os, sys
+    flag = sys.argv[0] + ".started"  # the first process starts, every later one fails
+    if os.path.exists(flag):
+        sys.exit(3)
+    open(flag, "w").close()
+    print(json.dumps({"ready": True, "version": "fake"}), flush=True)
+    for line in sys.stdin:
+        pass
+''')
+
+
+def test_a_worker_that_cannot_start_stops_the_workers_started_before_it(tmp_path, monkeypatch):
+    """WorkerPool: the second worker fails to start; the error says so, and the first worker is stopped and
+    the log closed (an unclosed log fails the test through the ResourceWarning filter of pyproject.toml)."""
+    script = tmp_path / "flaky_worker.py"
+    script.write_text(FLAKY_WORKER)
+    monkeypatch.setattr(parse, "WORKER_SCRIPT", script)
+    started = []
+    start = parse.Worker.__init__
+
+    def recording_start(worker, *args, **kwargs):
+        started.append(worker)
+        start(worker, *args, **kwargs)
+
+    monkeypatch.setattr(parse.Worker, "__init__", recording_start)
+    with pytest.raises(RuntimeError, match="did not start"):
+        parse.WorkerPool(parse.ParserSettings(), 2, tmp_path / "workers.log")
+    assert len(started) == 2
+    assert started[0].process.returncode is not None
+    assert started[0].process.stdout.closed
+
+
 link_grammar = pytest.mark.skipif(not parse.link_grammar_available(),
                                   reason="link-grammar Python bindings (Debian python3-link-grammar) not importable")
 

@@ -110,9 +110,15 @@ class WorkerPool:
     def __init__(self, settings: ParserSettings, processes: int, log_path: Path):
         self.settings = settings
         self.log_file = open(log_path, "a", encoding="utf-8")
-        self.workers = [Worker(settings, self.log_file) for _ in range(processes)]
-        self.version = self.workers[0].version
+        self.workers: list[Worker] = []
         self.restarts = 0
+        try:
+            for _ in range(processes):
+                self.workers.append(Worker(settings, self.log_file))
+        except BaseException:
+            self.close()  # a worker that cannot start: stop those that did, close the log
+            raise
+        self.version = self.workers[0].version
 
     def parse(self, texts: list[str], progress: tqdm | None = None) -> list[dict]:
         answers: list[dict | None] = [None] * len(texts)
@@ -163,6 +169,12 @@ class WorkerPool:
             worker.process.stdin.close()
             worker.kill()
         self.log_file.close()
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def chunk_path(cache_dir: Path, verses: list[list[str]], settings: ParserSettings) -> Path:
