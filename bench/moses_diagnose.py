@@ -396,8 +396,8 @@ def main(argv=None) -> int:
     table_index = index_table(args.rule_table, keys)
     keep = decoder.chart.grammar.table_limit.source_rules
     moses_results = json.loads(pathlib.Path(args.results).read_text())["demo"]
-    first = moses_results.get("skip", 0)
-    moses_scores = {first + k: s for k, s in enumerate(moses_results["moses"]["moses-default-100"]["scores"])}
+    first_line = moses_results.get("skip", 0)  # test-set line of the results' first verse
+    moses_scores = {first_line + k: s for k, s in enumerate(moses_results["moses"]["moses-default-100"]["scores"])}
     counts = Counter()
     out = []
     for tid, verse in enumerate(verses):
