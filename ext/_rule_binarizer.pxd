@@ -167,6 +167,7 @@ cdef class RuleBinarizer:
     # Symbols, buckets and virtual names; the binary rules of one source rule.
     cdef int token_bucket(self, str key) except -1
     cdef int concatenated_bucket(self, int left, int right) except -1
+    cdef int top_bucket(self, int left, int right) except -1
     cdef int concatenation_in_buffer(self, int left, int right, int n, uint64_t h) except -1
     cdef int intern_token(self, int t) except -1
     cdef int intern_row_token(self, int slot, int start, int end) except -1

@@ -655,6 +655,12 @@ cdef class RuleBinarizer:
         cdef int n = self.fill_concatenation(left, right)
         return self.concatenation_in_buffer(left, right, n, sequence_hash(self.bucket_buffer.data(), n))
 
+    cdef int top_bucket(self, int left, int right) except -1:
+        """Bucket of a top rule's children: the left child's, or both concatenated (right -1: none)."""
+        if right >= 0:
+            return self.concatenated_bucket(self.symbol_bucket[left], self.symbol_bucket[right])
+        return self.symbol_bucket[left]
+
     cdef int concatenation_in_buffer(self, int left, int right, int n, uint64_t h) except -1:
         """Bucket id of the n key ids fill_concatenation(left, right) left in bucket_buffer (hash h)."""
         cdef bint added
@@ -964,10 +970,7 @@ cdef class RuleBinarizer:
             left = self.child_symbol(self.node_left[j])
             right = self.child_symbol(self.node_right[j]) if self.node_right[j] != NO_CHILD else -1
             if self.node_flags[j] & TOP:
-                if right >= 0:
-                    bucket = self.concatenated_bucket(self.symbol_bucket[left], self.symbol_bucket[right])
-                else:
-                    bucket = self.symbol_bucket[left]
+                bucket = self.top_bucket(left, right)
                 binary = _binary_rule(<PyTypeObject*>self.binary_rule_type, lhs, self.node_children(j),
                                       _acyclic(self.node_target(j, 0)), rule_index)
                 index = len(self.rules)
@@ -1027,10 +1030,7 @@ cdef class RuleBinarizer:
             left = self.child_symbol(self.node_left[j])
             right = self.child_symbol(self.node_right[j]) if self.node_right[j] != NO_CHILD else -1
             if self.node_flags[j] & TOP:
-                if right >= 0:
-                    bucket = self.concatenated_bucket(self.symbol_bucket[left], self.symbol_bucket[right])
-                else:
-                    bucket = self.symbol_bucket[left]
+                bucket = self.top_bucket(left, right)
                 label = self.lhs_label(rule_index, lhs)
                 self.out_lhs.push_back(-1 - label)
                 self.out_child0.push_back(self.symbol_canonical[left])
