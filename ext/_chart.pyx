@@ -42,13 +42,14 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, u
 from libcpp.vector cimport vector
 
 from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState, Model, WordIndex
-from decoder._ext._lm cimport (LanguageModel, chart_state_hash, empty_chart_state, score_sentence_boundaries,
+from decoder._ext._lm cimport (LanguageModel, chart_state_hash, empty_chart_state,
                                score_target, score_word_ids)
 
 cdef int32_t GLUE_CONCAT_TARGET[2]
 GLUE_CONCAT_TARGET[0] = -1
 GLUE_CONCAT_TARGET[1] = -2
 cdef uint64_t GLUE_CONCAT_HASH = 0x5bd1e995
+cdef uint64_t GLUE_START_HASH = 0x27d4eb2f165667c5ULL  # GOAL -> X's target <s> X, in the LM cache's keys
 # At most this many LM results are cached per sentence (about 120 bytes each).
 cdef size_t LM_CACHE_ENTRIES = 1 << 20
 
@@ -88,6 +89,9 @@ cdef class ChartSearch:
         self.goal_symbol = goal_symbol
         self.lm = lm
         self.model = lm.model
+        self.glue_start_target[0] = <int32_t>lm.bos_index
+        self.glue_start_target[1] = -1
+        self.eos_id = <int32_t>lm.eos_index
         self.boundary_length = min(lm.order - 1, KENLM_MAX_ORDER - 1)
         # the two-pass search's first pass recombines on (X, i, j) alone (Venugopal et al. 2007, 3.1)
         self.recombine_on_symbol = False
@@ -146,9 +150,14 @@ cdef class ChartSearch:
                                   f"(exhaustive search or pop_limit = 0 is for short sentences; set a pop limit)")
 
     def roots(self):
-        """(GOAL item ids over the whole sentence, their LM sentence-boundary scores), best inside first."""
+        """(GOAL item ids over the whole sentence, their LM sentence-end scores: </s> after the item, whose
+        first words the glue start scored after <s>), best inside first."""
         cdef int32_t lo, count, t, item
         cdef ChartState out
+        cdef int32_t end_target[2]
+        cdef const ChartState *root[1]
+        end_target[0] = -1
+        end_target[1] = self.eos_id
         if self.n == 0:
             return np.zeros(0, np.int32), np.zeros(0, np.float64)
         lo = self.goal_list_lo[self.n]
@@ -158,10 +167,10 @@ cdef class ChartSearch:
         for t in range(count):
             item = self.item_lists[lo + t]
             ids[t] = item
-            boundary[t] = score_sentence_boundaries(self.model, &self.states[self.items[item].state_offset],
-                                                    &out, NULL)
-            self.lm_queries += 2
-            self.lm_queries_novel += 2
+            root[0] = &self.states[self.items[item].state_offset]
+            boundary[t] = score_target(self.model, end_target, 2, root, &out, NULL)
+            self.lm_queries += 1
+            self.lm_queries_novel += 1
         return ids, boundary
 
     def export(self):
@@ -416,7 +425,10 @@ cdef class ChartSearch:
         if hyp.rule == EDGE_OOV:
             word = self.words_lm[c // (self.n + 1)]
             self._concatenate_boundaries(&word, 1, NULL, &self.pending_boundaries[b])
-        elif hyp.rule == EDGE_GLUE_START or (hyp.rule >= 0 and self.rule_carries[hyp.rule]):
+        elif hyp.rule == EDGE_GLUE_START:
+            self._concatenate_boundaries(self.glue_start_target, 2, self.pending_boundaries.data(),
+                                         &self.pending_boundaries[b])
+        elif hyp.rule >= 0 and self.rule_carries[hyp.rule]:
             for s in range(hyp.n_states):  # the children's blocks, carried as they are
                 self.pending_boundaries[b + s] = self.pending_boundaries[s]
         elif hyp.rule == EDGE_GLUE_CONCAT:
@@ -515,8 +527,8 @@ cdef class ChartSearch:
         cdef LmCacheEntry entry
         cdef float lm
         cdef int32_t *cached
-        if length > 0 and target[0] < 0:
-            calls -= 1  # the first child is copied, not scored
+        if length > 0 and (target[0] < 0 or target == self.glue_start_target):
+            calls -= 1  # the first child is copied, not scored; <s> is context, not a query
         self.lm_queries += calls
         for t in range(self.child_hashes.size()):
             h = cky_mix(h, self.child_hashes[t])
@@ -795,13 +807,15 @@ cdef class ChartSearch:
                                  &self.pending_hashes[hyp.state_offset])
                 hyp.n_states = 1
             hyp.score = base + self.rule_score[r] + self.weight_lm * lm
-        elif group.kind == GROUP_GLUE_START:
+        elif group.kind == GROUP_GLUE_START:  # <s> X: X's first words get the sentence-start context
             hyp.rule = EDGE_GLUE_START
             hyp.lhs = self.goal_symbol
-            self.pending_states.push_back(self.child_pointers[0][0])
-            self.pending_hashes.push_back(self.child_hashes[0])
+            self.pending_states.push_back(empty)
+            self.pending_hashes.push_back(0)
+            lm = self._score(self.glue_start_target, 2, GLUE_START_HASH, &self.pending_states[hyp.state_offset],
+                             &self.pending_hashes[hyp.state_offset])
             hyp.n_states = 1
-            hyp.score = base + group.fixed_score
+            hyp.score = base + group.fixed_score + self.weight_lm * lm
         else:
             hyp.rule = EDGE_GLUE_CONCAT
             hyp.lhs = self.goal_symbol
