@@ -27,7 +27,10 @@ entry and exit runs without the GIL and without Python objects:
   can still be equal: with `count_minimized_recombinations` on, each state also keeps
   its unminimized boundary words (BoundaryWords) and `lm_state_minimized_recombinations`
   counts those merges;
-- unary rounds, beam pruning (histogram and threshold), glue over [0, j);
+- unary rounds, beam pruning (histogram and threshold), glue over [0, j): the glue
+  start GOAL -> X is scored as `<s> X` (Moses' glue rule), so GOAL items carry the
+  exact LM of "<s> their output" and recombine on their right state; `roots` adds
+  </s> (decoder.search.model);
 - LM scoring through KenLM's RuleScore (decoder._ext._lm.score_target), cached
   per sentence by (target side, child states).
 
