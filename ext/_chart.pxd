@@ -199,6 +199,9 @@ cdef class ChartSearch:
     # (grammar_arrays sorts them so under this setting).
     cdef public bint pop_count_real
     cdef public int virtual_pop_limit
+    # cube pruning's look-ahead on the rules' axis (decoder.settings.SearchSettings.rule_lookahead; 0: off)
+    cdef public double rule_lookahead
+    cdef public int rule_lookahead_rules
 
     # ---- per sentence
     cdef int n

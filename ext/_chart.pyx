@@ -20,7 +20,11 @@ entry and exit runs without the GIL and without Python objects:
   rank) per cell, up to `pop_limit` pops; or every combination in exhaustive mode.
   With pop_count = "real" the pop limit counts only pops that make real items
   (complete rule applications, Moses' meaning of a pop), and the binarization's
-  virtual items come from a cube of their own with `virtual_pop_limit` pops;
+  virtual items come from a cube of their own with `virtual_pop_limit` pops.
+  With `rule_lookahead` > 0 a popped hypothesis's successor on the rules' axis that
+  scores more than that below it also pushes the rule after it (and so on, at most
+  RULE_LOOKAHEAD_RULES), so that one rule the LM makes bad in context does not end
+  the walk down a key's rules;
 - recombination hashing: items equal in (X, e) in one cell and unary round are
   one item (KenLM's hash_value and operator==), with every edge kept for k-best;
   since KenLM minimizes e, items whose first or last order-1 target words differ
@@ -38,6 +42,7 @@ Python reads the finished chart back as arrays (`export`) for derivations and k-
 """
 import numpy as np
 from decoder.errors import ChartLimitError
+from decoder.settings import RULE_LOOKAHEAD_RULES
 
 
 from libc.math cimport isnan, INFINITY
@@ -118,6 +123,8 @@ cdef class ChartSearch:
         self.exhaustive = settings.exhaustive
         self.pop_count_real = settings.pop_count == "real"
         self.virtual_pop_limit = settings.virtual_pop_limit
+        self.rule_lookahead = settings.rule_lookahead
+        self.rule_lookahead_rules = RULE_LOOKAHEAD_RULES
         self.round_item_limit = 0
         self.round_score_beam = 0
         self.chart_limit = CHART_LIMIT
@@ -933,7 +940,8 @@ cdef class ChartSearch:
         hardly better)."""
         cdef int32_t g, first_item = self.items.size()
         cdef Hypothesis hyp
-        cdef int pops = 0
+        cdef int pops = 0, skipped
+        cdef size_t pushed
         cdef double best_score = 0.0
         if g_hi <= g_lo:
             return
@@ -954,7 +962,16 @@ cdef class ChartSearch:
                 break
             self._add_hypothesis(c, round, &hyp)
             pops += 1
+            pushed = self.hypotheses.size()
             self._push_corner(hyp.group, hyp.rule_rank + 1, hyp.left_rank, hyp.right_rank)
+            skipped = 0
+            # rule_lookahead: past a next rule that scores far below the popped one (the LM made it bad in
+            # context), the rules after it are pushed too, so that it does not end the walk down the rules
+            while self.rule_lookahead > 0 and skipped < self.rule_lookahead_rules and \
+                    self.hypotheses.size() > pushed and self.hypotheses.back().score < hyp.score - self.rule_lookahead:
+                pushed = self.hypotheses.size()
+                skipped += 1
+                self._push_corner(hyp.group, hyp.rule_rank + 1 + skipped, hyp.left_rank, hyp.right_rank)
             self._push_corner(hyp.group, hyp.rule_rank, hyp.left_rank + 1, hyp.right_rank)
             self._push_corner(hyp.group, hyp.rule_rank, hyp.left_rank, hyp.right_rank + 1)
         self.heap.clear()
