@@ -856,7 +856,7 @@ cdef class IncrementalSearch(ChartSearch):
                 self.pending_hashes.clear()
                 if edge.complete >= 0:
                     self._complete_hypothesis(&edge, &hyp)
-                else:  # no LM (glue start, a carrying rule) or a lone-item initial edge scored so
+                else:  # no LM (a carrying rule) or a lone-item initial edge scored so
                     self._evaluate(edge.group,  edge.rule_rank,
                                    self.nodes[edge.node[0]].rank if edge.node[0] >= 0 else 0,
                                    self.nodes[edge.node[1]].rank if edge.node[1] >= 0 else 0, &hyp)
