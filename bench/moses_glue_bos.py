@@ -10,6 +10,10 @@ search settings), decodes the verse again and prints the rank of Moses' GOAL chi
 items over its span by our inside score and by that score plus the weighted `<s>` context of the
 item's first words (KenLM: log10 p(first words | <s>) - log10 p(first words), at most order - 1
 words, which every derivation of the item shares). Rank 0: the glue cube's first corner.
+
+Historical: since `<s>` is scored at the glue start (moses.md, "`<s>` at the glue start"), our GOAL
+items' inside scores already hold the `<s>` context, so the second ranking here counts it twice; the
+tool measures the decoder before that change (run it from a tree before it).
 """
 from __future__ import annotations
 

@@ -41,6 +41,8 @@ def register_search_algorithm(name: str, description: str) -> None:
 
 # The orders in which cube pruning tries the rules of one key (decoder.search.grammar_arrays).
 RULE_ORDERS = ("estimate", "score")
+# rule_lookahead > 0: rules pushed past a popped hypothesis's successor on the rules' axis, at most.
+RULE_LOOKAHEAD_RULES = 8
 
 # What the pop limit counts (SearchSettings.pop_count), and the searches that take "real".
 POP_COUNTS = ("all", "real")
@@ -88,6 +90,12 @@ class SearchSettings:
     # looks better than it can end up, so it competes fairly with real items for the cell's pops
     # (decoder.search.weight_pushing; bench/results/moses.md)
     weight_pushing: bool = True
+    # cube pruning's look-ahead on the rules' axis (0: off): a cube reaches rule r + 1 only by popping
+    # rule r, so one rule that the LM makes bad in context ends the walk down a key's rules. With
+    # rule_lookahead > 0, when the successor (r + 1) of a popped hypothesis scores more than this below
+    # it, rule r + 2 is pushed as well, and so on (at most RULE_LOOKAHEAD_RULES more). search = "cube"
+    # (and the two-pass search's first pass); bench/results/moses.md, "<s> at the glue start"
+    rule_lookahead: float = 0.0
     # search = "two-pass" only: the first pass is the chart search above (pop_limit, beams) with
     # items recombined on (X, i, j); these bound the second pass (H.Search, section 3.2).
     two_pass_beam: float = 5.0    # drop partial items this far below the best score seen (inf: no beam)
@@ -144,6 +152,7 @@ _RULES = {
     "rule_order": ("choice", RULE_ORDERS),
     "table_limit_rank": ("choice", RULE_ORDERS),
     "weight_pushing": ("bool", None),
+    "rule_lookahead": ("number", 0.0),
     "search": ("algorithm", None),
     "two_pass_beam": ("number", 0.0),
     "agenda_limit": ("int", 0),

@@ -171,6 +171,10 @@ cdef class ChartSearch:
     cdef const int32_t[::1] oov_symbols
     cdef int64_t n_symbols                      # store symbols (nonterminals + runs)
     cdef int32_t goal_symbol
+    # GOAL -> X's LM target side, <s> then the child (KenLM's RuleScore BeginSentence, NonTerminal): a GOAL
+    # item over [0, j) is scored in the sentence-start context, as Moses' glue rule <s> X; roots add </s>
+    cdef int32_t glue_start_target[2]
+    cdef int32_t eos_id
     cdef LanguageModel lm
     cdef const Model *model
 
@@ -195,6 +199,9 @@ cdef class ChartSearch:
     # (grammar_arrays sorts them so under this setting).
     cdef public bint pop_count_real
     cdef public int virtual_pop_limit
+    # cube pruning's look-ahead on the rules' axis (decoder.settings.SearchSettings.rule_lookahead; 0: off)
+    cdef public double rule_lookahead
+    cdef public int rule_lookahead_rules
 
     # ---- per sentence
     cdef int n

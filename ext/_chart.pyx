@@ -20,14 +20,21 @@ entry and exit runs without the GIL and without Python objects:
   rank) per cell, up to `pop_limit` pops; or every combination in exhaustive mode.
   With pop_count = "real" the pop limit counts only pops that make real items
   (complete rule applications, Moses' meaning of a pop), and the binarization's
-  virtual items come from a cube of their own with `virtual_pop_limit` pops;
+  virtual items come from a cube of their own with `virtual_pop_limit` pops.
+  With `rule_lookahead` > 0 a popped hypothesis's successor on the rules' axis that
+  scores more than that below it also pushes the rule after it (and so on, at most
+  RULE_LOOKAHEAD_RULES), so that one rule the LM makes bad in context does not end
+  the walk down a key's rules;
 - recombination hashing: items equal in (X, e) in one cell and unary round are
   one item (KenLM's hash_value and operator==), with every edge kept for k-best;
   since KenLM minimizes e, items whose first or last order-1 target words differ
   can still be equal: with `count_minimized_recombinations` on, each state also keeps
   its unminimized boundary words (BoundaryWords) and `lm_state_minimized_recombinations`
   counts those merges;
-- unary rounds, beam pruning (histogram and threshold), glue over [0, j);
+- unary rounds, beam pruning (histogram and threshold), glue over [0, j): the glue
+  start GOAL -> X is scored as `<s> X` (Moses' glue rule), so GOAL items carry the
+  exact LM of "<s> their output" and recombine on their right state; `roots` adds
+  </s> (decoder.search.model);
 - LM scoring through KenLM's RuleScore (decoder._ext._lm.score_target), cached
   per sentence by (target side, child states).
 
@@ -35,6 +42,7 @@ Python reads the finished chart back as arrays (`export`) for derivations and k-
 """
 import numpy as np
 from decoder.errors import ChartLimitError
+from decoder.settings import RULE_LOOKAHEAD_RULES
 
 
 from libc.math cimport isnan, INFINITY
@@ -42,13 +50,14 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, u
 from libcpp.vector cimport vector
 
 from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState, Model, WordIndex
-from decoder._ext._lm cimport (LanguageModel, chart_state_hash, empty_chart_state, score_sentence_boundaries,
+from decoder._ext._lm cimport (LanguageModel, chart_state_hash, empty_chart_state,
                                score_target, score_word_ids)
 
 cdef int32_t GLUE_CONCAT_TARGET[2]
 GLUE_CONCAT_TARGET[0] = -1
 GLUE_CONCAT_TARGET[1] = -2
 cdef uint64_t GLUE_CONCAT_HASH = 0x5bd1e995
+cdef uint64_t GLUE_START_HASH = 0x27d4eb2f165667c5ULL  # GOAL -> X's target <s> X, in the LM cache's keys
 # At most this many LM results are cached per sentence (about 120 bytes each).
 cdef size_t LM_CACHE_ENTRIES = 1 << 20
 
@@ -88,6 +97,9 @@ cdef class ChartSearch:
         self.goal_symbol = goal_symbol
         self.lm = lm
         self.model = lm.model
+        self.glue_start_target[0] = <int32_t>lm.bos_index
+        self.glue_start_target[1] = -1
+        self.eos_id = <int32_t>lm.eos_index
         self.boundary_length = min(lm.order - 1, KENLM_MAX_ORDER - 1)
         # the two-pass search's first pass recombines on (X, i, j) alone (Venugopal et al. 2007, 3.1)
         self.recombine_on_symbol = False
@@ -111,6 +123,8 @@ cdef class ChartSearch:
         self.exhaustive = settings.exhaustive
         self.pop_count_real = settings.pop_count == "real"
         self.virtual_pop_limit = settings.virtual_pop_limit
+        self.rule_lookahead = settings.rule_lookahead
+        self.rule_lookahead_rules = RULE_LOOKAHEAD_RULES
         self.round_item_limit = 0
         self.round_score_beam = 0
         self.chart_limit = CHART_LIMIT
@@ -146,9 +160,14 @@ cdef class ChartSearch:
                                   f"(exhaustive search or pop_limit = 0 is for short sentences; set a pop limit)")
 
     def roots(self):
-        """(GOAL item ids over the whole sentence, their LM sentence-boundary scores), best inside first."""
+        """(GOAL item ids over the whole sentence, their LM sentence-end scores: </s> after the item, whose
+        first words the glue start scored after <s>), best inside first."""
         cdef int32_t lo, count, t, item
         cdef ChartState out
+        cdef int32_t end_target[2]
+        cdef const ChartState *root[1]
+        end_target[0] = -1
+        end_target[1] = self.eos_id
         if self.n == 0:
             return np.zeros(0, np.int32), np.zeros(0, np.float64)
         lo = self.goal_list_lo[self.n]
@@ -158,10 +177,10 @@ cdef class ChartSearch:
         for t in range(count):
             item = self.item_lists[lo + t]
             ids[t] = item
-            boundary[t] = score_sentence_boundaries(self.model, &self.states[self.items[item].state_offset],
-                                                    &out, NULL)
-            self.lm_queries += 2
-            self.lm_queries_novel += 2
+            root[0] = &self.states[self.items[item].state_offset]
+            boundary[t] = score_target(self.model, end_target, 2, root, &out, NULL)
+            self.lm_queries += 1
+            self.lm_queries_novel += 1
         return ids, boundary
 
     def export(self):
@@ -416,7 +435,10 @@ cdef class ChartSearch:
         if hyp.rule == EDGE_OOV:
             word = self.words_lm[c // (self.n + 1)]
             self._concatenate_boundaries(&word, 1, NULL, &self.pending_boundaries[b])
-        elif hyp.rule == EDGE_GLUE_START or (hyp.rule >= 0 and self.rule_carries[hyp.rule]):
+        elif hyp.rule == EDGE_GLUE_START:
+            self._concatenate_boundaries(self.glue_start_target, 2, self.pending_boundaries.data(),
+                                         &self.pending_boundaries[b])
+        elif hyp.rule >= 0 and self.rule_carries[hyp.rule]:
             for s in range(hyp.n_states):  # the children's blocks, carried as they are
                 self.pending_boundaries[b + s] = self.pending_boundaries[s]
         elif hyp.rule == EDGE_GLUE_CONCAT:
@@ -515,8 +537,8 @@ cdef class ChartSearch:
         cdef LmCacheEntry entry
         cdef float lm
         cdef int32_t *cached
-        if length > 0 and target[0] < 0:
-            calls -= 1  # the first child is copied, not scored
+        if length > 0 and (target[0] < 0 or target == self.glue_start_target):
+            calls -= 1  # the first child is copied, not scored; <s> is context, not a query
         self.lm_queries += calls
         for t in range(self.child_hashes.size()):
             h = cky_mix(h, self.child_hashes[t])
@@ -795,13 +817,15 @@ cdef class ChartSearch:
                                  &self.pending_hashes[hyp.state_offset])
                 hyp.n_states = 1
             hyp.score = base + self.rule_score[r] + self.weight_lm * lm
-        elif group.kind == GROUP_GLUE_START:
+        elif group.kind == GROUP_GLUE_START:  # <s> X: X's first words get the sentence-start context
             hyp.rule = EDGE_GLUE_START
             hyp.lhs = self.goal_symbol
-            self.pending_states.push_back(self.child_pointers[0][0])
-            self.pending_hashes.push_back(self.child_hashes[0])
+            self.pending_states.push_back(empty)
+            self.pending_hashes.push_back(0)
+            lm = self._score(self.glue_start_target, 2, GLUE_START_HASH, &self.pending_states[hyp.state_offset],
+                             &self.pending_hashes[hyp.state_offset])
             hyp.n_states = 1
-            hyp.score = base + group.fixed_score
+            hyp.score = base + group.fixed_score + self.weight_lm * lm
         else:
             hyp.rule = EDGE_GLUE_CONCAT
             hyp.lhs = self.goal_symbol
@@ -916,7 +940,8 @@ cdef class ChartSearch:
         hardly better)."""
         cdef int32_t g, first_item = self.items.size()
         cdef Hypothesis hyp
-        cdef int pops = 0
+        cdef int pops = 0, skipped
+        cdef size_t pushed
         cdef double best_score = 0.0
         if g_hi <= g_lo:
             return
@@ -937,7 +962,16 @@ cdef class ChartSearch:
                 break
             self._add_hypothesis(c, round, &hyp)
             pops += 1
+            pushed = self.hypotheses.size()
             self._push_corner(hyp.group, hyp.rule_rank + 1, hyp.left_rank, hyp.right_rank)
+            skipped = 0
+            # rule_lookahead: past a next rule that scores far below the popped one (the LM made it bad in
+            # context), the rules after it are pushed too, so that it does not end the walk down the rules
+            while self.rule_lookahead > 0 and skipped < self.rule_lookahead_rules and \
+                    self.hypotheses.size() > pushed and self.hypotheses.back().score < hyp.score - self.rule_lookahead:
+                pushed = self.hypotheses.size()
+                skipped += 1
+                self._push_corner(hyp.group, hyp.rule_rank + 1 + skipped, hyp.left_rank, hyp.right_rank)
             self._push_corner(hyp.group, hyp.rule_rank, hyp.left_rank + 1, hyp.right_rank)
             self._push_corner(hyp.group, hyp.rule_rank, hyp.left_rank, hyp.right_rank + 1)
         self.heap.clear()

@@ -80,6 +80,7 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item, EDGE_GLUE_CONCAT,
+                                  EDGE_GLUE_START,
                                   cky_mix, cky_prefetch, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
 from decoder._ext._kenlm cimport ChartState
@@ -100,6 +101,8 @@ cdef int32_t GLUE_CONCAT_TARGET[2]
 GLUE_CONCAT_TARGET[0] = -1
 GLUE_CONCAT_TARGET[1] = -2
 cdef uint64_t GLUE_CONCAT_HASH = 0x5bd1e995
+# GOAL -> X's target side is <s> X (ChartSearch.glue_start_target): this keys its partial LM scores.
+cdef uint64_t GLUE_START_HASH = 0x27d4eb2f165667c5ULL
 cdef uint64_t ABSENT_TAIL_KEY = 0x3C6EF372FE94F82BULL
 # At most this many partial-edge LM scores are cached per cell and round (16 bytes each, with the index).
 cdef size_t PARTIAL_LM_ENTRIES = 1 << 21
@@ -518,8 +521,8 @@ cdef class IncrementalSearch(ChartSearch):
         cdef int t, s
         cdef float lm
         cdef ChartState out
-        if length > 0 and target[0] < 0:
-            calls -= 1  # the first child is copied, not scored
+        if length > 0 and (target[0] < 0 or target == self.glue_start_target):
+            calls -= 1  # the first child is copied, not scored; <s> is context, not a query
         self.lm_queries += calls
         cached = self.partial_lm_index.find(key)
         if cached != NULL:
@@ -571,6 +574,10 @@ cdef class IncrementalSearch(ChartSearch):
             length = sorted_rule.target_length
             target = &self.rule_target_lm[sorted_rule.target_lo] if length > 0 else NULL
             key = sorted_rule.target_hash
+        elif group.kind == GROUP_GLUE_START:
+            target = self.glue_start_target
+            length = 2
+            key = GLUE_START_HASH
         else:
             target = GLUE_CONCAT_TARGET
             length = 2
@@ -606,7 +613,7 @@ cdef class IncrementalSearch(ChartSearch):
         novel (each is scored once), and a probe of the chart's large LM cache costs more than the query."""
         cdef unsigned long long calls = length
         cdef float lm
-        if length > 0 and target[0] < 0:
+        if length > 0 and (target[0] < 0 or target == self.glue_start_target):
             calls -= 1
         self.lm_queries += calls
         self.lm_queries_novel += calls
@@ -635,7 +642,7 @@ cdef class IncrementalSearch(ChartSearch):
             hyp.rule = sorted_rule.rule
             hyp.lhs = sorted_rule.lhs
         else:
-            hyp.rule = EDGE_GLUE_CONCAT
+            hyp.rule = EDGE_GLUE_START if group.kind == GROUP_GLUE_START else EDGE_GLUE_CONCAT
             hyp.lhs = self.goal_symbol
         hyp.lm = edge.lm
         hyp.score = edge.score
@@ -659,6 +666,9 @@ cdef class IncrementalSearch(ChartSearch):
             first = sorted_rule.target_first
             last = sorted_rule.target_last
             length = sorted_rule.target_length
+        elif group.kind == GROUP_GLUE_START:
+            first = self.glue_start_target[0]
+            last = self.glue_start_target[1]
         if not self.lm_visibility:
             return
         n_left_blocks = self.items[self.nodes[edge.node[0]].item].n_states if edge.node[0] >= 0 else 0
@@ -717,7 +727,7 @@ cdef class IncrementalSearch(ChartSearch):
                 edge.lm = sorted_rule.estimate
         else:
             edge.fixed = group.fixed_score
-            edge.scores_lm = group.kind == GROUP_GLUE_CONCAT
+            edge.scores_lm = True  # glue: GOAL X, or <s> X
         edge.initial = 1
         # The rule's words-only estimate, also when its tails are items (such an edge is scored exactly when
         # first popped, and re-queued if no longer the best). The rule id is read when popped too.
@@ -846,7 +856,7 @@ cdef class IncrementalSearch(ChartSearch):
                 self.pending_hashes.clear()
                 if edge.complete >= 0:
                     self._complete_hypothesis(&edge, &hyp)
-                else:  # no LM (glue start, a carrying rule) or a lone-item initial edge scored so
+                else:  # no LM (a carrying rule) or a lone-item initial edge scored so
                     self._evaluate(edge.group,  edge.rule_rank,
                                    self.nodes[edge.node[0]].rank if edge.node[0] >= 0 else 0,
                                    self.nodes[edge.node[1]].rank if edge.node[1] >= 0 else 0, &hyp)

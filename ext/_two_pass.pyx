@@ -141,12 +141,21 @@ cdef class TwoPassSearch(ChartSearch):
         a reference whose state has a full left side (the words after it are scored against its own
         right state): anchor >= 0 names such a reference behind which alpha equals the parent's
         suffix, whose LM (suffix_lm) is reused; otherwise the first such reference after alpha[0]
-        splits it, and its suffix is recorded for the children. Sets partial.suffix_at/suffix_lm."""
+        splits it, and its suffix is recorded for the children. Sets partial.suffix_at/suffix_lm.
+        A GOAL item first in alpha (e is then <s>) has <s> and its first words scored already (the glue
+        start: its state is "<s> output"): the RuleScore starts from its state instead of e."""
         cdef int32_t n = partial.rest_n
         cdef double total = 0.0
-        cdef int32_t t, s, k = -1, offset
+        cdef int32_t t, s, k = -1, offset, skip = 0
         cdef bint seen
         cdef float lm
+        cdef const ChartState *first = &partial.prefix
+        cdef uint64_t first_hash = partial.prefix_hash
+        if n > 0 and rest[0].word < 0 and self.items[rest[0].item].symbol == self.goal_symbol:
+            offset = self.items[rest[0].item].state_offset
+            first = &self.states[offset]
+            first_hash = self.state_hashes[offset]
+            skip = 1
         self.seen_instances.clear()
         for t in range(n):
             if rest[t].word >= 0:
@@ -165,7 +174,7 @@ cdef class TwoPassSearch(ChartSearch):
         partial.suffix_at = -1
         partial.suffix_lm = 0.0
         if anchor >= 0 and self.reuse_suffix:
-            lm = self._chain(&partial.prefix, partial.prefix_hash, rest, anchor + 1, False) + suffix_lm
+            lm = self._chain(first, first_hash, rest + skip, anchor + 1 - skip, False) + suffix_lm
             partial.suffix_at = anchor + 1
             partial.suffix_lm = suffix_lm
         elif k >= 1:
@@ -173,9 +182,9 @@ cdef class TwoPassSearch(ChartSearch):
             partial.suffix_lm = self._chain(&self.states[offset], self.state_hashes[offset], rest + k + 1,
                                             n - k - 1, True)
             partial.suffix_at = k + 1
-            lm = self._chain(&partial.prefix, partial.prefix_hash, rest, k + 1, False) + partial.suffix_lm
+            lm = self._chain(first, first_hash, rest + skip, k + 1 - skip, False) + partial.suffix_lm
         else:
-            lm = self._chain(&partial.prefix, partial.prefix_hash, rest, n, True)
+            lm = self._chain(first, first_hash, rest + skip, n - skip, True)
         return total + self.weight_lm * lm
 
     # ---- partial items

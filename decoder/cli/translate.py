@@ -83,6 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--weight-pushing", action=argparse.BooleanOptionalAction, default=None,
                         help="virtual items carry their best completion's rule score (default on; "
                              "decoder.search.weight_pushing)")
+    parser.add_argument("--rule-lookahead", type=float,
+                        help="cube pruning: push the rule after a popped hypothesis's next one when that one "
+                             "scores more than this below it (default 0: off; decoder.settings)")
     parser.add_argument("--max-span", type=count(1), help="longest span of a non-glue rule (default 20)")
     parser.add_argument("--kbest", type=count(0), default=0, help="write the K best translations to --kbest-out")
     parser.add_argument("--kbest-out", help="k-best file (Moses n-best format)")
@@ -100,7 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 OVERRIDING_FLAGS = ("search", "table_limit", "table_limit_rank", "rule_order", "weight_pushing", "pop_limit",
-                    "pop_count", "virtual_pop_limit", "beam_size", "max_span")
+                    "pop_count", "virtual_pop_limit", "beam_size", "max_span", "rule_lookahead")
 
 
 def decoder_loader(args) -> functools.partial:

@@ -33,7 +33,7 @@ _chart = compiled_module("_chart")
 class SearchResult:
     n_words: int
     roots: np.ndarray        # GOAL items over the sentence
-    root_boundary: np.ndarray  # their <s> ... </s> LM scores
+    root_boundary: np.ndarray  # their sentence-end LM scores (</s>; <s> is scored at the glue start)
     chart: dict              # ChartSearch.export()
     stats: dict = field(default_factory=dict)
 

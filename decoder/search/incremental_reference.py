@@ -39,7 +39,8 @@ import itertools
 from typing import Optional
 
 from .model import GLUE, GOAL, LM, OOV, WORD_COUNT
-from .reference import STAR, Node, ReferenceDecoder, ReferenceResult, complete_ngrams, elide, sentence_boundaries
+from .reference import (BOS, STAR, Node, ReferenceDecoder, ReferenceResult, complete_ngrams, glue_concatenation,
+                        sentence_end, sentence_start)
 
 LEFT, RIGHT = 0, 1
 END_SHORT = ("end", "short")  # the context has fewer than n words: the left side is all of it
@@ -173,7 +174,7 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
         return self._rule_scores[key]
 
     def _lm_estimate(self, kind, tails: tuple, words_only: bool = False) -> float:
-        """log10 of the n-grams whose words the tails reveal (kind: a rule, or "glue-concat");
+        """log10 of the n-grams whose words the tails reveal (kind: a rule, "glue-start" or "glue-concat");
         words_only: the tails that are not items reveal nothing."""
         blocks = []
         for tail in tails:
@@ -183,8 +184,10 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
                     blocks.extend([(STAR,)] * n_blocks)
                 else:
                     blocks.extend(partial_contexts(tail.node, n_blocks))
+        if kind == "glue-start":  # <s> X
+            return complete_ngrams((BOS,) + blocks[0], self.lm, scored=1)
         if kind == "glue-concat":
-            sequence = blocks[0] + blocks[1]
+            return complete_ngrams(blocks[0] + blocks[1], self.lm, scored=len(blocks[0]))
         elif kind.target is None:
             return 0.0
         else:
@@ -202,7 +205,7 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
 
     def _partial(self, fixed: float, kind, tails: tuple, words_only: bool = False):
         score = fixed + sum(t.score for t in tails if t is not None)
-        if kind == "glue-concat" or (kind not in ("glue-start", "oov") and kind.target is not None):
+        if kind in ("glue-start", "glue-concat") or (kind != "oov" and kind.target is not None):
             score += self.weights[LM] * self._lm_estimate(kind, tails, words_only)
         return score
 
@@ -349,16 +352,15 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
                         proposed[0] += 1
                         if kind == "glue-start":
                             (node,) = tail_items
-                            value = space.glue.start_value(node.symbol)
-                            contexts = node.contexts
-                            edge = self._edge({GLUE: value}, (node,), ("glue-start",))
+                            lm, context = sentence_start(node.contexts[0], self.lm)
+                            edge = self._edge({GLUE: space.glue.start_value(node.symbol), LM: lm}, (node,),
+                                              ("glue-start",))
                         else:
                             goal, node = tail_items
-                            sequence = goal.contexts[0] + node.contexts[0]
-                            features = {GLUE: space.glue.concat_value(node.symbol),
-                                        LM: complete_ngrams(sequence, self.lm)}
-                            contexts = (elide(sequence, self.lm.order),)
+                            lm, context = glue_concatenation(goal.contexts[0], node.contexts[0], self.lm)
+                            features = {GLUE: space.glue.concat_value(node.symbol), LM: lm}
                             edge = self._edge(features, (goal, node), ("glue-concat",))
+                        contexts = (context,)
                         goal_nodes.setdefault(contexts, Node(GOAL, (0, j), contexts)).add(edge)
 
                     self._search_queue(entries, add_goal)
@@ -369,6 +371,6 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
 
         roots = []
         for node in goal_items.get(n, []):
-            roots.append((node, sentence_boundaries(node.contexts[0], self.lm)))
+            roots.append((node, sentence_end(node.contexts[0], self.lm)))
         kbest = self._kbest(roots, k) if n else []
         return ReferenceResult(kbest[0] if kbest else None, kbest, proposed[0], n_nodes)

@@ -97,7 +97,7 @@ class ReferenceLazyKBest:
 
     A derivation of item v is (score, edge, ranks): the edge into v and, per tail,
     the rank of the tail's derivation used. The root is a virtual node whose edges
-    are the GOAL items over the sentence, each with its sentence-boundary LM score.
+    are the GOAL items over the sentence, each with its sentence-end LM score (</s>).
     """
 
     def __init__(self, chart: dict, roots: list, root_extra: list, tails_of, edge_blocks):

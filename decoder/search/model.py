@@ -26,6 +26,13 @@ The search space besides the grammar's rules:
   the output is <s> GOAL[0, n] </s>. A glue file restricts X to its labels; the
   unknown-word labels are always added (GlueRules.cover), so every sentence has
   a derivation.
+- Where the LM scores the sentence boundaries: the glue start is `<s> X`, as Moses'
+  glue rule (KenLM's RuleScore: BeginSentence, then X's state), so X's first words
+  get their sentence-start context there, exactly, and a GOAL item's LM state is
+  "sentence start" (left side full and empty): GOAL items over [0, j) are ranked
+  by the LM of "<s> their output" and recombine on their last words alone. The
+  root adds only </s>. The `lm` feature of a derivation is the same either way
+  (log10 P(<s> output </s>)); only the search's ranking of GOAL items changes.
 """
 from __future__ import annotations
 

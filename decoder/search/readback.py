@@ -54,7 +54,7 @@ def edge_tails(chart, edge: int) -> list[int]:
 
 def best_derivation(chart, roots, root_boundary, weight_lm: float):
     """(score, root index, edges in pre-order) of the best derivation: each item's best edge, down
-    from the best root (its inside score plus the weighted sentence-boundary LM score)."""
+    from the best root (its inside score plus the weighted sentence-end LM score, of </s>)."""
     finals = chart["item_score"][roots] + weight_lm * root_boundary
     r = int(np.argmax(finals))
     best_edge = chart["item_best_edge"]

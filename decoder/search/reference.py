@@ -5,7 +5,10 @@ virtual nonterminal over source span [i, j), e its LM context. A context is
 Chiang's q(a): the words of a target block if it has fewer than n words, else its
 first n-1 words, STAR, its last n-1 words. Rule application scores p(a'), the
 n-grams that become complete (n-1 words of context and no STAR inside), so every
-word is scored exactly once; the goal adds <s> and </s> around the root.
+word is scored exactly once. The glue start GOAL -> X scores <s> X, as Moses' glue
+rule: X's first words get the sentence-start context (their window reaches back to
+the leading <s>), and a GOAL context keeps <s> first (goal_context); the root adds
+</s> (sentence_end).
 
 A synchronous item carries one block; a monolingual virtual item carries the
 contexts of every block below it, unscored, until the real nonterminal's rule
@@ -35,14 +38,17 @@ BOS, EOS = "<s>", "</s>"
 # Chiang's p and q over contexts (tuples of words and STAR)
 
 
-def complete_ngrams(sequence: tuple, lm) -> float:
-    """log10 of the n-grams of `sequence` with a full, STAR-free context of n-1 words."""
+def complete_ngrams(sequence: tuple, lm, scored: int = 0) -> float:
+    """log10 of the n-grams of `sequence` with a full, STAR-free context of n-1 words; in a sequence
+    that begins with <s> (a GOAL context), also those whose shorter context reaches back to the <s>.
+    The first `scored` words were scored before (a GOAL context's, <s> itself)."""
     n = lm.order
     total = 0.0
-    for i in range(n - 1, len(sequence)):
+    after_bos = bool(sequence) and sequence[0] == BOS
+    for i in range(max(1 if after_bos else n - 1, scored), len(sequence)):
         word = sequence[i]
-        context = sequence[i - n + 1:i]
-        if word is STAR or STAR in context:
+        context = sequence[max(0, i - n + 1):i]
+        if word is STAR or STAR in context or (len(context) < n - 1 and not after_bos):
             continue
         total += lm.logprob(_plain(context), unescape_word(word))
     return total
@@ -60,21 +66,34 @@ def elide(sequence: tuple, order: int) -> tuple:
     return sequence[:order - 1] + (STAR,) + sequence[len(sequence) - order + 1:]
 
 
-def sentence_boundaries(context: tuple, lm) -> float:
-    """What <s> context </s> adds: the first words with the sentence start as context, and </s>."""
-    n = lm.order
-    sequence = (BOS,) + context + (EOS,)
-    total = 0.0
-    for i in range(1, len(sequence)):
-        word = sequence[i]
-        if word is STAR:
-            continue
-        if i - 1 < n - 1 or i == len(sequence) - 1:  # lacked context inside the item, or </s>
-            window = sequence[max(0, i - n + 1):i]
-            if STAR in window:
-                continue
-            total += lm.logprob(_plain(window), unescape_word(word))
-    return total
+def goal_context(sequence: tuple, order: int) -> tuple:
+    """A GOAL item's context, from its output's context that begins with <s>: the whole of it if short,
+    else <s>, STAR and the last n-1 words (its first words are scored, and only the last ones still
+    matter: GOAL items recombine on them, as KenLM's state after BeginSentence)."""
+    if len(sequence) < order:
+        return sequence
+    return (BOS, STAR) + sequence[len(sequence) - order + 1:]
+
+
+def sentence_start(context: tuple, lm) -> tuple:
+    """The glue start GOAL -> X, i.e. <s> X: (log10 of X's first words with the sentence start as
+    context, the GOAL item's context)."""
+    sequence = (BOS,) + context
+    return complete_ngrams(sequence, lm, scored=1), goal_context(elide(sequence, lm.order), lm.order)
+
+
+def glue_concatenation(goal: tuple, context: tuple, lm) -> tuple:
+    """GOAL -> GOAL X: (log10 of the n-grams that become complete, the new GOAL item's context)."""
+    sequence = goal + context
+    return complete_ngrams(sequence, lm, scored=len(goal)), goal_context(elide(sequence, lm.order), lm.order)
+
+
+def sentence_end(context: tuple, lm) -> float:
+    """What </s> adds after a GOAL item over the whole sentence (its context begins with <s>)."""
+    window = context[max(0, len(context) - lm.order + 1):]
+    if STAR in window:  # (a GOAL context's last n-1 words are never elided)
+        raise ValueError(f"GOAL context {context} has no last n-1 words")
+    return lm.logprob(_plain(window), EOS)
 
 
 # ---------------------------------------------------------------------------
@@ -247,8 +266,10 @@ class ReferenceDecoder:
                         value = space.glue.start_value(node.symbol) if node.symbol in self.real_labels else None
                         if value is None:
                             continue
-                        edge = self._edge({GLUE: value}, (node,), ("glue-start",))
-                        goal_nodes.setdefault(node.contexts, Node(GOAL, (0, j), node.contexts)).add(edge)
+                        lm, contexts = sentence_start(node.contexts[0], self.lm)
+                        edge = self._edge({GLUE: value, LM: lm}, (node,), ("glue-start",))
+                        contexts = (contexts,)
+                        goal_nodes.setdefault(contexts, Node(GOAL, (0, j), contexts)).add(edge)
                         proposed += 1
                     for split in range(1, j):
                         for goal in goals.get(split, {}).values():
@@ -256,9 +277,9 @@ class ReferenceDecoder:
                                 value = space.glue.concat_value(node.symbol) if node.symbol in self.real_labels else None
                                 if value is None:
                                     continue
-                                sequence = goal.contexts[0] + node.contexts[0]
-                                features = {GLUE: value, LM: complete_ngrams(sequence, self.lm)}
-                                contexts = (elide(sequence, self.lm.order),)
+                                lm, contexts = glue_concatenation(goal.contexts[0], node.contexts[0], self.lm)
+                                features = {GLUE: value, LM: lm}
+                                contexts = (contexts,)
                                 edge = self._edge(features, (goal, node), ("glue-concat",))
                                 goal_nodes.setdefault(contexts, Node(GOAL, (0, j), contexts)).add(edge)
                                 proposed += 1
@@ -267,7 +288,7 @@ class ReferenceDecoder:
 
         roots = []
         for node in goals.get(n, {}).values():
-            boundary = sentence_boundaries(node.contexts[0], self.lm)
+            boundary = sentence_end(node.contexts[0], self.lm)
             roots.append((node, boundary))
         kbest = self._kbest(roots, k) if n else []
         best = kbest[0] if kbest else None

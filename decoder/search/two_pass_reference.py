@@ -43,7 +43,7 @@ from ..binarize import BinaryGrammar
 from ..grammar import unescape_word
 from ..settings import SECOND_PASS_STOPS
 from .model import GLUE, GOAL, LM, OOV, WORD_COUNT, SearchSpace, Weights
-from .reference import BOS, EOS, STAR, Derivation, ReferenceDecoder, complete_ngrams, elide
+from .reference import BOS, EOS, STAR, Derivation, ReferenceDecoder, glue_concatenation, sentence_start
 
 UNLIMITED = math.inf
 
@@ -232,8 +232,9 @@ class TwoPassReference(ReferenceDecoder):
                     for item in cells.get((0, j), ()):
                         value = space.glue.start_value(item.symbol) if item.symbol in self.real_labels else None
                         if value is not None:
-                            goal.add(self._make_edge({GLUE: value}, (item,), ("glue-start",), ([(0, 0)],)),
-                                     item.contexts)
+                            lm, context = sentence_start(item.contexts[0], self.lm)  # <s> X
+                            goal.add(self._make_edge({GLUE: value, LM: lm}, (item,), ("glue-start",), ([(0, 0)],)),
+                                     (context,))
                             proposed += 1
                     for split in range(1, j):
                         left = goals.get(split)
@@ -243,10 +244,10 @@ class TwoPassReference(ReferenceDecoder):
                             value = space.glue.concat_value(item.symbol) if item.symbol in self.real_labels else None
                             if value is None:
                                 continue
-                            sequence = left.contexts[0] + item.contexts[0]
-                            features = {GLUE: value, LM: complete_ngrams(sequence, self.lm)}
+                            lm, context = glue_concatenation(left.contexts[0], item.contexts[0], self.lm)
+                            features = {GLUE: value, LM: lm}
                             edge = self._make_edge(features, (left, item), ("glue-concat",), ([(0, 0), (1, 0)],))
-                            goal.add(edge, (elide(sequence, self.order),))
+                            goal.add(edge, (context,))
                             proposed += 1
                     if goal.edges:
                         goal.finish(self.edge_limit)
@@ -271,10 +272,13 @@ class TwoPassReference(ReferenceDecoder):
     def estimate(self, context: tuple, rest: tuple) -> float:
         """What alpha is expected to add after e: the w^1 of each remaining instance, and the
         LM n-grams across block boundaries over the e^1 contexts (and </s>) that no item
-        scored: those whose window of n-1 words holds no STAR (or reaches <s>)."""
+        scored: those whose window of n-1 words holds no STAR (or reaches <s>). A GOAL item (first in
+        alpha, after e = <s>) has <s> and its first words scored (the glue start): its context, which
+        begins with <s>, replaces e."""
         seen = set()
         total = 0.0
         sequence = list(context)
+        start = len(context)
         for element in rest:
             if isinstance(element, str):
                 sequence.append(element)
@@ -283,11 +287,16 @@ class TwoPassReference(ReferenceDecoder):
                 if instance not in seen:
                     seen.add(instance)
                     total += item.best
-                sequence.extend(item.contexts[block])
+                if item.contexts[block][:1] == (BOS,):
+                    assert tuple(sequence) == (BOS,), "a GOAL item is only first, after <s>"
+                    sequence = list(item.contexts[block])
+                    start = len(sequence)
+                else:
+                    sequence.extend(item.contexts[block])
         sequence.append(EOS)
         lm = 0.0
         n = self.order
-        for position in range(len(context), len(sequence)):
+        for position in range(start, len(sequence)):
             word = sequence[position]
             window = tuple(sequence[max(0, position - n + 1):position])
             if word is STAR or STAR in window:

@@ -1,0 +1,80 @@
+"""Cube pruning's look-ahead on the rules' axis (`rule_lookahead`, decoder.settings): past a popped
+hypothesis's next rule that scores more than rule_lookahead below it, the rules after it are pushed too.
+It only adds corners to the heap: with no pop limit the search still equals exhaustive search, and with
+one pop per cell the pops (so the chart and the best derivation) are the same as without it while more
+hypotheses are scored."""
+import pytest
+
+from decoder.binarize import binarize
+from decoder.errors import SettingsError
+from decoder.lm import LanguageModel
+from decoder.search.driver import ChartSearchDriver
+from decoder.search.model import SearchSpace, Weights
+from decoder.settings import SearchSettings
+from decoder.store import GrammarStore, write_store
+
+from search_fixtures import FEATURES, WEIGHTS, random_rules, random_sentence, write_arpa
+
+SEEDS = range(16)
+
+
+@pytest.fixture(scope="module")
+def lm(tmp_path_factory):
+    return LanguageModel(write_arpa(tmp_path_factory.mktemp("lm")))
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("stores")
+    cache = {}
+
+    def get(seed):
+        if seed not in cache:
+            grammar = binarize(random_rules(seed, n_rules=30, max_arity=3), "left" if seed % 2 else "icr")
+            path = directory / str(seed)
+            write_store(grammar, path, feature_names=FEATURES)
+            cache[seed] = GrammarStore.open(path)
+        return cache[seed]
+
+    return get
+
+
+def decode(store, lm, words, **settings):
+    driver = ChartSearchDriver(store, lm, Weights(FEATURES, WEIGHTS), SearchSpace(max_unary_depth=1), **settings)
+    result = driver.search(words)
+    return result, driver.best(result, words)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_no_pop_limit_still_equals_exhaustive(lm, stores, seed):
+    words = random_sentence(seed, 5)
+    _, exhaustive = decode(stores(seed), lm, words, exhaustive=True)
+    _, cube = decode(stores(seed), lm, words, pop_limit=0, rule_lookahead=1e-9)
+    assert cube.score == pytest.approx(exhaustive.score, abs=1e-4)
+
+
+def test_one_pop_per_cell_same_pops_more_corners(lm, stores):
+    """One pop per cell: the pop is the best of the groups' first corners either way, so the chart is the
+    same; the look-ahead only pushes (scores) more corners after it, on some sentences."""
+    more = 0
+    for seed in SEEDS:
+        words = random_sentence(seed, 6)
+        off, best_off = decode(stores(seed), lm, words, pop_limit=1, unary_pop_limit=1)
+        on, best_on = decode(stores(seed), lm, words, pop_limit=1, unary_pop_limit=1, rule_lookahead=1e-9)
+        assert best_on.score == best_off.score and best_on.words == best_off.words
+        assert on.stats["items"] == off.stats["items"] and on.stats["edges"] == off.stats["edges"]
+        assert on.stats["edges_proposed"] >= off.stats["edges_proposed"]
+        more += on.stats["edges_proposed"] > off.stats["edges_proposed"]
+        # a look-ahead larger than any score gap pushes nothing more
+        huge, _ = decode(stores(seed), lm, words, pop_limit=1, unary_pop_limit=1, rule_lookahead=1e9)
+        assert huge.stats["edges_proposed"] == off.stats["edges_proposed"]
+    assert more > 0
+
+
+def test_setting_is_checked():
+    assert SearchSettings().rule_lookahead == 0.0
+    assert SearchSettings(rule_lookahead=0.5).rule_lookahead == 0.5
+    with pytest.raises(SettingsError, match="rule_lookahead"):
+        SearchSettings(rule_lookahead=-1.0)
+    with pytest.raises(SettingsError, match="rule_lookahead"):
+        SearchSettings(rule_lookahead="0.5")
