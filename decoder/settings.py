@@ -47,6 +47,8 @@ RULE_LOOKAHEAD_RULES = 8
 # What the pop limit counts (SearchSettings.pop_count), and the searches that take "real".
 POP_COUNTS = ("all", "real")
 POP_COUNT_SEARCHES = ("cube", "incremental")
+# The searches whose rules' axis is a cube's (SearchSettings.rule_lookahead); two-pass's first pass is cube pruning.
+RULE_LOOKAHEAD_SEARCHES = ("cube", "two-pass")
 
 # When the two-pass search's second pass stops (SearchSettings.second_pass_stop).
 SECOND_PASS_STOPS = ("budget", "bound", "first")
@@ -114,9 +116,16 @@ class SearchSettings:
     def __post_init__(self):
         for field in dataclasses.fields(self):
             object.__setattr__(self, field.name, _check(field.name, getattr(self, field.name)))
-        if self.pop_count != "all" and self.search not in POP_COUNT_SEARCHES:
-            raise SettingsError(None, f"`pop_count = {self.pop_count!r}` is a setting of "
-                                      f"{' and '.join(f'search = {name!r}' for name in POP_COUNT_SEARCHES)}, "
+        if self.pop_count != "all":
+            self._only_for(f"pop_count = {self.pop_count!r}", POP_COUNT_SEARCHES)
+        if self.rule_lookahead > 0:
+            self._only_for("rule_lookahead", RULE_LOOKAHEAD_SEARCHES)
+
+    def _only_for(self, setting: str, searches: tuple) -> None:
+        """A SettingsError unless the search is one of `searches` (the setting would be ignored)."""
+        if self.search not in searches:
+            raise SettingsError(None, f"`{setting}` is a setting of "
+                                      f"{' and '.join(f'search = {name!r}' for name in searches)}, "
                                       f"not of search = {self.search!r}")
 
     def replace(self, **changes) -> "SearchSettings":

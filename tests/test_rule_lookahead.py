@@ -78,3 +78,21 @@ def test_setting_is_checked():
         SearchSettings(rule_lookahead=-1.0)
     with pytest.raises(SettingsError, match="rule_lookahead"):
         SearchSettings(rule_lookahead="0.5")
+
+
+def test_only_searches_with_a_cubes_rules_axis_take_it():
+    # the incremental search has no cube: the setting would be ignored, so it is refused
+    assert SearchSettings(search="two-pass", rule_lookahead=0.5).rule_lookahead == 0.5
+    with pytest.raises(SettingsError, match="rule_lookahead.*not of search = 'incremental'"):
+        SearchSettings(search="incremental", rule_lookahead=0.5)
+    assert SearchSettings(search="incremental", rule_lookahead=0.0).search == "incremental"
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "half"])
+def test_cli_refuses_a_bad_value_as_a_usage_error(value, capsys):
+    from decoder.cli import build_parser
+
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser("translate").parse_args(["translate", "--rule-lookahead", value])
+    assert exit_info.value.code == 2
+    assert "--rule-lookahead" in capsys.readouterr().err

@@ -49,7 +49,7 @@ import sys
 from ..errors import CkyError, ConfigError, Interrupted, OutputError, UsageError
 from ..outputs import check_output_directory, is_stream
 from ..settings import POP_COUNTS, RULE_ORDERS, SEARCH_ALGORITHMS
-from .arguments import count
+from .arguments import count, non_negative
 
 log = logging.getLogger("cky.translate")
 
@@ -83,7 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--weight-pushing", action=argparse.BooleanOptionalAction, default=None,
                         help="virtual items carry their best completion's rule score (default on; "
                              "decoder.search.weight_pushing)")
-    parser.add_argument("--rule-lookahead", type=float,
+    parser.add_argument("--rule-lookahead", type=non_negative(),
                         help="cube pruning: push the rule after a popped hypothesis's next one when that one "
                              "scores more than this below it (default 0: off; decoder.settings)")
     parser.add_argument("--max-span", type=count(1), help="longest span of a non-glue rule (default 20)")
