@@ -22,6 +22,9 @@ cdef extern from "lm_rule_score.hh":
     float CkyScoreTarget(const Model &model, const int32_t *target, Py_ssize_t length,
                          const ChartState * const *children, ChartState &out,
                          unsigned long long *queries) nogil
+    float CkyScorePartialTarget(const Model &model, const int32_t *target, Py_ssize_t length,
+                                const ChartState * const *children, const unsigned char *cut,
+                                unsigned long long *queries) nogil
     float CkyScoreSentenceBoundaries(const Model &model, const ChartState &root,
                                      ChartState &out, unsigned long long *queries) nogil
     float CkyScoreWords(const Model &model, const WordIndex *words, Py_ssize_t length,
@@ -37,6 +40,12 @@ cdef float score_target(const Model *model, const int32_t *target, Py_ssize_t le
                         const ChartState * const *children, ChartState *out,
                         unsigned long long *queries) noexcept nogil:
     return CkyScoreTarget(model[0], target, length, children, out[0], queries)
+
+
+cdef float score_partial_target(const Model *model, const int32_t *target, Py_ssize_t length,
+                                const ChartState * const *children, const unsigned char *cut,
+                                unsigned long long *queries) noexcept nogil:
+    return CkyScorePartialTarget(model[0], target, length, children, cut, queries)
 
 
 cdef float score_sentence_boundaries(const Model *model, const ChartState *root, ChartState *out,
