@@ -83,7 +83,8 @@ from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group
                                   cky_mix, cky_prefetch, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
 from decoder._ext._kenlm cimport ChartState
-from decoder._ext._lm cimport LanguageModel, chart_state_hash, empty_chart_state, score_partial_target, score_target
+from decoder._ext._lm cimport (LanguageModel, chart_state_hash, cut_chart_state, empty_chart_state,
+                               score_partial_target, score_target)
 
 cdef extern from "incremental_sort.hh":
     void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) nogil
@@ -299,17 +300,14 @@ cdef class IncrementalSearch(ChartSearch):
                         b += 1
                     depth -= 1
                 k += 1
-        # Unrevealed words are a break in the context: the left side is closed (full) where the
-        # revealing stopped, and the right side is cut to the revealed most recent words.
-        out.left.length = <unsigned char>a
-        out.left.full = True
-        out.right.length = <unsigned char>b
         if not self.partial_rest:
+            # Unrevealed words are a break in the context: the left side is closed (full) where the
+            # revealing stopped, and the right side is cut to the revealed most recent words.
+            out.left.length = <unsigned char>a
+            out.left.full = True
+            out.right.length = <unsigned char>b
             return 0
-        # (partial_rest: a left side cut short is not full, so that no backoff is charged where it stops)
-        if a < st.left.length or not st.left.full:
-            out.left.full = False
-        return (1 if a < st.left.length else 0) | (2 if b < st.right.length else 0)
+        return cut_chart_state(st, a, b, out)
 
     # ---- tries
 

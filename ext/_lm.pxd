@@ -43,6 +43,10 @@ cdef float score_partial_target(const Model *model, const int32_t *target, Py_ss
                                 const ChartState * const *children, const unsigned char *cut,
                                 unsigned long long *queries) noexcept nogil
 
+# `state` as a trie node that reveals only its first `left` left words and its `right` most recent right
+# words shows it: the left side cut short is not full; returns the cut (bit 0 left, bit 1 right).
+cdef unsigned char cut_chart_state(const ChartState *state, int left, int right, ChartState *out) noexcept nogil
+
 # Scores "<s> root </s>" around a complete item: the sentence-level correction.
 cdef float score_sentence_boundaries(const Model *model, const ChartState *root, ChartState *out,
                                      unsigned long long *queries) noexcept nogil

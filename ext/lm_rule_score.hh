@@ -59,11 +59,13 @@ static float CkyScoreTarget(const CkyLanguageModel &model,
    words beyond its state's are unknown (its state's left.full is then false), bit 1 its right words
    beyond its state's are unknown. A child with bit 1 ends a segment: the words after it are scored
    as a new rule's words after its revealed right words (KenLM's estimate for words whose left context
-   could still change, the rest costs on a rest_probing model), less those words' own scores; a child
-   with bit 0 in the target's middle ends one too (no break, no backoff charged where its unknown
-   words are). Its revealed left words are corrected by what precedes it, as KenLM's NonTerminal
-   does. A first child is copied with its left state marked full (its left words change nothing here);
-   a last child's right side changes nothing. All cut 0: score_target's number. */
+   could still change: the rest costs on a rest_probing model), less those words' own scores. A child
+   with only bit 0 in the target's middle ends one too (KenLM would read its words as all of it): the
+   words after it are scored after its right state, as after a first child. Its revealed left words
+   are corrected by what precedes it, as KenLM's NonTerminal does, and no backoff is charged where
+   they stop. A first child's left words change nothing here (its left side cut short is read as full);
+   a last child's right side changes nothing. Every cut 0: score_target's
+   number. */
 template <class Model>
 static inline float CkyScorePartialTargetOf(const Model &model,
                                             const int32_t *target, std::ptrdiff_t length,
@@ -88,27 +90,32 @@ static inline float CkyScorePartialTargetOf(const Model &model,
     }
     const int c = -(symbol + 1);
     const lm::ngram::ChartState &child = *children[c];
-    bool ends;
     if (i == 0) {
       lm::ngram::ChartState copy = child;
-      copy.left.full = true;
+      copy.left.full = child.left.full || (cut[c] & 1);  /* (cut short, it was full) */
       scorer.BeginNonTerminal(copy, 0.0f);
-      ends = (cut[c] & 2) != 0;
+      if (!(cut[c] & 2)) continue;
     } else {
       scorer.NonTerminal(child, 0.0f);
       ++calls;
-      ends = cut[c] != 0;
+      if (!cut[c]) continue;
     }
-    if (!ends || i + 1 == length) continue;
+    if (i + 1 == length) continue;
     total += scorer.Finish();
-    scorer.Reset();
-    unsigned char k = child.right.length;
-    if (k > 0 && child.right.words[k - 1] == begin_sentence) {
-      scorer.BeginSentence();
-      --k;
+    if (cut[c] & 2) {
+      scorer.Reset();
+      unsigned char k = child.right.length;
+      if (k > 0 && child.right.words[k - 1] == begin_sentence) {
+        scorer.BeginSentence();
+        --k;
+      }
+      while (k > 0) scorer.Terminal(child.right.words[--k]);
+      total -= scorer.Finish();
+    } else {
+      lm::ngram::ChartState copy = child;
+      copy.left.full = true;
+      scorer.BeginNonTerminal(copy, 0.0f);
     }
-    while (k > 0) scorer.Terminal(child.right.words[--k]);
-    total -= scorer.Finish();
   }
   if (queries) *queries += calls;
   return total + scorer.Finish();
