@@ -22,10 +22,16 @@ cache, counters, export; only the search inside a cell differs):
   the root is a stub: its score and best item; most vertices never get there).
 - A partial edge is a cube-pruning hypothesis whose tails are trie nodes (or a
   node's remaining children). Its score is the rule score, the tails' scores and
-  the LM score of the rule's words with each tail's state cut to the boundary
-  words revealed so far (KenLM's RuleScore over a left state marked full and a
-  shortened right state: unrevealed context is a break, as in the paper's
-  estimate with the words revealed so far), cached per cell and unary round
+  the LM estimate of the rule's words with each tail's state cut to the boundary
+  words revealed so far (_lm.score_partial_target, as in the paper's estimate
+  with the words revealed so far: the words after a tail's unrevealed words are
+  scored as words of unknown left context after its revealed ones, the lower-
+  order rest costs on a rest_probing LM; a tail's revealed left words are
+  corrected by what precedes them, and no backoff is charged where they stop;
+  with partial_rest off, the unrevealed words are a break in the context
+  instead: KenLM's RuleScore over a left state marked full and a shortened right
+  state, which charges the backoffs there and scores the next words by their
+  lower-order probabilities, not their rest costs), cached per cell and unary round
   by (target, tail nodes' state hashes): a table that stays small enough for
   the CPU cache (a per-sentence one saves a third of these LM scorings but
   costs 5-8% more time in its cache misses). An edge with its tails at their
