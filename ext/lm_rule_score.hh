@@ -109,7 +109,7 @@ static inline float CkyScorePartialTargetOf(const Model &model,
         scorer.BeginSentence();
         --k;
       }
-      while (k > 0) scorer.Terminal(child.right.words[--k]);
+      for (; k > 0; ++calls) scorer.Terminal(child.right.words[--k]);
       total -= scorer.Finish();
     } else {
       lm::ngram::ChartState copy = child;
