@@ -8,6 +8,8 @@
                                         # Moses' pops: virtual_pop_limit = 6 x each pop limit
     ... --searches cube incremental cube@rest incremental@rest \
         --lm-of cube@rest=lm.rest.bin incremental@rest=lm.rest.bin   # another LM for some searches
+    ... --searches cube incremental incremental@off --engine incremental@off=partial_rest=0
+                                        # a public attribute of one search's compiled engine (A/B)
 
 Both searches decode the same sentences in this process with one Decoder's store, LM,
 weights and search space (two drivers over them); for each (search, pop limit): average
@@ -55,14 +57,17 @@ def equal_score_table(rows, reference="cube", other="incremental"):
     return out
 
 
-def run(decoder, driver, sentences, pop_limit, virtual_pop_ratio=None):
+def run(decoder, driver, sentences, pop_limit, virtual_pop_ratio=None, engine_attributes=()):
     """One search at one pop limit over the sentences; virtual_pop_ratio: virtual_pop_limit = this times
-    the pop limit (for pop_count = "real"; None: the driver's own virtual_pop_limit)."""
+    the pop limit (for pop_count = "real"; None: the driver's own virtual_pop_limit); engine_attributes:
+    (name, text) of public attributes of the compiled engine to set (as the type of their value)."""
     decoder.chart = driver
     if virtual_pop_ratio is None:
         driver.configure(pop_limit=pop_limit)
     else:
         driver.configure(pop_limit=pop_limit, virtual_pop_limit=round(virtual_pop_ratio * pop_limit))
+    for name, text in engine_attributes:  # (after configure: it may make a new engine)
+        setattr(driver.engine, name, _setting_value(driver.engine, name, text))
     scores, totals = [], dict(edges_proposed=0, lm_queries=0, lm_queries_novel=0, partial_edges_popped=0,
                               partial_edges_pushed=0, initial_edges=0, partial_lm_novel=0,
                               complete_edges_scored=0, items=0, edges=0)
@@ -124,6 +129,10 @@ def main(argv=None):
     parser.add_argument("--lm-of", nargs="+", default=[], metavar="SEARCH=LM",
                         help="another LM file for one search (e.g. incremental@rest=lm.rest.bin, the LM with "
                              "rest costs); default: the config's")
+    parser.add_argument("--engine", nargs="+", default=[], metavar="SEARCH=NAME=VALUE",
+                        help="a public attribute of one search's compiled engine (e.g. "
+                             "incremental@off=partial_rest=0: the incremental search's partial edges scored "
+                             "as before Session 6 of bench/results/incremental.md)")
     parser.add_argument("--virtual-pop-ratio", type=float, default=None, metavar="R",
                         help="virtual_pop_limit = R x the pop limit at each pop limit (for pop_count = real, "
                              "e.g. --set cube=pop_count=real incremental=pop_count=real); default: the settings'")
@@ -156,6 +165,12 @@ def main(argv=None):
     from decoder.lm import LanguageModel
 
     lms = {path: LanguageModel(path) for path in set(lm_paths.values())}
+    engine_attributes = {name: [] for name in args.searches}
+    for item in args.engine:
+        search, name, value = item.split("=", 2)
+        if search not in engine_attributes:
+            raise SystemExit(f"--engine names a search not in --searches: {search}")
+        engine_attributes[search].append((name, value))
     drivers = {}
     for name in args.searches:
         settings = decoder.search_settings.replace(search=name.split("@")[0])
@@ -173,9 +188,11 @@ def main(argv=None):
     for pop_limit in args.pop_limits:
         scores = {}
         for name, driver in drivers.items():
-            scores[name], row = run(decoder, driver, sentences, pop_limit, args.virtual_pop_ratio)
+            scores[name], row = run(decoder, driver, sentences, pop_limit, args.virtual_pop_ratio,
+                                    engine_attributes[name])
             rows.append({"search": name, "rule_order": driver.settings.rule_order,
-                         **({"lm": lm_paths[name]} if name in lm_paths else {}), **row})
+                         **({"lm": lm_paths[name]} if name in lm_paths else {}),
+                         **({"engine": dict(engine_attributes[name])} if engine_attributes[name] else {}), **row})
             sentence_scores = [round(score, 4) for score in scores[name]]
             print(json.dumps(rows[-1]), flush=True)
             rows[-1]["sentence_scores"] = sentence_scores  # in the JSON file, not on the screen

@@ -82,6 +82,8 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[CkySortEntry] child_order      # _build_node's stack of children (sorted best first)
     cdef vector[int32_t] child_bounds          # and their [start, end) in ranks_scratch
     cdef vector[ChartState] node_states        # the trie nodes' partial states (per sentence)
+    cdef vector[unsigned char] node_cuts       # and per partial state what it leaves out (_lm.score_partial_target's cut)
+    cdef vector[unsigned char] child_cuts      # _partial_lm's cut per child block
     cdef CkyHashMap partial_lm_index           # LM cache of partial edges, per cell and round: key ->
     cdef vector[float] partial_lm_values       # its LM score
     # Per position of pair_rules_sorted, then of single_rules_sorted from single_offset on: SortedRule
@@ -93,6 +95,10 @@ cdef class IncrementalSearch(ChartSearch):
     # use what a rule's LM score cannot see (edge.relevant): refinements that keep the LM score, flat tails;
     # off: every side counts as seen (the same search, more LM scoring and pops: for tests)
     cdef public bint lm_visibility
+    # partial edges' LM estimate: words after a tail's unrevealed words scored as of unknown left context
+    # (rest costs), no backoff charged where a tail's words are unrevealed (_lm.score_partial_target); off:
+    # the unrevealed words are a break in the context (KenLM's RuleScore over the cut states)
+    cdef public bint partial_rest
     cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored, flat_tails
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
@@ -100,7 +106,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
                           int parent_depth) noexcept nogil
     cdef int _append_tokens(self, int32_t item) noexcept nogil
-    cdef void _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil
+    cdef unsigned char _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil
     cdef void _set_node_states(self, int32_t slot) noexcept nogil
     cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length,
                            const PartialEdge *edge) noexcept nogil

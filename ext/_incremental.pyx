@@ -22,10 +22,16 @@ cache, counters, export; only the search inside a cell differs):
   the root is a stub: its score and best item; most vertices never get there).
 - A partial edge is a cube-pruning hypothesis whose tails are trie nodes (or a
   node's remaining children). Its score is the rule score, the tails' scores and
-  the LM score of the rule's words with each tail's state cut to the boundary
-  words revealed so far (KenLM's RuleScore over a left state marked full and a
-  shortened right state: unrevealed context is a break, as in the paper's
-  estimate with the words revealed so far), cached per cell and unary round
+  the LM estimate of the rule's words with each tail's state cut to the boundary
+  words revealed so far (_lm.score_partial_target, as in the paper's estimate
+  with the words revealed so far: the words after a tail's unrevealed words are
+  scored as words of unknown left context after its revealed ones, the lower-
+  order rest costs on a rest_probing LM; a tail's revealed left words are
+  corrected by what precedes them, and no backoff is charged where they stop;
+  with partial_rest off, the unrevealed words are a break in the context
+  instead: KenLM's RuleScore over a left state marked full and a shortened right
+  state, which charges the backoffs there and scores the next words by their
+  lower-order probabilities, not their rest costs), cached per cell and unary round
   by (target, tail nodes' state hashes): a table that stays small enough for
   the CPU cache (a per-sentence one saves a third of these LM scorings but
   costs 5-8% more time in its cache misses). An edge with its tails at their
@@ -84,7 +90,8 @@ from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group
                                   cky_mix, cky_prefetch, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
 from decoder._ext._kenlm cimport ChartState
-from decoder._ext._lm cimport LanguageModel, chart_state_hash, empty_chart_state, score_target
+from decoder._ext._lm cimport (LanguageModel, chart_state_hash, cut_chart_state, empty_chart_state,
+                               score_partial_target, score_target)
 
 cdef extern from "incremental_sort.hh":
     void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) nogil
@@ -182,6 +189,7 @@ cdef class IncrementalSearch(ChartSearch):
         (decoder.search.incremental.sorted_rule_arrays)."""
         ChartSearch.__init__(self, arrays, lm, n_symbols, goal_symbol, settings, **weights)
         self.lm_visibility = True
+        self.partial_rest = True
         cdef const unsigned char[::1] packed
         self.sorted_rules_array = np.ascontiguousarray(arrays["sorted_rules"])
         if self.sorted_rules_array.dtype.itemsize != sizeof(SortedRule):
@@ -194,6 +202,7 @@ cdef class IncrementalSearch(ChartSearch):
     def decode(self, words_lm, runs, oov_at):
         self.nodes.clear()
         self.node_states.clear()
+        self.node_cuts.clear()
         self.trie_of_list.clear()
         self.partial_lm_index.clear()
         self.partial_lm_values.clear()
@@ -268,8 +277,9 @@ cdef class IncrementalSearch(ChartSearch):
             total += la + lb
         return total
 
-    cdef void _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil:
-        """Block `block` of `item`'s state as far as its first `depth` tokens reveal it."""
+    cdef unsigned char _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil:
+        """Block `block` of `item`'s state as far as its first `depth` tokens reveal it; returns what it leaves
+        out (_lm.score_partial_target's cut: bit 0 left words, bit 1 right words; 0 with partial_rest off)."""
         cdef const Item *it = &self.items[item]
         cdef const ChartState *st
         cdef int s, n_block, k, la, lb, a = 0, b = 0
@@ -280,7 +290,7 @@ cdef class IncrementalSearch(ChartSearch):
         n_block = (st.left.length + st.right.length + 2) if st.left.full else (st.left.length + 1)
         out[0] = st[0]
         if depth >= n_block:
-            return
+            return 0
         if depth < 0:
             depth = 0
         if not st.left.full:
@@ -299,11 +309,14 @@ cdef class IncrementalSearch(ChartSearch):
                         b += 1
                     depth -= 1
                 k += 1
-        # Unrevealed words are a break in the context: the left side is closed (full) where the
-        # revealing stopped, and the right side is cut to the revealed most recent words.
-        out.left.length = <unsigned char>a
-        out.left.full = True
-        out.right.length = <unsigned char>b
+        if not self.partial_rest:
+            # Unrevealed words are a break in the context: the left side is closed (full) where the
+            # revealing stopped, and the right side is cut to the revealed most recent words.
+            out.left.length = <unsigned char>a
+            out.left.full = True
+            out.right.length = <unsigned char>b
+            return 0
+        return cut_chart_state(st, a, b, out)
 
     # ---- tries
 
@@ -459,6 +472,7 @@ cdef class IncrementalSearch(ChartSearch):
         cdef int s, n_states = self.items[item].n_states
         cdef int32_t offset
         cdef uint64_t key = 0x6A09E667F3BCC909ULL
+        cdef unsigned char cut
         if self.nodes[slot].rank >= 0:  # a leaf: the item's own states
             self.nodes[slot].state_offset = -1
             for s in range(n_states):
@@ -466,10 +480,12 @@ cdef class IncrementalSearch(ChartSearch):
         else:
             offset = self.node_states.size()
             self.node_states.resize(offset + n_states)
+            self.node_cuts.resize(offset + n_states)
             self.nodes[slot].state_offset = offset
             for s in range(n_states):
-                self._partial_state(item, self.nodes[slot].depth, s, &self.node_states[offset + s])
-                key = cky_mix(key, chart_state_hash(&self.node_states[offset + s]))
+                cut = self._partial_state(item, self.nodes[slot].depth, s, &self.node_states[offset + s])
+                self.node_cuts[offset + s] = cut
+                key = cky_mix(key, chart_state_hash(&self.node_states[offset + s]) + cut)
         self.nodes[slot].state_key = key
 
     cdef void _flatten(self, int32_t node) noexcept nogil:
@@ -528,6 +544,7 @@ cdef class IncrementalSearch(ChartSearch):
         if cached != NULL:
             return self.partial_lm_values[cached[0]]
         self.child_pointers.clear()
+        self.child_cuts.clear()
         for t in range(2):
             node = edge.node[t]
             if node < 0:
@@ -537,9 +554,16 @@ cdef class IncrementalSearch(ChartSearch):
             for s in range(self.items[item].n_states):
                 if offset < 0:
                     self.child_pointers.push_back(&self.states[self.items[item].state_offset + s])
+                    self.child_cuts.push_back(0)
                 else:
                     self.child_pointers.push_back(&self.node_states[offset + s])
-        lm = score_target(self.model, target, length, self.child_pointers.data(), &out, NULL) if length > 0 else 0.0
+                    self.child_cuts.push_back(self.node_cuts[offset + s])
+        if length <= 0:
+            lm = 0.0
+        elif self.partial_rest:
+            lm = score_partial_target(self.model, target, length, self.child_pointers.data(), self.child_cuts.data(), NULL)
+        else:
+            lm = score_target(self.model, target, length, self.child_pointers.data(), &out, NULL)
         self.lm_queries_novel += calls
         self.partial_lm_novel += 1
         if self.partial_lm_values.size() < PARTIAL_LM_ENTRIES:

@@ -36,6 +36,17 @@ cdef float score_target(const Model *model, const int32_t *target, Py_ssize_t le
                         const ChartState * const *children, ChartState *out,
                         unsigned long long *queries) noexcept nogil
 
+# The incremental search's LM estimate of a target side over children some of whose states are
+# partial (cut per child: bit 0 left words unknown beyond the state's, bit 1 right words;
+# lm_rule_score.hh's CkyScorePartialTarget); with every cut 0 the score of score_target.
+cdef float score_partial_target(const Model *model, const int32_t *target, Py_ssize_t length,
+                                const ChartState * const *children, const unsigned char *cut,
+                                unsigned long long *queries) noexcept nogil
+
+# `state` as a trie node that reveals only its first `left` left words and its `right` most recent right
+# words shows it: the left side cut short is not full; returns the cut (bit 0 left, bit 1 right).
+cdef unsigned char cut_chart_state(const ChartState *state, int left, int right, ChartState *out) noexcept nogil
+
 # Scores "<s> root </s>" around a complete item: the sentence-level correction.
 cdef float score_sentence_boundaries(const Model *model, const ChartState *root, ChartState *out,
                                      unsigned long long *queries) noexcept nogil

@@ -22,6 +22,9 @@ cdef extern from "lm_rule_score.hh":
     float CkyScoreTarget(const Model &model, const int32_t *target, Py_ssize_t length,
                          const ChartState * const *children, ChartState &out,
                          unsigned long long *queries) nogil
+    float CkyScorePartialTarget(const Model &model, const int32_t *target, Py_ssize_t length,
+                                const ChartState * const *children, const unsigned char *cut,
+                                unsigned long long *queries) nogil
     float CkyScoreSentenceBoundaries(const Model &model, const ChartState &root,
                                      ChartState &out, unsigned long long *queries) nogil
     float CkyScoreWords(const Model &model, const WordIndex *words, Py_ssize_t length,
@@ -37,6 +40,23 @@ cdef float score_target(const Model *model, const int32_t *target, Py_ssize_t le
                         const ChartState * const *children, ChartState *out,
                         unsigned long long *queries) noexcept nogil:
     return CkyScoreTarget(model[0], target, length, children, out[0], queries)
+
+
+cdef float score_partial_target(const Model *model, const int32_t *target, Py_ssize_t length,
+                                const ChartState * const *children, const unsigned char *cut,
+                                unsigned long long *queries) noexcept nogil:
+    return CkyScorePartialTarget(model[0], target, length, children, cut, queries)
+
+
+cdef unsigned char cut_chart_state(const ChartState *state, int left, int right, ChartState *out) noexcept nogil:
+    out[0] = state[0]
+    if left < state.left.length:
+        out.left.length = <unsigned char>left
+    if right < state.right.length:
+        out.right.length = <unsigned char>right
+    if out.left.length < state.left.length:
+        out.left.full = False
+    return (1 if out.left.length < state.left.length else 0) | (2 if out.right.length < state.right.length else 0)
 
 
 cdef float score_sentence_boundaries(const Model *model, const ChartState *root, ChartState *out,
@@ -107,6 +127,13 @@ cdef class PyChartState:
     def right_words(self):
         """KenLM ids of the rightmost words that still matter, in sentence order."""
         return tuple(self.state.right.words[i] for i in reversed(range(self.state.right.length)))
+
+    def partial(self, int left, int right):
+        """This state as a trie node that reveals only its first `left` left words and its `right`
+        most recent right words shows it (cut_chart_state): returns (PyChartState, cut)."""
+        cdef ChartState out
+        cdef unsigned char cut = cut_chart_state(&self.state, left, right, &out)
+        return _wrap_state(out), cut
 
     def __repr__(self):
         return (f"PyChartState(left_length={self.left_length}, left_full={self.left_full}, "
@@ -246,6 +273,30 @@ cdef class LanguageModel:
         cdef float score = score_target(self.model, target.data(), target.size(),
                                         children.data(), &out, &self.queries)
         return score, _wrap_state(out)
+
+    def score_partial_target(self, items):
+        """The incremental search's estimate over partial children (score_partial_target): `items` as
+        score_target's, where a child may also be a (PyChartState, cut) pair (PyChartState.partial)."""
+        cdef vector[int32_t] target
+        cdef vector[const ChartState *] children
+        cdef vector[unsigned char] cuts
+        cdef PyChartState child
+        items = list(items)
+        for item in items:
+            cut = 0
+            if isinstance(item, tuple):
+                item, cut = item
+            if isinstance(item, PyChartState):
+                child = <PyChartState>item
+                children.push_back(&child.state)
+                cuts.push_back(cut)
+                target.push_back(-<int32_t>children.size())
+            elif isinstance(item, int):
+                target.push_back(<int32_t>item)
+            else:
+                target.push_back(<int32_t>CkyVocabulary(self.handle).Index(_encode(item)))
+        return score_partial_target(self.model, target.data(), target.size(), children.data(), cuts.data(),
+                                    &self.queries)
 
     def score_sentence_boundaries(self, PyChartState root not None):
         """Add <s> and </s> around a complete item: returns (log10, PyChartState)."""

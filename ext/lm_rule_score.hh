@@ -54,6 +54,82 @@ static float CkyScoreTarget(const CkyLanguageModel &model,
   return CkyScoreTargetOf(*model.probing, target, length, children, out, queries);
 }
 
+/* The incremental search's estimate of a target side's LM score over children whose states may be
+   partial (a trie node's: some boundary words not revealed yet). cut[c] of child c: bit 0 its left
+   words beyond its state's are unknown (its state's left.full is then false), bit 1 its right words
+   beyond its state's are unknown. A child with bit 1 ends a segment: the words after it are scored
+   as a new rule's words after its revealed right words (KenLM's estimate for words whose left context
+   could still change: the rest costs on a rest_probing model), less those words' own scores. A child
+   with only bit 0 in the target's middle ends one too (KenLM would read its words as all of it): the
+   words after it are scored after its right state, as after a first child. Its revealed left words
+   are corrected by what precedes it, as KenLM's NonTerminal does, and no backoff is charged where
+   they stop. A first child's left words change nothing here (its left side cut short is read as full);
+   a last child's right side changes nothing. Every cut 0: score_target's
+   number. */
+template <class Model>
+static inline float CkyScorePartialTargetOf(const Model &model,
+                                            const int32_t *target, std::ptrdiff_t length,
+                                            const lm::ngram::ChartState *const *children,
+                                            const unsigned char *cut,
+                                            unsigned long long *queries) {
+  lm::ngram::ChartState out;
+  lm::ngram::RuleScore<Model> scorer(model, out);
+  const lm::WordIndex begin_sentence = model.GetVocabulary().BeginSentence();
+  unsigned long long calls = 0;
+  float total = 0.0f;
+  for (std::ptrdiff_t i = 0; i < length; ++i) {
+    const int32_t symbol = target[i];
+    if (symbol >= 0) {
+      if (i == 0 && static_cast<lm::WordIndex>(symbol) == begin_sentence) {
+        scorer.BeginSentence();
+      } else {
+        scorer.Terminal(static_cast<lm::WordIndex>(symbol));
+        ++calls;
+      }
+      continue;
+    }
+    const int c = -(symbol + 1);
+    const lm::ngram::ChartState &child = *children[c];
+    if (i == 0) {
+      lm::ngram::ChartState copy = child;
+      copy.left.full = child.left.full || (cut[c] & 1);  /* (cut short, it was full) */
+      scorer.BeginNonTerminal(copy, 0.0f);
+      if (!(cut[c] & 2)) continue;
+    } else {
+      scorer.NonTerminal(child, 0.0f);
+      ++calls;
+      if (!cut[c]) continue;
+    }
+    if (i + 1 == length) continue;
+    total += scorer.Finish();
+    if (cut[c] & 2) {
+      scorer.Reset();
+      unsigned char k = child.right.length;
+      if (k > 0 && child.right.words[k - 1] == begin_sentence) {
+        scorer.BeginSentence();
+        --k;
+      }
+      for (; k > 0; ++calls) scorer.Terminal(child.right.words[--k]);
+      total -= scorer.Finish();
+    } else {
+      lm::ngram::ChartState copy = child;
+      copy.left.full = true;
+      scorer.BeginNonTerminal(copy, 0.0f);
+    }
+  }
+  if (queries) *queries += calls;
+  return total + scorer.Finish();
+}
+
+static float CkyScorePartialTarget(const CkyLanguageModel &model,
+                                   const int32_t *target, std::ptrdiff_t length,
+                                   const lm::ngram::ChartState *const *children,
+                                   const unsigned char *cut,
+                                   unsigned long long *queries) {
+  if (model.rest) return CkyScorePartialTargetOf(*model.rest, target, length, children, cut, queries);
+  return CkyScorePartialTargetOf(*model.probing, target, length, children, cut, queries);
+}
+
 /* "<s> root </s>" around a complete item. */
 template <class Model>
 static inline float CkyScoreSentenceBoundariesOf(const Model &model,

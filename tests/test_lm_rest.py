@@ -257,3 +257,51 @@ def test_recipe_builds_a_cached_rest_model_that_scores_sentences_like_lm_bin(tmp
         differ += abs(rest.score_sentence(words, bos=False, eos=False)
                       - probing.score_sentence(words, bos=False, eos=False)) > 1e-3
     assert differ > 50
+
+
+def _words_estimate(model, top, lower, words):
+    """The estimate of words of unknown left context from the ARPA files: rest_estimate on the rest
+    model, the probability from no context on the probing one."""
+    if not words:
+        return 0.0
+    if model.kind == "rest_probing":
+        return rest_estimate(top, lower, words)
+    return top.score_sentence(words, bos=False, eos=False)
+
+
+@pytest.mark.parametrize("kind", ["probing", "rest_probing"])
+def test_partial_estimate_scores_words_after_unrevealed_words_as_of_unknown_context(rest_models, kind):
+    """The incremental search's estimate over a trie node (a child state with its right side cut to its
+    `right` most recent words, its left side to none): the words before the child as a rule's words,
+    the words after it as a rule's words after the revealed ones, less those; whole children: the
+    rule's LM score (score_target)."""
+    probing, rest, top, lower = rest_models
+    model = rest if kind == "rest_probing" else probing
+    rng = random.Random(5)
+    checked = 0
+    for _ in range(300):
+        before = [rng.choice(WORDS) for _ in range(rng.randint(0, 3))]
+        piece = [rng.choice(WORDS) for _ in range(rng.randint(1, 4))]
+        after = [rng.choice(WORDS) for _ in range(rng.randint(0, 3))]
+        _, child = model.score_target(piece)
+        whole = model.score_partial_target(before + [(child, 0)] + after)
+        assert whole == pytest.approx(model.score_target(before + [child] + after)[0], abs=1e-5)
+        vocabulary = dict(zip(model.vocab_indices(WORDS), WORDS))
+        context = [vocabulary[w] for w in child.right_words]
+        if child.left_length == 0:
+            continue  # (a child whose first word no n-gram extends: the words before it pay their backoffs)
+        for right in range(len(context) + 1):
+            node, cut = child.partial(0, right)
+            shown = context[len(context) - right:]
+            expected = _words_estimate(model, top, lower, before)
+            if right == len(context):  # the right side whole: the words after it have their context
+                if len(piece) < top.order - 1:
+                    continue  # (a shorter piece's context goes on into the words before it)
+                expected += sum(top.logprob(piece + after[:k], after[k]) for k in range(len(after)))
+            elif after:
+                expected += _words_estimate(model, top, lower, shown + after) - \
+                    _words_estimate(model, top, lower, shown)
+            got = model.score_partial_target(before + [(node, cut)] + after)
+            assert got == pytest.approx(expected, abs=1e-4), (before, piece, after, right)
+            checked += 1
+    assert checked > 200
