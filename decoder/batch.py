@@ -83,6 +83,10 @@ def load(loader: Loader):
 # Set in the parent before forking (a decoder object), or built once per worker by a loader.
 _WORKER_DECODER = None
 _WORKER_JOB: Job | None = None
+# Shared with the parent: for each item of the pool's list, 0 (not started), the pid of the worker
+# decoding it, or -1 (done): when a worker dies, the parent knows the line it died on.
+_WORKER_STATE = None
+_WORKER_PID = 0
 
 
 def _die_with_parent(parent: int) -> None:
@@ -101,13 +105,23 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _init_worker(loader: Loader | None, job: Job, parent: int) -> None:
-    global _WORKER_DECODER, _WORKER_JOB
+def _init_worker(loader: Loader | None, job: Job, parent: int, state=None, started=None, size: int = 0) -> None:
+    global _WORKER_DECODER, _WORKER_JOB, _WORKER_STATE, _WORKER_PID
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and terminates us
+    if started is not None:
+        with started.get_lock():
+            started.value += 1
+            replacement = started.value > size
+        if replacement:
+            # The pool replaces a worker that died: the parent is about to stop this pool (_watched). A worker
+            # started by the pool's own thread would die with that thread (the parent-death signal is per
+            # thread), maybe while it holds the task queue's lock, and then Pool.terminate would wait forever.
+            os._exit(0)
     _die_with_parent(parent)
     if loader is not None:  # None: inherited through fork
         _WORKER_DECODER = load(loader)
     _WORKER_JOB = job
+    _WORKER_STATE, _WORKER_PID = state, os.getpid()
 
 
 def _run_one(item: tuple[int, str]):
@@ -118,8 +132,14 @@ def _run_one(item: tuple[int, str]):
         return index, None, f"{type(error).__name__}: {error}"
 
 
-def _run_chunk(items: list[tuple[int, str]]) -> list:
-    return [_run_one(item) for item in items]
+def _run_chunk(items: list[tuple[int, int, str]]) -> list:
+    """Decode (slot, index, sentence) items, marking each slot of _WORKER_STATE while it is decoded."""
+    results = []
+    for slot, index, sentence in items:
+        _WORKER_STATE[slot] = _WORKER_PID
+        results.append(_run_one((index, sentence)))
+        _WORKER_STATE[slot] = -1
+    return results
 
 
 # ---- the parent side ------------------------------------------------------------------------------
@@ -142,7 +162,7 @@ def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, j
     items = [(i, sentences[i]) for i in range(start, len(sentences))]
     workers = max(1, min(int(workers or 1), len(items)))
     in_process = workers == 1 and not (isolate and "fork" in multiprocessing.get_all_start_methods())
-    pool = None
+    results: Iterable = ()
     try:
         if cluster is not None:  # failures come back as Translation.failed already
             from .cluster import iter_translate_on_cluster
@@ -153,10 +173,7 @@ def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, j
             _WORKER_DECODER, _WORKER_JOB = load(loader), job
             results = map(_run_one, items)
         else:
-            context, init_arg = _pool_context(loader)
-            pool = _start_pool(context, workers, init_arg, job)
-            chunks = [items[i:i + chunksize] for i in range(0, len(items), max(1, chunksize))]
-            results = (result for chunk in _watched(pool, pool.imap(_run_chunk, chunks)) for result in chunk)
+            results = _decode_surviving(loader, items, workers, job, chunksize)
         for index, result, error in results:
             if error is not None:
                 log.error("line %d: %s", index + 1, error)
@@ -165,15 +182,15 @@ def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, j
                 bar.update(1)
             yield index, result
     finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+        close = getattr(results, "close", None)
+        if close is not None:  # a generator of pools (_decode_surviving) stops its pool now
+            close()
         if bar is not None:
             bar.close()
         _WORKER_DECODER = _WORKER_JOB = None
 
 
-def _start_pool(context, workers: int, init_arg, job: Job):
+def _start_pool(context, workers: int, init_arg, job: Job, state=None):
     """The worker pool. Forked workers share the parent's pages until they write to them; the cyclic
     garbage collector writes to the header of every object it traverses, so each worker's first
     collections would copy the pages of the parent's objects (the decoder's Python objects; the
@@ -187,7 +204,8 @@ def _start_pool(context, workers: int, init_arg, job: Job):
     if forking:
         gc.freeze()
     try:
-        return context.Pool(workers, initializer=_init_worker, initargs=(init_arg, job, os.getpid()))
+        return context.Pool(workers, initializer=_init_worker,
+                            initargs=(init_arg, job, os.getpid(), state, context.Value("i", 0), workers))
     finally:
         if forking:
             gc.unfreeze()  # the parent collects its own objects again
@@ -232,11 +250,19 @@ class _DeferredInterrupt:
         return False
 
 
+class _PoolDied(WorkerError):
+    """A worker of a pool died: `exitcodes` {pid: exit code, negative for a signal} of the dead ones."""
+
+    def __init__(self, exitcodes: dict[int, int | None]):
+        super().__init__(None, "a decoding process died (see any message above); the lines before it are written")
+        self.exitcodes = exitcodes
+
+
 def _watched(pool, results) -> Iterator:
-    """The pool's results, or a WorkerError if a worker dies: the pool would replace it, and wait forever
-    for the sentences it had taken (a crash in compiled code must not turn into a hang). Ctrl-C is a
-    KeyboardInterrupt raised here, between waits (_DeferredInterrupt)."""
-    started = {process.pid for process in pool._pool}  # Pool's own list of its worker processes
+    """The pool's results, or a _PoolDied (a WorkerError) if a worker dies: the pool would replace it, and
+    wait forever for the sentences it had taken (a crash in compiled code must not turn into a hang).
+    Ctrl-C is a KeyboardInterrupt raised here, between waits (_DeferredInterrupt)."""
+    started = {process.pid: process for process in pool._pool}  # Pool's own list of its worker processes
     with _DeferredInterrupt() as interrupt:
         while True:
             if interrupt.pressed:
@@ -246,11 +272,114 @@ def _watched(pool, results) -> Iterator:
             except StopIteration:
                 return
             except multiprocessing.TimeoutError:
-                if {process.pid for process in pool._pool} != started:
-                    raise WorkerError(None, "a decoding process died (see any message above); "
-                                            "the lines before it are written") from None
+                alive = {process.pid for process in pool._pool}
+                if alive != set(started):
+                    raise _PoolDied({pid: process.exitcode for pid, process in started.items()
+                                     if pid not in alive}) from None
                 continue
             yield result
+
+
+def death_cause(exitcode: int | None) -> str:
+    """How a process ended, from its exit code (negative: the signal that killed it)."""
+    if exitcode is None:
+        return "died"
+    if exitcode >= 0:
+        return f"exited with code {exitcode}"
+    try:
+        name = signal.Signals(-exitcode).name
+    except ValueError:
+        return f"killed by signal {-exitcode}"
+    hint = ": out of memory?" if -exitcode == getattr(signal, "SIGKILL", None) else ""
+    return f"killed by signal {-exitcode} ({name}{hint})"
+
+
+# A pool that dies this many times in a row without a line settled (no line yielded, no line found to kill its
+# process) is a WorkerError: something other than a line kills the workers.
+MAX_FRUITLESS_RESTARTS = 3
+
+
+def _decode_surviving(loader: Loader, items: list[tuple[int, str]], workers: int, job: Job,
+                      chunksize: int) -> Iterator[tuple[int, Any, str | None]]:
+    """(index, result, error) for each item, in order, decoded by a pool of worker processes.
+
+    When a worker dies (killed by the OOM killer or by hand, a crash in compiled code), the pool is
+    stopped; the line each dead worker was decoding (the shared state says which) is decoded again
+    alone, in a fresh one-worker process: if that process dies too, the line gives an error (a failed
+    line), else its result. Then a fresh pool continues with the lines not yet settled; what the old
+    pool had decoded but not yet delivered is decoded again. A pool whose workers die before they start
+    any line (a loader that crashes), or die MAX_FRUITLESS_RESTARTS times in a row with nothing settled,
+    is a WorkerError."""
+    context, init_arg = _pool_context(loader)
+    pending = list(items)  # not yet yielded, in order
+    settled: dict[int, tuple[int, Any, str | None]] = {}  # index -> result decided outside a pool
+    fruitless = 0
+    while pending:
+        todo = [item for item in pending if item[0] not in settled]
+        state = context.RawArray("q", max(1, len(todo)))
+        position = 0  # pending[:position] are yielded
+        try:
+            pool = None
+            if todo:
+                pool = _start_pool(context, min(workers, len(todo)), init_arg, job, state)
+                tagged = [(slot, index, sentence) for slot, (index, sentence) in enumerate(todo)]
+                chunks = [tagged[i:i + chunksize] for i in range(0, len(tagged), max(1, chunksize))]
+                for chunk in _watched(pool, pool.imap(_run_chunk, chunks)):
+                    for result in chunk:
+                        while pending[position][0] != result[0]:  # lines settled alone come first
+                            yield settled.pop(pending[position][0])
+                            position += 1
+                        yield result
+                        position += 1
+            while position < len(pending):
+                yield settled.pop(pending[position][0])
+                position += 1
+            return
+        except _PoolDied as death:
+            if not any(state[slot] for slot in range(len(todo))):
+                raise _never_started(death) from None
+            suspects = [todo[slot] for slot in range(len(todo)) if state[slot] in death.exitcodes]
+            for pid, exitcode in death.exitcodes.items():
+                lines = [index + 1 for slot, (index, _) in enumerate(todo) if state[slot] == pid]
+                log.warning("a decoding process %s%s", death_cause(exitcode),
+                            f" on line {lines[0]}: decoding it again alone" if lines else " between lines")
+        finally:
+            if pool is not None:
+                pool.terminate()
+                pool.join()
+        del pending[:position]
+        for index, sentence in suspects:
+            settled[index] = _decode_alone(context, init_arg, job, index, sentence)
+        fruitless = 0 if position or suspects else fruitless + 1
+        if fruitless >= MAX_FRUITLESS_RESTARTS:
+            raise WorkerError(None, f"the decoding processes died {fruitless} times in a row between lines")
+
+
+def _never_started(death: _PoolDied) -> WorkerError:
+    """The error for a pool whose workers die before they start a line (the exit code 0 of a replacement,
+    _init_worker, says nothing about the death it replaced)."""
+    causes = ", ".join(sorted({death_cause(code) for code in death.exitcodes.values() if code != 0}))
+    return WorkerError(None, f"a decoding process died before decoding any line ({causes or 'exit code unknown'})")
+
+
+def _decode_alone(context, init_arg, job: Job, index: int, sentence: str) -> tuple[int, Any, str | None]:
+    """(index, result, error) of one line decoded in a fresh one-worker pool: an error if that process dies
+    while decoding it (a WorkerError if it dies before)."""
+    state = context.RawArray("q", 1)
+    pool = _start_pool(context, 1, init_arg, job, state)
+    try:
+        for chunk in _watched(pool, pool.imap(_run_chunk, [[(0, index, sentence)]])):
+            log.warning("line %d: decoded alone", index + 1)
+            return chunk[0]
+        raise WorkerError(None, "a decoding process returned no result")  # not reached: imap gives one
+    except _PoolDied as death:
+        if not state[0]:
+            raise _never_started(death) from None
+        cause = death_cause(next(iter(death.exitcodes.values())))
+        return index, None, f"WorkerError: the decoding process died on this line, also decoding it alone: {cause}"
+    finally:
+        pool.terminate()
+        pool.join()
 
 
 def _pool_context(loader: Loader):

@@ -1,0 +1,170 @@
+"""A decoding process that dies (the OOM killer, a crash in compiled code, kill -9) costs its line, not the run:
+the line is failed (its source passed through at the command line), every other line is translated, in order."""
+import functools
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from decoder.batch import failed, iter_translate, progress_path, translate_to_files
+from decoder.errors import WorkerError
+from test_batch import ToyDecoder, lines_job
+
+pytestmark = pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(),
+                                reason="the decoding processes are forked")
+
+MARKER = "MUERE"  # a sentence with this word kills the process that decodes it
+TEST_PROCESS = os.getpid()
+SENTENCES = [f"palabra{i} y otra{i % 7} {MARKER if i in (4, 5, 17) else ''} fin{i % 3}".split() for i in range(24)]
+SENTENCES = [" ".join(words) for words in SENTENCES]
+KILLERS = {4, 5, 17}  # two in a row: in flight together with two workers
+
+
+def _die_on_marker(sentence: str) -> None:
+    if MARKER in sentence.split():
+        assert os.getpid() != TEST_PROCESS, "this job must run in a worker process"
+        os.kill(os.getpid(), signal.SIGKILL)  # what the OOM killer does
+        time.sleep(10)
+
+
+def killing_job(decoder, sentence):
+    _die_on_marker(sentence)
+    return decoder.translate(sentence)
+
+
+def reversed_words(sentence: str) -> str:
+    return " ".join(sentence.split()[::-1])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("chunksize", [1, 3])
+def test_a_line_that_kills_its_process_is_failed_and_the_others_are_translated(workers, chunksize, caplog):
+    results = list(iter_translate(ToyDecoder(), SENTENCES, workers=workers, job=killing_job, chunksize=chunksize,
+                                  isolate=True))
+    assert [index for index, _ in results] == list(range(len(SENTENCES)))
+    for index, result in results:
+        if index in KILLERS:
+            assert failed(result), index
+            assert "died on this line" in result.error and "killed by signal 9 (SIGKILL: out of memory?)" in result.error
+            assert result.source == SENTENCES[index]
+        else:
+            assert not failed(result) and result.text == reversed_words(SENTENCES[index]), index
+    for index in KILLERS:
+        assert f"on line {index + 1}: decoding it again alone" in caplog.text
+
+
+def die_once_job(flag_dir, decoder, sentence):
+    """Kills its process on a marker line the first time only (memory that ran out because of the line
+    decoded beside it, a kill -9 from outside): decoded again alone, the line is translated."""
+    flag = os.path.join(flag_dir, sentence.replace(" ", "_"))
+    if MARKER in sentence.split() and not os.path.exists(flag):
+        open(flag, "w").close()
+        _die_on_marker(sentence)
+    return decoder.translate(sentence)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_line_that_kills_its_process_only_once_is_translated(workers, tmp_path, caplog):
+    job = functools.partial(die_once_job, str(tmp_path))
+    results = translate_batch_isolated(job, workers)
+    assert [r.text for r in results] == [reversed_words(sentence) for sentence in SENTENCES]
+    assert "line 5: decoded alone" in caplog.text
+
+
+def translate_batch_isolated(job, workers, chunksize=1):
+    return [result for _, result in iter_translate(ToyDecoder(), SENTENCES, workers=workers, job=job,
+                                                   chunksize=chunksize, isolate=True)]
+
+
+def exit_job(decoder, sentence):
+    if MARKER in sentence.split():
+        os._exit(3)  # a crash that exits (an abort in a library, sys.exit in a thread ...)
+    return decoder.translate(sentence)
+
+
+def test_the_error_gives_the_exit_code():
+    results = translate_batch_isolated(exit_job, 2, chunksize=2)
+    assert [index for index, r in enumerate(results) if failed(r)] == sorted(KILLERS)
+    assert results[4].error.endswith("exited with code 3")
+
+
+def dying_loader():
+    time.sleep(0.3)  # after the pool has started
+    os._exit(7)
+
+
+def test_a_pool_that_cannot_start_is_still_a_worker_error():
+    """The retries are bounded: workers that die before decoding anything are not started again and again."""
+    started = time.monotonic()
+    with pytest.raises(WorkerError, match="before decoding any line .exited with code 7"):
+        list(iter_translate(dying_loader, SENTENCES, workers=2, job=killing_job))
+    assert time.monotonic() - started < 10
+
+
+# ---- files, resume, and the command line ------------------------------------------------------------
+
+def test_files_get_one_line_per_input_line(tmp_path):
+    outputs = {"out": str(tmp_path / "out.txt"), "stats": str(tmp_path / "stats.jsonl")}
+    summary = translate_to_files(ToyDecoder(), SENTENCES, outputs, killing_lines_job, workers=2, progress=False,
+                                 isolate=True)
+    assert summary["failed"] == len(KILLERS)
+    out = (tmp_path / "out.txt").read_text().split("\n")[:-1]
+    assert out == ["" if i in KILLERS else reversed_words(s) for i, s in enumerate(SENTENCES)]
+    assert len((tmp_path / "stats.jsonl").read_text().splitlines()) == len(SENTENCES)
+    assert not os.path.exists(progress_path(outputs))
+
+
+def killing_lines_job(decoder, sentence):
+    _die_on_marker(sentence)
+    return lines_job(decoder, sentence)
+
+
+RUNNER = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {tests!r})
+    from test_worker_death import SENTENCES, killing_lines_job
+    from test_batch import ToyDecoder
+    from decoder.batch import translate_to_files
+    summary = translate_to_files(ToyDecoder(delay={delay}), SENTENCES, {outputs!r}, killing_lines_job, workers={workers},
+                                 resume={resume}, progress=False, isolate=True)
+    sys.exit(1 if summary["failed"] else 0)
+""")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_resume_after_a_kill_gives_the_same_files(tmp_path, workers):
+    expected = {"out": str(tmp_path / "expected.txt"), "stats": str(tmp_path / "expected.jsonl")}
+    translate_to_files(ToyDecoder(), SENTENCES, expected, killing_lines_job, workers=workers, progress=False,
+                       isolate=True)
+    outputs = {"out": str(tmp_path / "out.txt"), "stats": str(tmp_path / "stats.jsonl")}
+
+    def run(delay, resume):
+        code = RUNNER.format(tests=os.path.dirname(__file__), delay=delay, outputs=outputs, resume=resume,
+                             workers=workers)
+        return subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+
+    process = run(0.1, False)
+    sidecar = progress_path(outputs)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # kill it once it is past the first killer line
+        try:
+            if json.loads(pathlib.Path(sidecar).read_text())["lines_done"] >= 7:
+                break
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    done = json.loads(pathlib.Path(sidecar).read_text())["lines_done"]
+    assert 7 <= done < len(SENTENCES)
+
+    assert run(0.0, True).wait(timeout=60) == 1
+    for name in outputs:
+        assert pathlib.Path(outputs[name]).read_text() == pathlib.Path(expected[name]).read_text()
+    assert not os.path.exists(sidecar)
