@@ -341,7 +341,7 @@ def _decode_surviving(loader: Loader, items: list[tuple[int, str]], workers: int
             suspects = [todo[slot] for slot in range(len(todo)) if state[slot] in death.exitcodes]
             for pid, exitcode in death.exitcodes.items():
                 lines = [index + 1 for slot, (index, _) in enumerate(todo) if state[slot] == pid]
-                log.warning("a decoding process %s%s", death_cause(exitcode),
+                log.warning("a decoding process died (%s)%s", death_cause(exitcode),
                             f" on line {lines[0]}: decoding it again alone" if lines else " between lines")
         finally:
             if pool is not None:

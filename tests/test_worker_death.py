@@ -168,3 +168,78 @@ def test_resume_after_a_kill_gives_the_same_files(tmp_path, workers):
     for name in outputs:
         assert pathlib.Path(outputs[name]).read_text() == pathlib.Path(expected[name]).read_text()
     assert not os.path.exists(sidecar)
+
+
+# ---- `cky translate` (the tiny system of test_decoder; the decoding processes are forked from this one) -----
+
+from cli_fixtures import run_cky  # noqa: E402
+from test_decoder import decoder, model  # noqa: E402,F401  (fixtures)
+from test_translate_cli_errors import LINES, press_ctrl_c_in_the_parent, translate_args  # noqa: E402
+
+CLI_LINES = LINES[:5] + [f"el perro {MARKER}"] + LINES[5:]  # line 6 kills its process
+CLI_KILLER = 5
+
+
+@pytest.fixture
+def killing_decoder(monkeypatch):
+    """Decoder.translate kills its process on a line with MARKER; set_interrupt(line) makes that line
+    press Ctrl-C in the command."""
+    from decoder.decoder import Decoder
+
+    original = Decoder.translate
+    interrupt = {}
+
+    def translate(self, sentence):
+        _die_on_marker(sentence)
+        if sentence == interrupt.get("line"):
+            press_ctrl_c_in_the_parent()
+        return original(self, sentence)
+
+    monkeypatch.setattr(Decoder, "translate", translate)
+    return interrupt.__setitem__
+
+
+def expected_cli_output(decoder) -> bytes:
+    return "".join((line if i == CLI_KILLER else decoder.translate(line).text) + "\n"
+                   for i, line in enumerate(CLI_LINES)).encode("utf-8")
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_cky_translate_passes_the_killer_line_through_and_translates_the_rest(model, decoder, killing_decoder,
+                                                                              tmp_path, workers):
+    expected = expected_cli_output(decoder)
+    source, out, stats = tmp_path / "in.txt", tmp_path / "out.txt", tmp_path / "stats.jsonl"
+    source.write_text("\n".join(CLI_LINES) + "\n", encoding="utf-8")
+    code, _, err = run_cky(translate_args(model, "--input", str(source), "--output", str(out), "--stats-out",
+                                          str(stats), "--workers", workers))
+    assert code == 1, err
+    assert out.read_bytes() == expected
+    records = [json.loads(line) for line in stats.read_text().splitlines()]
+    assert len(records) == len(CLI_LINES)
+    assert [r["line"] for r in records if r.get("error")] == [CLI_KILLER + 1]
+    assert "killed by signal 9 (SIGKILL: out of memory?)" in records[CLI_KILLER]["error"]
+    assert f"1 of {len(CLI_LINES)} lines failed" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("interrupted_at", [2, 9])  # before the killer line, after it
+def test_cky_translate_resume_gives_the_files_of_an_uninterrupted_run(model, decoder, killing_decoder, tmp_path,
+                                                                       interrupted_at):
+    source, out, stats = tmp_path / "in.txt", tmp_path / "out.txt", tmp_path / "stats.jsonl"
+    source.write_text("\n".join(CLI_LINES) + "\n", encoding="utf-8")
+    args = translate_args(model, "--input", str(source), "--output", str(out), "--stats-out", str(stats))
+    assert run_cky(args)[0] == 1
+    expected = out.read_bytes(), stats.read_bytes()
+    assert expected[0] == expected_cli_output(decoder)
+
+    killing_decoder("line", CLI_LINES[interrupted_at])
+    code, _, err = run_cky(args)
+    assert code == 130, err
+    killing_decoder("line", None)
+    code, _, err = run_cky(args + ["--resume"])
+    assert code == (1 if interrupted_at < CLI_KILLER else 0), err  # the failed lines of this run
+    assert out.read_bytes() == expected[0]
+
+    def lines_and_errors(data: bytes):  # the records' timings differ from run to run
+        return [(record["line"], record.get("error")) for record in map(json.loads, data.decode().splitlines())]
+    assert lines_and_errors(stats.read_bytes()) == lines_and_errors(expected[1])
+    assert not os.path.exists(f"{out}.progress.json")
