@@ -18,6 +18,11 @@ batch layer attaches each sentence's 0-based index, so results come back as
 line number and gives `Translation.failed(error)` (decoder.translation: `error`
 set, empty text), and the other sentences are unaffected.
 
+A worker process that dies (the OOM killer, a crash in compiled code, kill -9) costs
+one sentence, not the batch: the sentence it died on is decoded again alone in a fresh
+process, and gives Translation.failed ("the decoding process died on this line ...")
+if that process dies too; a fresh pool goes on with the rest (_decode_surviving).
+
 Workers ignore Ctrl-C (the parent stops them) and die quietly when the parent is
 gone (SIGPIPE instead of a BrokenPipeError traceback). `isolate=True` decodes in
 a child process even with one worker, so that Ctrl-C interrupts the parent at
