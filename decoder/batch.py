@@ -46,6 +46,7 @@ import hashlib
 import json
 import logging
 import multiprocessing
+import multiprocessing.pool
 import os
 import signal
 import threading
@@ -195,6 +196,17 @@ def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, j
         _WORKER_DECODER = _WORKER_JOB = None
 
 
+class _Pool(multiprocessing.pool.Pool):
+    """A Pool that remembers the workers it started with (`initial`, before its own thread can replace
+    one that died at once): _watched names the dead ones and their exit codes from it."""
+
+    def _repopulate_pool(self):  # called by __init__ only (the pool's thread calls the static version)
+        result = super()._repopulate_pool()
+        if not hasattr(self, "initial"):
+            self.initial = list(self._pool)
+        return result
+
+
 def _start_pool(context, workers: int, init_arg, job: Job, state=None):
     """The worker pool. Forked workers share the parent's pages until they write to them; the cyclic
     garbage collector writes to the header of every object it traverses, so each worker's first
@@ -209,8 +221,9 @@ def _start_pool(context, workers: int, init_arg, job: Job, state=None):
     if forking:
         gc.freeze()
     try:
-        return context.Pool(workers, initializer=_init_worker,
-                            initargs=(init_arg, job, os.getpid(), state, context.Value("i", 0), workers))
+        return _Pool(workers, initializer=_init_worker,
+                     initargs=(init_arg, job, os.getpid(), state, context.Value("i", 0), workers),
+                     context=context.get_context())
     finally:
         if forking:
             gc.unfreeze()  # the parent collects its own objects again
@@ -267,7 +280,7 @@ def _watched(pool, results) -> Iterator:
     """The pool's results, or a _PoolDied (a WorkerError) if a worker dies: the pool would replace it, and
     wait forever for the sentences it had taken (a crash in compiled code must not turn into a hang).
     Ctrl-C is a KeyboardInterrupt raised here, between waits (_DeferredInterrupt)."""
-    started = {process.pid: process for process in pool._pool}  # Pool's own list of its worker processes
+    started = {process.pid: process for process in getattr(pool, "initial", pool._pool)}
     with _DeferredInterrupt() as interrupt:
         while True:
             if interrupt.pressed:
@@ -277,7 +290,7 @@ def _watched(pool, results) -> Iterator:
             except StopIteration:
                 return
             except multiprocessing.TimeoutError:
-                alive = {process.pid for process in pool._pool}
+                alive = {process.pid for process in pool._pool}  # Pool's own list of its worker processes
                 if alive != set(started):
                     raise _PoolDied({pid: process.exitcode for pid, process in started.items()
                                      if pid not in alive}) from None

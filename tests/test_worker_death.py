@@ -164,7 +164,7 @@ def test_resume_after_a_kill_gives_the_same_files(tmp_path, workers):
     done = json.loads(pathlib.Path(sidecar).read_text())["lines_done"]
     assert 7 <= done < len(SENTENCES)
 
-    assert run(0.0, True).wait(timeout=60) == 1
+    assert run(0.0, True).wait(timeout=60) == (1 if done <= max(KILLERS) else 0)  # a failed line in this run
     for name in outputs:
         assert pathlib.Path(outputs[name]).read_text() == pathlib.Path(expected[name]).read_text()
     assert not os.path.exists(sidecar)
