@@ -363,14 +363,31 @@ def _decode_surviving(loader: Loader, items: list[tuple[int, str]], workers: int
                             f" on line {lines[0]}: decoding it again alone" if lines else " between lines")
         finally:
             if pool is not None:
-                pool.terminate()
-                pool.join()
+                _stop_pool(pool)
         del pending[:position]
         for index, sentence in suspects:
             settled[index] = _decode_alone(context, init_arg, job, index, sentence)
         fruitless = 0 if position or suspects else fruitless + 1
         if fruitless >= MAX_FRUITLESS_RESTARTS:
             raise WorkerError(None, f"the decoding processes died {fruitless} times in a row between lines")
+
+
+STOP_SECONDS = 5.0  # a pool that takes longer to stop has a lock held by a dead worker (_stop_pool)
+
+
+def _stop_pool(pool) -> None:
+    """pool.terminate() and join(), which cannot hang on a dead worker: a worker waiting for a task holds the
+    task queue's lock, and one killed then (kill -9 from outside) never gives it back, so Pool.terminate
+    would wait for it forever. If stopping takes longer than STOP_SECONDS, the lock is released for it."""
+    stopping = threading.Thread(target=pool.terminate, daemon=True)
+    stopping.start()
+    stopping.join(STOP_SECONDS)
+    if stopping.is_alive():
+        log.warning("the decoding processes do not stop: releasing the task queue's lock of a dead one")
+        with contextlib.suppress(ValueError):  # released meanwhile ("released too many times")
+            pool._inqueue._rlock.release()
+        stopping.join()
+    pool.join()
 
 
 def _never_started(death: _PoolDied) -> WorkerError:
@@ -396,8 +413,7 @@ def _decode_alone(context, init_arg, job: Job, index: int, sentence: str) -> tup
         cause = death_cause(next(iter(death.exitcodes.values())))
         return index, None, f"WorkerError: the decoding process died on this line, also decoding it alone: {cause}"
     finally:
-        pool.terminate()
-        pool.join()
+        _stop_pool(pool)
 
 
 def _pool_context(loader: Loader):

@@ -243,3 +243,39 @@ def test_cky_translate_resume_gives_the_files_of_an_uninterrupted_run(model, dec
         return [(record["line"], record.get("error")) for record in map(json.loads, data.decode().splitlines())]
     assert lines_and_errors(stats.read_bytes()) == lines_and_errors(expected[1])
     assert not os.path.exists(f"{out}.progress.json")
+
+
+def kill_the_idle_sibling_job(flag_dir, decoder, sentence):
+    """On the last line (SIBLING), kill -9 the other worker once, while it waits for a task (holding the pool's
+    task queue lock, which it then never releases)."""
+    flag = os.path.join(flag_dir, "killed")
+    if "SIBLING" in sentence.split() and not os.path.exists(flag):
+        open(flag, "w").close()
+        time.sleep(0.5)  # the other worker has finished its line and waits for the next
+        parent = os.getppid()
+        with open(f"/proc/{parent}/task/{parent}/children") as f:
+            siblings = [int(pid) for pid in f.read().split() if int(pid) != os.getpid()]
+        for pid in siblings:
+            os.kill(pid, signal.SIGKILL)
+    return decoder.translate(sentence)
+
+
+IDLE_RUNNER = textwrap.dedent("""
+    import functools, sys
+    sys.path.insert(0, {tests!r})
+    from test_worker_death import kill_the_idle_sibling_job
+    from test_batch import ToyDecoder
+    from decoder.batch import translate_batch
+    job = functools.partial(kill_the_idle_sibling_job, {flag_dir!r})
+    print("|".join(r.text for r in translate_batch(ToyDecoder(), {sentences!r}, workers=2, job=job)))
+""")
+
+
+@pytest.mark.skipif(not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"), reason="needs Linux /proc")
+def test_a_worker_killed_while_it_waits_for_a_task_does_not_hang_the_run(tmp_path):
+    sentences = ["a b", "c d", "e SIBLING"]
+    code = IDLE_RUNNER.format(tests=os.path.dirname(__file__), flag_dir=str(tmp_path), sentences=sentences)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "|".join(reversed_words(sentence) for sentence in sentences)
+    assert os.path.exists(tmp_path / "killed")
