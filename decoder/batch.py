@@ -359,8 +359,12 @@ def _decode_surviving(loader: Loader, items: list[tuple[int, str]], workers: int
             suspects = [todo[slot] for slot in range(len(todo)) if state[slot] in death.exitcodes]
             for pid, exitcode in death.exitcodes.items():
                 lines = [index + 1 for slot, (index, _) in enumerate(todo) if state[slot] == pid]
-                log.warning("a decoding process died (%s)%s", death_cause(exitcode),
-                            f" on line {lines[0]}: decoding it again alone" if lines else " between lines")
+                if lines:
+                    log.warning("line %d: its decoding process died, %s: decoding the line again alone",
+                                lines[0], death_cause(exitcode))
+                else:
+                    log.warning("a decoding process died between lines, %s: going on with a fresh one",
+                                death_cause(exitcode))
         finally:
             if pool is not None:
                 _stop_pool(pool)

@@ -56,7 +56,7 @@ def test_a_line_that_kills_its_process_is_failed_and_the_others_are_translated(w
         else:
             assert not failed(result) and result.text == reversed_words(SENTENCES[index]), index
     for index in KILLERS:
-        assert f"on line {index + 1}: decoding it again alone" in caplog.text
+        assert f"line {index + 1}: its decoding process died, killed by signal 9" in caplog.text
 
 
 def die_once_job(flag_dir, decoder, sentence):
