@@ -88,6 +88,19 @@ def write_random_store(directory, seed: int, strategy: str, feature_names, **rul
     return grammar, GrammarStore.open(path)
 
 
+def random_store_cache(tmp_path_factory, strategy_of_seed, **rule_options):
+    """get(seed) -> GrammarStore of write_random_store(seed, strategy_of_seed(seed)), written once per module."""
+    directory = tmp_path_factory.mktemp("stores")
+    cache = {}
+
+    def get(seed):
+        if seed not in cache:
+            cache[seed] = write_random_store(directory, seed, strategy_of_seed(seed), FEATURES, **rule_options)[1]
+        return cache[seed]
+
+    return get
+
+
 def lm_estimate(reference, target) -> float:
     """log10 of each maximal run of target words scored on its own by `reference` (an ArpaReference),
     no <s>/</s>: the LM estimate of a rule's words (rule_order and table_limit_rank "estimate")."""

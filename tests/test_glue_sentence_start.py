@@ -7,37 +7,20 @@ import math
 
 import pytest
 
-from decoder.binarize import binarize
 from decoder.lm import LanguageModel
 from decoder.search.drivers import search_driver
 from decoder.search.model import LM, SearchSpace, Weights
 from decoder.search.readback import edge_tails
-from decoder.store import GrammarStore, write_store
 
-from search_fixtures import FEATURES, WEIGHTS, random_rules, random_sentence, write_arpa
+from search_fixtures import FEATURES, WEIGHTS, random_sentence, random_store_cache, write_arpa
+from search_fixtures import lm  # noqa: F401 (the fixture)
 
 SEEDS = range(12)
 
 
 @pytest.fixture(scope="module")
-def lm(tmp_path_factory):
-    return LanguageModel(write_arpa(tmp_path_factory.mktemp("lm")))
-
-
-@pytest.fixture(scope="module")
 def stores(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("stores")
-    cache = {}
-
-    def get(seed):
-        if seed not in cache:
-            grammar = binarize(random_rules(seed, n_rules=20, max_arity=3), "icr" if seed % 2 else "left")
-            path = directory / str(seed)
-            write_store(grammar, path, feature_names=FEATURES)
-            cache[seed] = GrammarStore.open(path)
-        return cache[seed]
-
-    return get
+    return random_store_cache(tmp_path_factory, lambda seed: "icr" if seed % 2 else "left", n_rules=20, max_arity=3)
 
 
 def goal_prefixes(decoder, result, words):

@@ -5,38 +5,20 @@ one pop per cell the pops (so the chart and the best derivation) are the same as
 hypotheses are scored."""
 import pytest
 
-from decoder.binarize import binarize
 from decoder.errors import SettingsError
-from decoder.lm import LanguageModel
 from decoder.search.driver import ChartSearchDriver
 from decoder.search.model import SearchSpace, Weights
 from decoder.settings import SearchSettings
-from decoder.store import GrammarStore, write_store
 
-from search_fixtures import FEATURES, WEIGHTS, random_rules, random_sentence, write_arpa
+from search_fixtures import FEATURES, WEIGHTS, random_sentence, random_store_cache
+from search_fixtures import lm  # noqa: F401 (the fixture)
 
 SEEDS = range(16)
 
 
 @pytest.fixture(scope="module")
-def lm(tmp_path_factory):
-    return LanguageModel(write_arpa(tmp_path_factory.mktemp("lm")))
-
-
-@pytest.fixture(scope="module")
 def stores(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("stores")
-    cache = {}
-
-    def get(seed):
-        if seed not in cache:
-            grammar = binarize(random_rules(seed, n_rules=30, max_arity=3), "left" if seed % 2 else "icr")
-            path = directory / str(seed)
-            write_store(grammar, path, feature_names=FEATURES)
-            cache[seed] = GrammarStore.open(path)
-        return cache[seed]
-
-    return get
+    return random_store_cache(tmp_path_factory, lambda seed: "left" if seed % 2 else "icr", n_rules=30, max_arity=3)
 
 
 def decode(store, lm, words, **settings):
