@@ -530,7 +530,8 @@ def _write_checkpoint(path: str, checkpoint: dict) -> None:
 def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[str, str], job: Job,
                        failure: Callable[[int, str], dict] | None = None, workers: int = 1,
                        resume: bool = False, progress: bool = True, render: Render | None = None,
-                       identity=None, isolate: bool = False, cluster=None) -> dict:
+                       identity=None, isolate: bool = False, cluster=None,
+                       counts_as_failed: Callable[[int, Any], bool] | None = None) -> dict:
     """Decode every sentence and append its rendered text to each output file, in input order.
 
     `outputs` maps output names to paths. By default the job's result is the
@@ -540,8 +541,11 @@ def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[s
     settings; resuming under another identity is refused. With `resume`, a run
     interrupted after a checkpoint continues from it. With `cluster` (a Dask
     Client) the sentences are decoded on its workers (see iter_translate): the
-    files, checkpoints and resuming are the same. Returns {"sentences",
-    "failed", "resumed_from", "seconds"}.
+    files, checkpoints and resuming are the same. `counts_as_failed(index,
+    result)` says which lines count as failed (default: a failed result; a
+    renderer may fail more). Returns {"sentences", "failed", "failed_before",
+    "resumed_from", "seconds"}: "failed" counts the whole output, the lines
+    of the interrupted run before the checkpoint ("failed_before" of them) too.
     """
     started = time.perf_counter()
     sentences = list(sentences)
@@ -549,13 +553,15 @@ def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[s
     failure = failure or empty_lines(outputs)
     if render is None:
         render = lambda index, result: failure(index + 1, result.error) if failed(result) else result  # noqa: E731
+    counts_as_failed = counts_as_failed or (lambda index, result: failed(result))
     sidecar = progress_path(outputs)
     digest = _input_digest(sentences)
     checkpoint = _read_checkpoint(sidecar, digest, outputs, identity) if resume else None
-    done = 0
+    done = failed_before = 0
     hashes = {name: hashlib.sha256() for name in outputs}
     if checkpoint is not None:
         done = int(checkpoint["lines_done"])
+        failed_before = int(checkpoint.get("failed", 0))  # absent from progress files of older versions
         for name, path in outputs.items():  # drop whatever was written after the checkpoint
             with open(path, "r+b") as f:
                 hashes[name].update(f.read(int(checkpoint["offsets"][name])))
@@ -567,9 +573,10 @@ def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[s
         except FileNotFoundError:
             pass
     files = {name: open(path, "ab" if checkpoint is not None else "wb") for name, path in outputs.items()}
-    n_failed = 0
-    # What the outputs hold after the last complete record: the checkpoint never counts half a record.
-    lines_done, offsets = done, {name: f.tell() for name, f in files.items()}
+    # What the outputs hold after the last complete record (and how many of its lines failed): the
+    # checkpoint never counts half a record.
+    n_failed = failed_before
+    lines_done, failed_done, offsets = done, failed_before, {name: f.tell() for name, f in files.items()}
     digests = {name: h.hexdigest() for name, h in hashes.items()}
 
     def save() -> None:
@@ -577,20 +584,20 @@ def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[s
             f.flush()
             os.fsync(f.fileno())
         _write_checkpoint(sidecar, {"input_sha256": digest, "outputs": outputs, "lines_done": lines_done,
-                                    "offsets": offsets, "sha256": digests, "identity": _normalized(identity)})
+                                    "failed": failed_done, "offsets": offsets, "sha256": digests, "identity": _normalized(identity)})
 
     try:
         save()
         last_save = time.monotonic()
         for index, result in iter_translate(loader, sentences, workers, job, start=done, progress=progress,
                                             isolate=isolate, cluster=cluster):
-            n_failed += failed(result)
+            n_failed += bool(counts_as_failed(index, result))
             texts = render(index, result)
             for name, f in files.items():
                 data = texts.get(name, "").encode("utf-8")
                 f.write(data)
                 hashes[name].update(data)
-            lines_done, offsets = index + 1, {name: f.tell() for name, f in files.items()}
+            lines_done, failed_done, offsets = index + 1, n_failed, {name: f.tell() for name, f in files.items()}
             digests = {name: h.hexdigest() for name, h in hashes.items()}
             if time.monotonic() - last_save > CHECKPOINT_SECONDS:
                 save()
@@ -610,5 +617,5 @@ def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[s
             with contextlib.suppress(OSError):  # a write error is reported above
                 f.close()
     os.unlink(sidecar)  # only reached when every sentence is written
-    return {"sentences": len(sentences), "failed": n_failed, "resumed_from": done,
+    return {"sentences": len(sentences), "failed": n_failed, "failed_before": failed_before, "resumed_from": done,
             "seconds": time.perf_counter() - started}

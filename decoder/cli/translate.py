@@ -251,7 +251,7 @@ def main(args: argparse.Namespace) -> int:
             return _finish(_fallback(sentences[index], index + 1, result.error), index)
         return _finish(result, index)
 
-    translated = len(sentences)
+    failed_before = 0
     with contextlib.ExitStack() as stack:
         loader, cluster = decoder, None
         if args.cluster:
@@ -268,11 +268,13 @@ def main(args: argparse.Namespace) -> int:
             try:
                 summary = translate_to_files(loader, sentences, paths, job, workers=args.workers, resume=args.resume,
                                              progress=not args.quiet, render=render,
-                                             identity=model_identity(decoder, args), isolate=True, cluster=cluster)
+                                             identity=model_identity(decoder, args), isolate=True, cluster=cluster,
+                                             counts_as_failed=lambda index, result: index in bad or failed(result))
             except KeyboardInterrupt:
                 raise Interrupted(f"interrupted; the progress is saved in {progress_path(paths)} "
                                   f"(continue with --resume)") from None
-            translated -= summary["resumed_from"]
+            # the whole output counts, with the failed lines written before the resumed checkpoint
+            n_failed, failed_before = summary["failed"], summary["failed_before"]
         else:
             files = {name: (open(path, "wb") if path else sys.stdout.buffer) for name, path in paths.items()}
             writing = "output"  # the file being written, for a write error's message
@@ -300,7 +302,8 @@ def main(args: argparse.Namespace) -> int:
                         with contextlib.suppress(OSError):  # the error, if any, was reported above
                             f.close()
     if n_failed:
-        print(f"cky translate: {n_failed} of {translated} lines failed (see the messages above)",
+        where = f"{failed_before} of them before --resume; " if failed_before else ""
+        print(f"cky translate: {n_failed} of {len(sentences)} lines failed ({where}see the messages above)",
               file=sys.stderr)
         return 1
     return 0
