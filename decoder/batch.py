@@ -584,7 +584,8 @@ def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[s
             f.flush()
             os.fsync(f.fileno())
         _write_checkpoint(sidecar, {"input_sha256": digest, "outputs": outputs, "lines_done": lines_done,
-                                    "failed": failed_done, "offsets": offsets, "sha256": digests, "identity": _normalized(identity)})
+                                    "failed": failed_done, "offsets": offsets, "sha256": digests,
+                                    "identity": _normalized(identity)})
 
     try:
         save()

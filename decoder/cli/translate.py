@@ -239,19 +239,18 @@ def main(args: argparse.Namespace) -> int:
     from ..batch import failed, iter_translate, progress_path, translate_to_files
 
     job = functools.partial(_job, kbest=args.kbest, unique=not args.non_unique)
-    n_failed = 0
+
+    def line_failed(index: int, result) -> bool:  # a line render() gives its fallback
+        return index in bad or failed(result)
 
     def render(index: int, result) -> dict:
-        nonlocal n_failed
         if index in bad:
-            n_failed += 1
             return _finish(_fallback("", index + 1, bad[index]), index)
         if failed(result):
-            n_failed += 1
             return _finish(_fallback(sentences[index], index + 1, result.error), index)
         return _finish(result, index)
 
-    failed_before = 0
+    n_failed = failed_before = 0
     with contextlib.ExitStack() as stack:
         loader, cluster = decoder, None
         if args.cluster:
@@ -269,7 +268,7 @@ def main(args: argparse.Namespace) -> int:
                 summary = translate_to_files(loader, sentences, paths, job, workers=args.workers, resume=args.resume,
                                              progress=not args.quiet, render=render,
                                              identity=model_identity(decoder, args), isolate=True, cluster=cluster,
-                                             counts_as_failed=lambda index, result: index in bad or failed(result))
+                                             counts_as_failed=line_failed)
             except KeyboardInterrupt:
                 raise Interrupted(f"interrupted; the progress is saved in {progress_path(paths)} "
                                   f"(continue with --resume)") from None
@@ -282,6 +281,7 @@ def main(args: argparse.Namespace) -> int:
                 for index, result in iter_translate(loader, sentences, args.workers, job, isolate=True,
                                                     progress=not args.quiet and (args.workers > 1 or bool(cluster)),
                                                     cluster=cluster):
+                    n_failed += line_failed(index, result)
                     for name, text in render(index, result).items():
                         if name in files:
                             writing = name
