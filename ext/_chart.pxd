@@ -6,6 +6,9 @@ from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState, Model
 from decoder._ext._lm cimport LanguageModel
 
 cdef extern from "chart_containers.hh":
+    const int32_t CKY_GLUE_CONCAT_TARGET[2]
+    const uint64_t CKY_GLUE_CONCAT_HASH
+    const uint64_t CKY_GLUE_START_HASH
     cdef struct CkySortEntry:
         int32_t symbol
         double score

@@ -53,11 +53,6 @@ from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState, Model, WordIndex
 from decoder._ext._lm cimport (LanguageModel, chart_state_hash, empty_chart_state,
                                score_target, score_word_ids)
 
-cdef int32_t GLUE_CONCAT_TARGET[2]
-GLUE_CONCAT_TARGET[0] = -1
-GLUE_CONCAT_TARGET[1] = -2
-cdef uint64_t GLUE_CONCAT_HASH = 0x5bd1e995
-cdef uint64_t GLUE_START_HASH = 0x27d4eb2f165667c5ULL  # GOAL -> X's target <s> X, in the LM cache's keys
 # At most this many LM results are cached per sentence (about 120 bytes each).
 cdef size_t LM_CACHE_ENTRIES = 1 << 20
 
@@ -442,7 +437,7 @@ cdef class ChartSearch:
             for s in range(hyp.n_states):  # the children's blocks, carried as they are
                 self.pending_boundaries[b + s] = self.pending_boundaries[s]
         elif hyp.rule == EDGE_GLUE_CONCAT:
-            self._concatenate_boundaries(GLUE_CONCAT_TARGET, 2, self.pending_boundaries.data(),
+            self._concatenate_boundaries(CKY_GLUE_CONCAT_TARGET, 2, self.pending_boundaries.data(),
                                          &self.pending_boundaries[b])
         else:
             t_lo = self.rule_target_offsets[hyp.rule]
@@ -822,7 +817,7 @@ cdef class ChartSearch:
             hyp.lhs = self.goal_symbol
             self.pending_states.push_back(empty)
             self.pending_hashes.push_back(0)
-            lm = self._score(self.glue_start_target, 2, GLUE_START_HASH, &self.pending_states[hyp.state_offset],
+            lm = self._score(self.glue_start_target, 2, CKY_GLUE_START_HASH, &self.pending_states[hyp.state_offset],
                              &self.pending_hashes[hyp.state_offset])
             hyp.n_states = 1
             hyp.score = base + group.fixed_score + self.weight_lm * lm
@@ -831,7 +826,7 @@ cdef class ChartSearch:
             hyp.lhs = self.goal_symbol
             self.pending_states.push_back(empty)
             self.pending_hashes.push_back(0)
-            lm = self._score(GLUE_CONCAT_TARGET, 2, GLUE_CONCAT_HASH, &self.pending_states[hyp.state_offset],
+            lm = self._score(CKY_GLUE_CONCAT_TARGET, 2, CKY_GLUE_CONCAT_HASH, &self.pending_states[hyp.state_offset],
                              &self.pending_hashes[hyp.state_offset])
             hyp.n_states = 1
             hyp.score = base + group.fixed_score + self.weight_lm * lm

@@ -86,6 +86,7 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item, EDGE_GLUE_CONCAT,
+                                  CKY_GLUE_CONCAT_HASH, CKY_GLUE_CONCAT_TARGET, CKY_GLUE_START_HASH,
                                   EDGE_GLUE_START,
                                   cky_mix, cky_prefetch, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
@@ -104,12 +105,6 @@ cdef uint64_t END_SHORT = 0x51A7E5E0D0000001ULL
 cdef uint64_t END_LONG = 0x51A7E5E0D0000002ULL
 cdef uint64_t END_RIGHT = 0x51A7E5E0D0000003ULL
 # GOAL -> GOAL X's target side: the two blocks in order (as ChartSearch scores it).
-cdef int32_t GLUE_CONCAT_TARGET[2]
-GLUE_CONCAT_TARGET[0] = -1
-GLUE_CONCAT_TARGET[1] = -2
-cdef uint64_t GLUE_CONCAT_HASH = 0x5bd1e995
-# GOAL -> X's target side is <s> X (ChartSearch.glue_start_target): this keys its partial LM scores.
-cdef uint64_t GLUE_START_HASH = 0x27d4eb2f165667c5ULL
 cdef uint64_t ABSENT_TAIL_KEY = 0x3C6EF372FE94F82BULL
 # At most this many partial-edge LM scores are cached per cell and round (16 bytes each, with the index).
 cdef size_t PARTIAL_LM_ENTRIES = 1 << 21
@@ -601,11 +596,11 @@ cdef class IncrementalSearch(ChartSearch):
         elif group.kind == GROUP_GLUE_START:
             target = self.glue_start_target
             length = 2
-            key = GLUE_START_HASH
+            key = CKY_GLUE_START_HASH
         else:
-            target = GLUE_CONCAT_TARGET
+            target = CKY_GLUE_CONCAT_TARGET
             length = 2
-            key = GLUE_CONCAT_HASH
+            key = CKY_GLUE_CONCAT_HASH
         for t in range(2):
             if edge.node[t] >= 0 and self.nodes[edge.node[t]].rank < 0:
                 complete = False
@@ -681,7 +676,7 @@ cdef class IncrementalSearch(ChartSearch):
         only for edges that are scored or split, not for every initial edge (most are never popped)."""
         cdef Group *group = &self.groups[edge.group]
         cdef const SortedRule *sorted_rule
-        cdef int32_t first = GLUE_CONCAT_TARGET[0], last = GLUE_CONCAT_TARGET[1]
+        cdef int32_t first = CKY_GLUE_CONCAT_TARGET[0], last = CKY_GLUE_CONCAT_TARGET[1]
         cdef Py_ssize_t length = 2
         cdef int t, n_left_blocks
         if group.kind == GROUP_RULES:

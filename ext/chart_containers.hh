@@ -91,6 +91,13 @@ static inline int32_t cky_heap_pop(std::vector<CkyHeapEntry> &heap) {
     return index;
 }
 
+/* The glue rules' LM target sides (GOAL -> GOAL X is block 1 then block 2; GOAL -> X is <s> then the
+   child, ChartSearch.glue_start_target) and the keys that stand for them in the LM caches, where a
+   grammar rule's target hash would. One home for the cube and the incremental search. */
+static const int32_t CKY_GLUE_CONCAT_TARGET[2] = {-1, -2};
+static const uint64_t CKY_GLUE_CONCAT_HASH = 0x5bd1e995ULL;
+static const uint64_t CKY_GLUE_START_HASH = 0x27d4eb2f165667c5ULL;
+
 /* murmur3's 64-bit finalizer: a bijection that mixes every input bit into every output bit. */
 static inline uint64_t cky_fmix(uint64_t k) {
     k ^= k >> 33;
