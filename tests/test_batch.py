@@ -71,6 +71,22 @@ def run_translation(outputs, delay, resume):
     return subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
 
 
+def kill_past_checkpoint(process, sidecar: str, lines: int) -> int:
+    """kill -9 `process`'s group once its progress file says `lines` lines are done (no chance to clean up:
+    the worst interruption); returns the lines done at the last checkpoint."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if json.loads(pathlib.Path(sidecar).read_text())["lines_done"] >= lines:
+                break
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    return json.loads(pathlib.Path(sidecar).read_text())["lines_done"]
+
+
 def test_resume_after_a_kill_gives_the_same_files(tmp_path):
     expected = {"out": str(tmp_path / "expected.txt"), "stats": str(tmp_path / "expected.jsonl")}
     translate_to_files(ToyDecoder(), SENTENCES, expected, lines_job, workers=1, progress=False)
@@ -78,17 +94,7 @@ def test_resume_after_a_kill_gives_the_same_files(tmp_path):
     outputs = {"out": str(tmp_path / "out.txt"), "stats": str(tmp_path / "stats.jsonl")}
     process = run_translation(outputs, delay=0.05, resume=False)
     sidecar = progress_path(outputs)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:  # kill it once a checkpoint past the start exists
-        try:
-            if json.loads(pathlib.Path(sidecar).read_text())["lines_done"] >= 5:
-                break
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.05)
-    os.killpg(process.pid, signal.SIGKILL)  # no chance to clean up: the worst interruption
-    process.wait()
-    done = json.loads(pathlib.Path(sidecar).read_text())["lines_done"]
+    done = kill_past_checkpoint(process, sidecar, 5)  # once a checkpoint past the start exists
     assert 5 <= done < len(SENTENCES)
 
     process = run_translation(outputs, delay=0.0, resume=True)

@@ -14,7 +14,7 @@ import pytest
 
 from decoder.batch import failed, iter_translate, progress_path, translate_to_files
 from decoder.errors import WorkerError
-from test_batch import ToyDecoder, lines_job
+from test_batch import ToyDecoder, kill_past_checkpoint, lines_job
 
 pytestmark = pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(),
                                 reason="the decoding processes are forked")
@@ -151,17 +151,7 @@ def test_resume_after_a_kill_gives_the_same_files(tmp_path, workers):
 
     process = run(0.1, False)
     sidecar = progress_path(outputs)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:  # kill it once it is past the first killer line
-        try:
-            if json.loads(pathlib.Path(sidecar).read_text())["lines_done"] >= 7:
-                break
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.05)
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-    done = json.loads(pathlib.Path(sidecar).read_text())["lines_done"]
+    done = kill_past_checkpoint(process, sidecar, 7)  # once it is past the first killer line
     assert 7 <= done < len(SENTENCES)
 
     assert run(0.0, True).wait(timeout=60) == 1  # the output has failed lines, before the checkpoint or after
