@@ -99,6 +99,9 @@ cdef class IncrementalSearch(ChartSearch):
     # (rest costs), no backoff charged where a tail's words are unrevealed (_lm.score_partial_target); off:
     # the unrevealed words are a break in the context (KenLM's RuleScore over the cut states)
     cdef public bint partial_rest
+    # diagnosis (bench.incremental_misses): one row per _queue_search call, TRACE_FIELDS values each
+    cdef public bint trace
+    cdef vector[double] trace_rows
     cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored, flat_tails
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil

@@ -81,7 +81,7 @@ search. decoder/search/incremental_reference.py is the pure-Python reference.
 cimport cython
 import numpy as np
 
-from libc.math cimport isnan
+from libc.math cimport INFINITY, isnan
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
@@ -174,7 +174,11 @@ def queue_pops(batch, operations):
     return popped
 
 
+TRACE_FIELDS = ("cell", "round", "limit", "pops", "items_made", "partial_pops", "lowest_pop", "stop_key", "groups")
+
+
 @cython.final  # (its methods are called directly, and inlined)
+
 cdef class IncrementalSearch(ChartSearch):
     """ChartSearch with incremental search (boundary-word grouping) instead of cube pruning."""
 
@@ -185,6 +189,7 @@ cdef class IncrementalSearch(ChartSearch):
         ChartSearch.__init__(self, arrays, lm, n_symbols, goal_symbol, settings, **weights)
         self.lm_visibility = True
         self.partial_rest = True
+        self.trace = False
         cdef const unsigned char[::1] packed
         self.sorted_rules_array = np.ascontiguousarray(arrays["sorted_rules"])
         if self.sorted_rules_array.dtype.itemsize != sizeof(SortedRule):
@@ -209,7 +214,17 @@ cdef class IncrementalSearch(ChartSearch):
         self.complete_scored = 0
         self.flat_tails = 0
         self.flat_leaves.clear()
+        self.trace_rows.clear()
         ChartSearch.decode(self, words_lm, runs, oov_at)
+
+    def search_trace(self):
+        """With trace on, the last sentence's queue searches (one per cell, unary round and kind of group), as
+        a dict of arrays (TRACE_FIELDS): cell, round, the pop limit, complete pops, items made, partial pops,
+        the lowest queue key of a complete pop, and the queue's best key when the search stopped (-inf: the
+        queue ran empty), and the number of groups."""
+        rows = np.asarray([self.trace_rows[t] for t in range(self.trace_rows.size())], dtype=np.float64)
+        rows = rows.reshape(-1, len(TRACE_FIELDS))
+        return {name: rows[:, k] for k, name in enumerate(TRACE_FIELDS)}
 
     @property
     def n_trie_nodes(self):
@@ -785,6 +800,9 @@ cdef class IncrementalSearch(ChartSearch):
         cdef CkyHeapEntry entry
         cdef double score
         cdef float lm
+        cdef int32_t items_before = self.items.size()
+        cdef unsigned long long partial_before = self.partial_pops
+        cdef double lowest_pop = INFINITY
         if g_hi <= g_lo:
             return
         self.queue.clear()
@@ -881,6 +899,8 @@ cdef class IncrementalSearch(ChartSearch):
                                    self.nodes[edge.node[1]].rank if edge.node[1] >= 0 else 0, &hyp)
                 self._add_hypothesis(c, round, &hyp)
                 pops += 1
+                if hyp.score < lowest_pop:
+                    lowest_pop = hyp.score
                 continue
             node = edge.node[split]
             if not edge.flat[split] and edge.first[split] == 0 and \
@@ -924,4 +944,15 @@ cdef class IncrementalSearch(ChartSearch):
             else:
                 self.partial_edges.push_back(next_edge)
                 cky_queue_push(self.queue, next_edge.score, self.partial_edges.size() - 1)
+        if self.trace:
+            self.trace_rows.push_back(c)
+            self.trace_rows.push_back(round)
+            self.trace_rows.push_back(limit)
+            self.trace_rows.push_back(pops)
+            self.trace_rows.push_back(<int32_t>self.items.size() - items_before)
+            self.trace_rows.push_back(self.partial_pops - partial_before)
+            self.trace_rows.push_back(lowest_pop)
+            self.trace_rows.push_back(next_edge.score if have_next else
+                                      (self.queue[0].score if self.queue.size() > 0 else -INFINITY))
+            self.trace_rows.push_back(g_hi - g_lo)
         self.queue.clear()
