@@ -99,6 +99,16 @@ cdef class IncrementalSearch(ChartSearch):
     # (rest costs), no backoff charged where a tail's words are unrevealed (_lm.score_partial_target); off:
     # the unrevealed words are a break in the context (KenLM's RuleScore over the cut states)
     cdef public bint partial_rest
+    # the queue key of a group's initial edge (bare entry): 0 the rule's words-only LM estimate (the paper's,
+    # tails unrevealed); 1 that for a group's first rule, the exact score of the next rule over the tails'
+    # best items (cube pruning's corner, through the chart's LM cache) for the rules that enter when the
+    # previous one's initial edge is popped; 2 the exact corner for every initial edge; 3 the exact corner
+    # where the paper's estimate is exact: each tail a single item (its trie root is a leaf, revealing all
+    # its words) or none, with at least one item. Only the key: a
+    # popped initial edge is split from its words-only estimate as before.
+    cdef public int initial_key
+    cdef double _corner_key(self, int32_t g, int32_t rule_rank) noexcept nogil
+    cdef bint _leaf_tails(self, const Group *group) noexcept nogil
     # diagnosis (bench.incremental_misses): one row per _queue_search call, TRACE_FIELDS values each
     cdef public bint trace
     cdef vector[double] trace_rows

@@ -190,6 +190,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.lm_visibility = True
         self.partial_rest = True
         self.trace = False
+        self.initial_key = 0
         cdef const unsigned char[::1] packed
         self.sorted_rules_array = np.ascontiguousarray(arrays["sorted_rules"])
         if self.sorted_rules_array.dtype.itemsize != sizeof(SortedRule):
@@ -731,10 +732,29 @@ cdef class IncrementalSearch(ChartSearch):
             score += group.fixed_score
         self.group_cursor[g].rank = rule_rank
         entry.score = score + self.weight_lm * lm
+        if self.initial_key == 1 or self.initial_key == 2 or (self.initial_key == 3 and self._leaf_tails(group)):
+            entry.score = self._corner_key(g, rule_rank)
         entry.index = ~g
         cky_queue_push(self.queue, entry.score, entry.index)
         self.initial_edges += 1
         self.partial_pushes += 1
+
+    cdef double _corner_key(self, int32_t g, int32_t rule_rank) noexcept nogil:
+        """The exact score of group g's rule rule_rank over its tails' best items (cube pruning's corner,
+        ChartSearch._evaluate through the chart's LM cache): an initial edge's queue key under initial_key."""
+        cdef Hypothesis hyp
+        self.pending_states.clear()
+        self.pending_hashes.clear()
+        self._evaluate(g, rule_rank, 0, 0, &hyp)
+        self.edges_proposed -= 1  # (a key, not a proposed edge)
+        self.pending_states.clear()
+        self.pending_hashes.clear()
+        return hyp.score
+
+    cdef inline bint _leaf_tails(self, const Group *group) noexcept nogil:
+        """Each tail of the group a single item or none (a run, an absent child), and at least one item."""
+        return group.n_left == 1 and group.n_right == 1 and \
+            (self.item_lists[group.left_lo] >= 0 or self.item_lists[group.right_lo] >= 0)
 
     cdef void _initial_edge(self, int32_t g, double score, PartialEdge *edge) noexcept nogil:
         """The popped initial edge of group g (its queued rule rank) with its queue score."""
@@ -767,6 +787,8 @@ cdef class IncrementalSearch(ChartSearch):
         # first popped, and re-queued if no longer the best). The rule id is read when popped too.
         edge.estimated = edge.scores_lm
         edge.score = score
+        if self.initial_key > 0:  # queued by another key: split from the words-only estimate
+            edge.score = edge.fixed + self.group_cursor[g].tails + self.weight_lm * edge.lm
 
     cdef void _search_groups(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil:
         """Replaces cube pruning inside a cell (ChartSearch._search calls it: once over all groups, or
@@ -844,6 +866,9 @@ cdef class IncrementalSearch(ChartSearch):
             else:
                 score = cursor[g].tails + group.fixed_score
             entry.score = score + self.weight_lm * lm
+            if self.initial_key == 2 or (self.initial_key == 3 and self._leaf_tails(group)):
+                entry.score = self._corner_key(g, 0)
+                groups = self.groups.data()
             entry.index = ~g
             self.queue.push_back(entry)
             n_initial += 1
