@@ -60,7 +60,24 @@ def best_of_symbol(chart):
     return best
 
 
-def diagnose(cube_result, inc_result, trace, grammar, estimates, weight_lm, tol=1e-4):
+def rule_ranks(arrays):
+    """rule id -> its rank in its group (its position among its key's rules, best first): a rule of rank r
+    enters the incremental search's queue when the initial edge of rank r - 1 is popped."""
+    ranks = {}
+    for sorted_name, starts in (("pair_rules_sorted", np.asarray(arrays["pair_right_keys"])["rules_lo"]),
+                                ("single_rules_sorted", np.asarray(arrays["single_lo"]))):
+        rules = np.asarray(arrays[sorted_name])
+        starts = np.unique(starts)
+        starts = starts[starts < len(rules)]
+        if len(rules) == 0:
+            continue
+        key_start = starts[np.searchsorted(starts, np.arange(len(rules)), "right") - 1]
+        for position, rule in enumerate(rules.tolist()):
+            ranks.setdefault(rule, position - int(key_start[position]))
+    return ranks
+
+
+def diagnose(cube_result, inc_result, trace, grammar, estimates, weight_lm, ranks=None, tol=1e-4):
     """The minimal misses of cube's 1-best derivation in incremental's chart (see the module docstring)."""
     cc, ic = cube_result.chart, inc_result.chart
     n1 = cube_result.n_words + 1
@@ -107,6 +124,7 @@ def diagnose(cube_result, inc_result, trace, grammar, estimates, weight_lm, tol=
         else:
             kind = "real"
         miss = dict(cell=cell, span=j - i, i=i, j=j, symbol=symbol, kind=kind, round=rnd, rule=rule,
+                    rank=(ranks or {}).get(rule, -1),
                     n_tails=len(tails), cube_score=cube_score, inc_score=None if found is None else found[0],
                     exact=exact, k0=k0)
         if rows:
@@ -161,6 +179,7 @@ def main(argv=None):
     estimates = _chart.rule_lm_estimates(lm, arrays["rule_target_lm"], arrays["rule_target_offsets"])
     estimates = np.where(np.asarray(arrays["rule_carries"]) != 0, np.nan, estimates)
     weight_lm = decoder.weights[LM]
+    ranks = rule_ranks(arrays)
     with open(args.test, encoding="utf-8") as f:
         lines = [line.split() for line in f if line.strip()]
     verses = args.verses or list(range(args.skip + 1, args.skip + args.sentences + 1))
@@ -178,7 +197,7 @@ def main(argv=None):
                "incremental": round(finals["incremental"], 4), "diff": round(diff, 4)}
         if diff < -1e-4:
             row["misses"] = diagnose(results["cube"], results["incremental"], inc.engine.search_trace(),
-                                     inc.grammar, estimates, weight_lm)
+                                     inc.grammar, estimates, weight_lm, ranks)
         out["verses"].append(row)
         first = min(row.get("misses", []), key=lambda m: m["span"], default=None)
         print(json.dumps({k: row[k] for k in ("verse", "words", "diff")} |
@@ -203,6 +222,15 @@ def summarize(out):
             for m in pick(r):
                 by[(m["kind"], m["cause"])] += 1
         print(f"  {label}: " + ", ".join(f"{k}/{c} {n}" for (k, c), n in sorted(by.items(), key=lambda x: -x[1])))
+    misses = [m for r in worse for m in r.get("misses", [])]
+    for cause in sorted({m["cause"] for m in misses}):
+        of = [m for m in misses if m["cause"] == cause and "stop_key" in m]
+        if of:
+            gap = np.array([m["exact"] - m["k0"] for m in of])
+            above = np.array([m["exact"] - m["stop_key"] for m in of])
+            below = np.array([m["stop_key"] - m["k0"] for m in of])
+            print(f"  {cause}: {len(of)}, exact - K0 mean {gap.mean():.2f} (median {np.median(gap):.2f}), exact - T "
+                  f"mean {above.mean():.2f}, T - K0 mean {below.mean():.2f}, rank 0: {sum(m['rank'] == 0 for m in of)}")
     spans = collections.Counter()
     for r in worse:
         for m in r.get("misses", []):

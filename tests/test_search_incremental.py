@@ -14,6 +14,7 @@ from decoder.search.driver import ChartSearchDriver as ChartDecoder
 from decoder.search.incremental import IncrementalSearchDriver as IncrementalDecoder, sorted_rule_arrays
 from decoder.search.incremental_reference import IncrementalReferenceDecoder, boundary_tokens, build_trie
 from decoder.search.model import SearchSpace, Weights
+from decoder.search.readback import EDGE_OOV
 from decoder.search.reference import STAR, Node, ReferenceDecoder
 
 from search_fixtures import FEATURES, STRATEGIES as SEARCH_STRATEGIES, WEIGHTS, random_rules, random_sentence, write_arpa
@@ -365,3 +366,94 @@ def test_search_queue_pops_best_first(seed):
     scores = batch + operations
     assert all(scores[index] == score for score, index in popped)  # each entry keeps its index
     assert len({index for _, index in popped}) == len(popped)
+
+
+# ---------------------------------------------------------------------- initial edges' keys, the search trace
+
+
+def _one_pop_decoders(store, lm, weights, initial_key):
+    """Cube pruning and incremental search (initial_key as given) at pop limit 1, no unary rounds: every
+    vertex is then a single item (a trie that is one leaf)."""
+    cube = ChartDecoder(store, lm, weights, SearchSpace(max_unary_depth=0), pop_limit=1)
+    incremental = IncrementalDecoder(store, lm, weights, SearchSpace(max_unary_depth=0), pop_limit=1)
+    incremental.engine.initial_key = initial_key
+    return cube, incremental
+
+
+def _chart_items(chart):
+    """A chart's items as sorted (cell, symbol, score to 1e-6)."""
+    return sorted(zip(chart["item_cell"].tolist(), chart["item_symbol"].tolist(),
+                      np.round(chart["item_score"], 6).tolist()))
+
+
+def test_exact_initial_keys_pop_cube_prunings_corners(models, stores):
+    """initial_key = 2 queues each group's initial edge at its exact score over the tails' best items, which is
+    cube pruning's corner: where every tail is a single item (pop limit 1, no unary rounds) the incremental
+    search then pops what cube pruning pops, cell by cell, so the two charts have the same items with the same
+    scores. With the words-only estimate (initial_key = 0, the default) the initial edges are ordered by
+    their rules' words alone and some cells pop another hypothesis (bench/results/incremental.md, Session 7:
+    the items of cube's 1-best that incremental search misses on the Bible verses are such edges, their key
+    3-4 below their exact score)."""
+    _, lm = models
+    weights = Weights(FEATURES, WEIGHTS)
+    differs = {0: 0, 2: 0}
+    for seed in range(20):
+        _, store = stores(seed, "left", n_rules=20, max_arity=4)
+        words = random_sentence(seed, 6)
+        for key in differs:
+            cube, incremental = _one_pop_decoders(store, lm, weights, key)
+            expected, result = cube.search(words), incremental.search(words)
+            same = _chart_items(expected.chart) == _chart_items(result.chart)
+            if key == 2:
+                assert same, seed
+                assert incremental.best(result, words).score == pytest.approx(cube.best(expected, words).score,
+                                                                              abs=1e-6)
+            differs[key] += not same
+    assert differs[0] > 0  # (the words-only keys do reorder some cells of these grammars)
+
+
+@pytest.mark.parametrize("initial_key", (1, 2, 3))
+def test_initial_keys_keep_the_unlimited_search_exact_and_the_pruned_one_consistent(models, stores, initial_key):
+    """Another queue key for the initial edges changes which hypotheses a pop limit keeps, never the
+    unlimited search (every hypothesis completed: the exhaustive optimum) nor the scores of what is kept."""
+    _, lm = models
+    weights = Weights(FEATURES, WEIGHTS)
+    for seed in range(6):
+        _, store = stores(seed, "left", n_rules=20, max_arity=4)
+        words = random_sentence(seed, 5)
+        exhaustive = ChartDecoder(store, lm, weights, exhaustive=True)
+        optimum = exhaustive.best(exhaustive.search(words), words).score
+        for limit in (0, 1, 3):
+            decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
+            decoder.engine.initial_key = initial_key
+            best = decoder.best(decoder.search(words), words)
+            if limit == 0:
+                assert best.score == pytest.approx(optimum, abs=1e-4)
+            assert best.score <= optimum + 1e-4
+            assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
+            assert best.features["lm"] == pytest.approx(lm.score_sentence(best.words), abs=1e-3)
+
+
+def test_search_trace_counts_each_queue_searchs_pops_and_items(models, stores):
+    """The trace (IncrementalSearch.search_trace, read by bench.incremental_misses) has one row per queue
+    search: its complete pops are at most the limit, they add up to the hypotheses proposed outside the
+    pass-through words, its items to the chart's items outside them; a search that stopped short of its
+    limit emptied its queue."""
+    _, lm = models
+    weights = Weights(FEATURES, WEIGHTS)
+    for seed in range(6):
+        _, store = stores(seed, "left", n_rules=20, max_arity=4)
+        words = random_sentence(seed, 6)
+        for limit in (1, 4):
+            decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
+            decoder.engine.trace = True
+            result = decoder.search(words)
+            trace = decoder.engine.search_trace()
+            oov_edges = int(np.sum(result.chart["edge_rule"] == EDGE_OOV))
+            assert len(trace["cell"]) > 0
+            assert np.all(trace["pops"] <= trace["limit"])
+            assert int(trace["pops"].sum()) + oov_edges == result.stats["edges_proposed"]
+            assert int(trace["items_made"].sum()) + oov_edges == result.stats["items"]
+            short = trace["pops"] < trace["limit"]
+            assert np.all(np.isneginf(trace["stop_key"][short]))
+            assert np.all(trace["partial_pops"] >= trace["pops"])
