@@ -73,6 +73,16 @@ cache, counters, export; only the search inside a cell differs):
   r + 1's, as cube pruning's rule dimension does (a group can hold thousands
   of rules and most never get near the top).
 
+- The initial edges' queue key (engine flag initial_key, default 0) is the rule's
+  words-only estimate, as the paper's estimate of an edge whose tails reveal no
+  words. The items of cube pruning's 1-best that this search misses are mostly
+  such edges whose words-only key is 3-4 below their exact score (the LM gain
+  where the rule's words meet its tails' words); initial_key 2 keys every
+  initial edge at its exact score over the tails' best items (cube pruning's
+  corner) instead: it recovers them, at about twice the CPU per pop, which a
+  higher pop limit buys more cheaply (bench/results/incremental.md, Session 7;
+  trace: search_trace(), read by bench.incremental_misses).
+
 Measurements and where the time goes: bench/results/incremental.md.
 
 With no pop limit every hypothesis is completed: the chart equals exhaustive

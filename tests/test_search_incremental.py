@@ -380,36 +380,57 @@ def _one_pop_decoders(store, lm, weights, initial_key):
     return cube, incremental
 
 
-def _chart_items(chart):
-    """A chart's items as sorted (cell, symbol, score to 1e-6)."""
-    return sorted(zip(chart["item_cell"].tolist(), chart["item_symbol"].tolist(),
-                      np.round(chart["item_score"], 6).tolist()))
+def _first_difference(chart, other, n, goal):
+    """The first search (cell by span, then start; a cell's GOAL items, searched after its other items, next)
+    whose items (symbol, score to 1e-6) differ between two charts, and the best item score of each there;
+    None if the charts have the same items."""
+    def searches(c):
+        out = {}
+        for cell, symbol, score in zip(c["item_cell"].tolist(), c["item_symbol"].tolist(), c["item_score"].tolist()):
+            out.setdefault((cell, symbol == goal), []).append((symbol, round(score, 6)))
+        return {key: sorted(items) for key, items in out.items()}
+    mine, theirs = searches(chart), searches(other)
+    for span in range(1, n + 1):
+        for i in range(n - span + 1):
+            for is_goal in (False, True):
+                key = (i * (n + 1) + i + span, is_goal)
+                if mine.get(key, []) != theirs.get(key, []):
+                    return (key, max((s for _, s in mine.get(key, [])), default=-np.inf),
+                            max((s for _, s in theirs.get(key, [])), default=-np.inf))
+    return None
 
 
-def test_exact_initial_keys_pop_cube_prunings_corners(models, stores):
-    """initial_key = 2 queues each group's initial edge at its exact score over the tails' best items, which is
-    cube pruning's corner: where every tail is a single item (pop limit 1, no unary rounds) the incremental
-    search then pops what cube pruning pops, cell by cell, so the two charts have the same items with the same
-    scores. With the words-only estimate (initial_key = 0, the default) the initial edges are ordered by
-    their rules' words alone and some cells pop another hypothesis (bench/results/incremental.md, Session 7:
-    the items of cube's 1-best that incremental search misses on the Bible verses are such edges, their key
-    3-4 below their exact score)."""
+def test_exact_initial_keys_never_pop_below_cube_prunings_best_corner(models, stores):
+    """initial_key = 2 queues each group's initial edge at its exact score over the tails' best items: cube
+    pruning's corner. Where every vertex is a single item (pop limit 1, no unary rounds), the first search (a
+    cell's items, then its GOAL items) whose items differ from cube pruning's (its tails the same items) makes
+    an item at least as good as cube's (cube's best corner, or a next rule it queued, exactly, when popping that
+    corner's edge). With the words-only estimate (initial_key = 0, the default) the initial edges are
+    ordered by their rules' words alone, and in some grammars that first differing search is worse than cube's:
+    the misses of bench/results/incremental.md, Session 7 (edges whose words-only key is below their exact
+    score)."""
     _, lm = models
     weights = Weights(FEATURES, WEIGHTS)
-    differs = {0: 0, 2: 0}
-    for seed in range(20):
+    worse = {0: 0, 2: 0}
+    single = 0
+    for seed in range(30):
         _, store = stores(seed, "left", n_rules=20, max_arity=4)
         words = random_sentence(seed, 6)
-        for key in differs:
-            cube, incremental = _one_pop_decoders(store, lm, weights, key)
-            expected, result = cube.search(words), incremental.search(words)
-            same = _chart_items(expected.chart) == _chart_items(result.chart)
-            if key == 2:
-                assert same, seed
-                assert incremental.best(result, words).score == pytest.approx(cube.best(expected, words).score,
-                                                                              abs=1e-6)
-            differs[key] += not same
-    assert differs[0] > 0  # (the words-only keys do reorder some cells of these grammars)
+        cube, _ = _one_pop_decoders(store, lm, weights, 0)
+        expected = cube.search(words)
+        vertices = list(zip(expected.chart["item_cell"].tolist(), expected.chart["item_symbol"].tolist()))
+        if len(set(vertices)) < len(vertices):
+            continue  # (a vertex of two items, e.g. a word's pass-through and a rule's: a trie of more than a leaf)
+        single += 1
+        for key in worse:
+            _, incremental = _one_pop_decoders(store, lm, weights, key)
+            difference = _first_difference(incremental.search(words).chart, expected.chart, len(words),
+                                           incremental.grammar.goal_symbol)
+            if difference is not None and difference[1] < difference[2] - 1e-6:
+                worse[key] += 1
+    assert single >= 20
+    assert worse[2] == 0
+    assert worse[0] > 0  # (the words-only keys do miss a better corner in some of these grammars)
 
 
 @pytest.mark.parametrize("initial_key", (1, 2, 3))
