@@ -34,7 +34,7 @@ import time
 from typing import Mapping, Sequence
 
 from .config import DecoderConfig, SdigConfig, check_glue, load_config, parse_config, read_oov_labels
-from .errors import ConfigError, SettingsError
+from .errors import ConfigError, ModelError, SettingsError, StoreError, file_error_message
 from .grammar import escape_word, unescape_word
 from .search.model import LM, OOV, GlueRules, SearchSpace, Weights
 from .settings import (DEFAULT_GLUE, DEFAULT_OOV_LABELS, DEFAULT_SEARCH_SETTINGS as _DEFAULTS, SearchSettings,
@@ -45,6 +45,16 @@ from .translation import Translation
 DEFAULT_SETTINGS = {"glue": DEFAULT_GLUE, "oov_labels": list(DEFAULT_OOV_LABELS), **_DEFAULTS.as_dict()}
 
 
+def _open_model_file(key: str, opener, path, config_path: str | None):
+    """opener(path); a missing, unreadable or corrupt model file that a config names is reported as an
+    error of that config, naming its key and the file (given in Python, the file's own error stands)."""
+    try:
+        return opener(path)
+    except (OSError, ValueError, StoreError, ModelError) as error:  # (KenLM's load errors are ValueErrors)
+        if config_path is None:
+            raise
+        reason = file_error_message(error) if isinstance(error, OSError) else str(error)
+        raise ConfigError(config_path, f"`{key}`: {reason}") from error
 
 
 class Decoder:
@@ -101,8 +111,10 @@ class Decoder:
         glue = check_glue(glue)
         labels = read_oov_labels(oov_labels)
 
-        self.store = store if not isinstance(store, (str, os.PathLike)) else GrammarStore.open(store)
-        self.lm = lm if not isinstance(lm, (str, os.PathLike)) else LanguageModel(os.fspath(lm))
+        self.store = store if not isinstance(store, (str, os.PathLike)) else \
+            _open_model_file("store", GrammarStore.open, store, config_path)
+        self.lm = lm if not isinstance(lm, (str, os.PathLike)) else \
+            _open_model_file("lm", LanguageModel, os.fspath(lm), config_path)
         error_class = ConfigError if config_path else SettingsError
         if lm_order is not None and int(lm_order) != self.lm.order:
             raise error_class(config_path, f"`lm_order = {lm_order}`, but {self.lm.path} is a "

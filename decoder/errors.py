@@ -27,6 +27,15 @@ class LocatedError(CkyError):
         super().__init__(f"{where}{message}")
 
 
+def file_error_message(error: OSError) -> str:
+    """"PATH: reason" for a file error (Python's own str() repeats the errno)."""
+    if error.filename is not None and error.strerror:
+        return f"{os.fsdecode(error.filename)}: {error.strerror}"
+    if error.strerror:  # no file named: stdout (`> /dev/full`) or a stream the command had open
+        return error.strerror
+    return str(error)
+
+
 class ConfigError(LocatedError, ValueError):
     """A config file (TOML) or setting that is missing, malformed, misspelled or out of range."""
 

@@ -2,12 +2,13 @@
 ConfigError (or SettingsError) naming the key and the file; the one loader; tuned configs that load
 from where they are written; the Python API's argument checks."""
 import os
+import re
 
 import pytest
 
 from decoder.config import PATH_KEYS, load_config, parse_config, relocate_paths
 from decoder.decoder import DEFAULT_SETTINGS, Decoder
-from decoder.errors import ConfigError, SettingsError
+from decoder.errors import ConfigError, SettingsError, StoreError
 from decoder.settings import (DEFAULT_SEARCH_SETTINGS, SEARCH_ALGORITHMS, SETTING_NAMES, SearchSettings,
                               register_search_algorithm)
 
@@ -164,6 +165,26 @@ def test_a_missing_config_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="cannot read") as caught:
         load_config(tmp_path / "missing.toml")
     assert caught.value.path == str(tmp_path / "missing.toml")
+
+
+@pytest.mark.parametrize("key, value, reason", [
+    ("lm", "missing.arpa", "missing.arpa: language model file not found"),
+    ("lm", "not_a_model.txt", "cannot load language model"),
+    ("store", "missing-store", "missing-store: no grammar store here"),
+])
+def test_a_model_file_that_a_config_names_wrongly_is_an_error_naming_the_key_and_the_config(
+        tmp_path, model, key, value, reason):
+    (tmp_path / "not_a_model.txt").write_text("not an ARPA file\n")
+    paths = {"store": str(model / "store"), "lm": str(model / "lm.arpa"), key: str(tmp_path / value)}
+    path = tmp_path / "config.toml"
+    path.write_text("".join(f'{name} = "{where}"\n' for name, where in paths.items()))
+    with pytest.raises(ConfigError, match=f"^{re.escape(str(path))}: `{key}`: .*{re.escape(reason)}") as caught:
+        Decoder.from_config(path)
+    assert caught.value.path == str(path)
+    # Given in Python (no config), the file's own error stands.
+    with pytest.raises((OSError, ValueError, StoreError)) as plain:
+        Decoder(paths["store"], paths["lm"])
+    assert not isinstance(plain.value, ConfigError) and reason.split(": ")[-1] in str(plain.value)
 
 
 def test_load_config_resolves_paths_against_its_directory(tmp_path, model):

@@ -44,15 +44,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _os_error_message(error: OSError) -> str:
-    """"PATH: reason" for a file error (Python's own str() repeats the errno)."""
-    if error.filename is not None and error.strerror:
-        return f"{os.fsdecode(error.filename)}: {error.strerror}"
-    if error.strerror:  # no file named: stdout (`> /dev/full`) or a stream the command had open
-        return error.strerror
-    return str(error)
-
-
 def _quiet_stdout() -> None:
     """After a closed pipe: point stdout at /dev/null, so that the interpreter's last flush is silent."""
     try:
@@ -64,7 +55,7 @@ def _quiet_stdout() -> None:
 
 def run(command: str, args: argparse.Namespace) -> int:
     """Run one parsed subcommand under the exit-code convention (see the module docstring)."""
-    from ..errors import CkyError, Interrupted, UsageError
+    from ..errors import CkyError, Interrupted, UsageError, file_error_message
 
     def report(message: str) -> None:
         print(f"cky {command}: {message}", file=sys.stderr, flush=True)
@@ -85,7 +76,7 @@ def run(command: str, args: argparse.Namespace) -> int:
         _quiet_stdout()
         return EXIT_FAILED
     except OSError as error:  # a missing or unreadable file
-        report(_os_error_message(error))
+        report(file_error_message(error))
         return EXIT_FAILED
     except KeyboardInterrupt:
         report("interrupted")
