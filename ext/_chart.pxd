@@ -10,8 +10,8 @@ cdef extern from "chart_containers.hh":
     const uint64_t CKY_GLUE_CONCAT_HASH
     const uint64_t CKY_GLUE_START_HASH
     cdef struct CkySortEntry:
-        int32_t symbol
         double score
+        int32_t symbol
         int32_t id
     void cky_sort_entries(CkySortEntry *first, size_t n) nogil
     cdef struct CkyHeapEntry:
@@ -102,6 +102,27 @@ cdef struct CellRightSymbol:
     int32_t symbol
     int32_t list_lo       # into item_lists
     int32_t list_n
+
+
+# The keys of one wide left symbol among one cell's CellRightSymbols (ChartSearch.wide_pairs): the key's rules
+# (a range of pair_rules_sorted) and the right symbol's item list. Found the first time the wide left symbol
+# meets the cell as a right child, read every later time.
+cdef struct WidePair:
+    int32_t rules_lo
+    int32_t n_rules
+    int32_t list_lo       # into item_lists
+    int32_t list_n
+
+
+# The most wide left symbols (the bits of a left mask; _chart.MAX_WIDE_LEFT_SYMBOLS).
+cdef enum:
+    WIDE_BITS = 64
+
+
+# Where the WidePairs of one (cell, wide bit) are: wide_pairs[lo:lo + n]; lo -1: not found yet.
+cdef struct WideList:
+    int32_t lo
+    int32_t n
 
 
 # A cube: rules x left items x right items (a run or absent child is a list of one -1).
@@ -229,6 +250,11 @@ cdef class ChartSearch:
     cdef vector[int32_t] cell_right_lo          # per cell: its CellRightSymbols in cell_right_symbols
     cdef vector[int32_t] cell_right_n
     cdef vector[CellRightSymbol] cell_right_symbols
+    # per cell with CellRightSymbols: its WIDE_BITS WideLists from cell_wide_lo[c] in wide_lists
+    # (per wide bit, the keys of that wide left symbol among the cell's right symbols), found on first use
+    cdef vector[int32_t] cell_wide_lo
+    cdef vector[WideList] wide_lists
+    cdef vector[WidePair] wide_pairs
     cdef vector[int32_t] goal_list_lo           # per j: GOAL items over [0, j) in item_lists
     cdef vector[int32_t] goal_list_n
     cdef vector[int32_t] cell_first_item        # items of a cell are contiguous
@@ -246,7 +272,7 @@ cdef class ChartSearch:
     cdef vector[const ChartState *] child_pointers
     cdef vector[uint64_t] child_hashes
     cdef vector[int32_t] scratch
-    cdef vector[int64_t] probe_slots             # _add_wide_groups: (right symbol, pair slot) of each key found
+    cdef vector[int64_t] probe_slots             # _find_wide_pairs: (right symbol, pair slot) of each key found
 
     # ---- per-sentence counters
     cdef public unsigned long long edges_proposed, edges_kept, lm_queries, lm_queries_novel
@@ -272,6 +298,7 @@ cdef class ChartSearch:
     cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil
     cdef int64_t _gallop(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil
     cdef void _add_wide_groups(self, int64_t key_base, int8_t wide_bit, int32_t left_lo, int32_t left_n, int32_t right_run, int right_cell) noexcept nogil
+    cdef void _find_wide_pairs(self, int64_t key_base, int8_t wide_bit, int right_cell) noexcept nogil
     cdef void _add_binary_groups(self, int left_cell, int right_cell) noexcept nogil
     cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil
     cdef void _evaluate(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank, Hypothesis *hyp) noexcept nogil

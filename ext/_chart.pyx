@@ -270,6 +270,9 @@ cdef class ChartSearch:
         self.cell_right_lo.assign(cells, 0)
         self.cell_right_n.assign(cells, 0)
         self.cell_right_symbols.clear()
+        self.cell_wide_lo.assign(cells, -1)
+        self.wide_lists.clear()
+        self.wide_pairs.clear()
         self.goal_list_lo.assign(n + 1, 0)
         self.goal_list_n.assign(n + 1, 0)
         self.items_in_cell.assign(cells, 0)
@@ -695,9 +698,36 @@ cdef class ChartSearch:
     cdef void _add_wide_groups(self, int64_t key_base, int8_t wide_bit, int32_t left_lo, int32_t left_n,
                                int32_t right_run, int right_cell) noexcept nogil:
         """The groups of one wide left symbol (its keys start at key_base; bit wide_bit of the right
-        masks) with the run of right_cell, then each of its CellRightSymbols: the right symbols whose
-        mask has the bit are the keys; their slots are requested first, then read, so that their
-        cache misses overlap."""
+        masks) with the run of right_cell, then each of its CellRightSymbols (ascending). The latter are
+        the cell's WideList for the bit: found (_find_wide_pairs) the first time, read every later time
+        the cell is the right child of a cell with this wide left symbol."""
+        cdef const PairSlot *entry
+        cdef const WidePair *pair
+        cdef WideList *wide
+        cdef int32_t t, lo, n
+        if 0 <= right_run < self.n_symbols and self.symbol_right_mask[right_run] & ((<uint64_t>1) << wide_bit):
+            entry = probe_pair_slots(&self.pair_slots[0], self.pair_slot_mask,
+                                     <uint64_t>(cky_home_slot(<uint64_t>(key_base + right_run)) & self.pair_slot_mask),
+                                     key_base + right_run)
+            if entry != NULL:
+                append_group(&self.groups, GROUP_RULES, self.goal_symbol, entry.rules_lo, entry.n_rules, 0,
+                             left_lo, left_n, 0, 1, 0.0)
+        if self.cell_wide_lo[right_cell] < 0:
+            return
+        wide = &self.wide_lists[self.cell_wide_lo[right_cell] + wide_bit]
+        if wide.lo < 0:
+            self._find_wide_pairs(key_base, wide_bit, right_cell)
+            wide = &self.wide_lists[self.cell_wide_lo[right_cell] + wide_bit]
+        lo = wide.lo
+        n = wide.n
+        for t in range(n):
+            pair = &self.wide_pairs[lo + t]
+            append_group(&self.groups, GROUP_RULES, self.goal_symbol, pair.rules_lo, pair.n_rules, 0,
+                         left_lo, left_n, pair.list_lo, pair.list_n, 0.0)
+
+    cdef void _find_wide_pairs(self, int64_t key_base, int8_t wide_bit, int right_cell) noexcept nogil:
+        """The WideList of (right_cell, wide_bit): the right symbols whose mask has the bit are the
+        keys; their slots are requested first, then read, so that their cache misses overlap."""
         cdef int n_right = self.cell_right_n[right_cell], first = self.cell_right_lo[right_cell]
         cdef int t, n_found = 0
         cdef uint64_t bit = (<uint64_t>1) << wide_bit
@@ -706,13 +736,10 @@ cdef class ChartSearch:
         cdef const PairSlot *slots = &self.pair_slots[0]
         cdef uint64_t mask = self.pair_slot_mask
         cdef int64_t *found
-        self.probe_slots.resize(2 * (n_right + 1))
-        found = self.probe_slots.data()  # pairs (index in the cell's right symbols or -1 for the run, slot)
-        if 0 <= right_run < self.n_symbols and self.symbol_right_mask[right_run] & bit:
-            found[0] = -1
-            found[1] = <int64_t>(cky_home_slot(<uint64_t>(key_base + right_run)) & mask)
-            cky_prefetch(&slots[found[1]])
-            n_found = 1
+        cdef WidePair pair
+        cdef int32_t lo = self.wide_pairs.size()
+        self.probe_slots.resize(2 * n_right)
+        found = self.probe_slots.data()  # pairs (index in the cell's right symbols, slot)
         for t in range(n_right):
             right = &self.cell_right_symbols[first + t]
             if right.left_mask & bit:
@@ -721,17 +748,16 @@ cdef class ChartSearch:
                 cky_prefetch(&slots[found[2 * n_found + 1]])
                 n_found += 1
         for t in range(n_found):
-            if found[2 * t] < 0:
-                entry = probe_pair_slots(slots, mask, <uint64_t>found[2 * t + 1], key_base + right_run)
-                if entry != NULL:
-                    append_group(&self.groups, GROUP_RULES, self.goal_symbol, entry.rules_lo, entry.n_rules, 0,
-                                 left_lo, left_n, 0, 1, 0.0)
-            else:
-                right = &self.cell_right_symbols[first + found[2 * t]]
-                entry = probe_pair_slots(slots, mask, <uint64_t>found[2 * t + 1], key_base + right.symbol)
-                if entry != NULL:
-                    append_group(&self.groups, GROUP_RULES, self.goal_symbol, entry.rules_lo, entry.n_rules, 0,
-                                 left_lo, left_n, right.list_lo, right.list_n, 0.0)
+            right = &self.cell_right_symbols[first + found[2 * t]]
+            entry = probe_pair_slots(slots, mask, <uint64_t>found[2 * t + 1], key_base + right.symbol)
+            if entry != NULL:
+                pair.rules_lo = entry.rules_lo
+                pair.n_rules = entry.n_rules
+                pair.list_lo = right.list_lo
+                pair.list_n = right.list_n
+                self.wide_pairs.push_back(pair)
+        self.wide_lists[self.cell_wide_lo[right_cell] + wide_bit].lo = lo
+        self.wide_lists[self.cell_wide_lo[right_cell] + wide_bit].n = self.wide_pairs.size() - lo
 
     cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil:
         """Groups of unary rules over the items the previous round made in this cell."""
@@ -1015,6 +1041,9 @@ cdef class ChartSearch:
 
     cdef void _finish_cell(self, int c, int32_t first_item) noexcept nogil:
         cdef vector[CkySortEntry] kept
+        cdef WideList unfound
+        unfound.lo = -1
+        unfound.n = 0
         cdef size_t p, q
         cdef int32_t symbol, g
         cdef CellLeftSymbol left
@@ -1054,6 +1083,9 @@ cdef class ChartSearch:
                 self.cell_right_symbols.push_back(right)
         self.cell_left_n[c] = self.cell_left_symbols.size() - self.cell_left_lo[c]
         self.cell_right_n[c] = self.cell_right_symbols.size() - self.cell_right_lo[c]
+        if self.cell_right_n[c] > 0:  # its WideLists, not found yet
+            self.cell_wide_lo[c] = self.wide_lists.size()
+            self.wide_lists.resize(self.wide_lists.size() + WIDE_BITS, unfound)
 
     cdef void _build_goal(self, int j) noexcept nogil:
         """GOAL over [0, j): glue start from cell (0, j), glue concatenation GOAL[0, k] + X[k, j]."""
@@ -1180,7 +1212,7 @@ def target_hashes(targets, offsets):
 # WIDE_MIN_KEYS keys each; on the Bible system these 64 hold 41% of the keys and make 98% of the
 # look-ups of right symbols among a left symbol's keys) are "wide": every symbol has a mask of the
 # wide left symbols it is the right child of, and their keys are in a hash table.
-MAX_WIDE_LEFT_SYMBOLS = 64
+MAX_WIDE_LEFT_SYMBOLS = WIDE_BITS
 WIDE_MIN_KEYS = 8
 PAIR_SLOT_DTYPE = np.dtype([("key", np.int64), ("rules_lo", np.int32), ("n_rules", np.int32)], align=True)
 

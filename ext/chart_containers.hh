@@ -9,7 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-struct CkySortEntry { int32_t symbol; double score; int32_t id; };
+/* 16 bytes (the score first: no padding). */
+struct CkySortEntry { double score; int32_t symbol; int32_t id; };
 
 /* By symbol, then best score first (ties: older item first). */
 static inline void cky_sort_entries(CkySortEntry *first, size_t n) {
