@@ -104,6 +104,13 @@ cdef struct CellRightSymbol:
     int32_t list_n
 
 
+# One slot of a cell's table of its CellRightSymbols by symbol (ChartSearch.right_slots; open addressing,
+# linear probing from right_home_slot): symbol -1 is an empty slot; index: into cell_right_symbols.
+cdef struct RightSlot:
+    int32_t symbol
+    int32_t index
+
+
 # The keys of one wide left symbol among one cell's CellRightSymbols (ChartSearch.wide_pairs): the key's rules
 # (a range of pair_rules_sorted) and the right symbol's item list. Found the first time the wide left symbol
 # meets the cell as a right child, read every later time.
@@ -250,6 +257,11 @@ cdef class ChartSearch:
     cdef vector[int32_t] cell_right_lo          # per cell: its CellRightSymbols in cell_right_symbols
     cdef vector[int32_t] cell_right_n
     cdef vector[CellRightSymbol] cell_right_symbols
+    # per cell with CellRightSymbols: a table of them by symbol, 2 ** cell_right_bits[c] RightSlots from
+    # cell_right_slots_lo[c] in right_slots (at most half full), for the keys of a left symbol to look up
+    cdef vector[int32_t] cell_right_slots_lo
+    cdef vector[int8_t] cell_right_bits
+    cdef vector[RightSlot] right_slots
     # per cell with CellRightSymbols: its WIDE_BITS WideLists from cell_wide_lo[c] in wide_lists
     # (per wide bit, the keys of that wide left symbol among the cell's right symbols), found on first use
     cdef vector[int32_t] cell_wide_lo
@@ -309,4 +321,5 @@ cdef class ChartSearch:
     cdef int32_t _split_groups_by_kind(self) noexcept nogil
     cdef int32_t _prune_and_sort(self, int32_t first_item, int32_t end_item, bint goal, vector[CkySortEntry] *kept) noexcept nogil
     cdef void _finish_cell(self, int c, int32_t first_item) noexcept nogil
+    cdef void _index_right_symbols(self, int c) noexcept nogil
     cdef void _build_goal(self, int j) noexcept nogil

@@ -270,6 +270,9 @@ cdef class ChartSearch:
         self.cell_right_lo.assign(cells, 0)
         self.cell_right_n.assign(cells, 0)
         self.cell_right_symbols.clear()
+        self.cell_right_slots_lo.assign(cells, 0)
+        self.cell_right_bits.assign(cells, 0)
+        self.right_slots.clear()
         self.cell_wide_lo.assign(cells, -1)
         self.wide_lists.clear()
         self.wide_pairs.clear()
@@ -624,8 +627,11 @@ cdef class ChartSearch:
         cdef int64_t lo, hi, q, key_base, cursor
         cdef const CellLeftSymbol *left
         cdef const CellRightSymbol *right
+        cdef const RightSlot *right_slots
+        cdef int right_bits = self.cell_right_bits[right_cell]
         if (n_right == 0 and right_run < 0) or (n_left == 0 and left_run < 0):
             return
+        right_slots = self.right_slots.data() + self.cell_right_slots_lo[right_cell]
         # the first keys of every left symbol, requested at once (each is a cache miss otherwise)
         for a_index in range(n_left):
             cky_prefetch(&self.pair_right_keys[self.cell_left_symbols[self.cell_left_lo[left_cell] + a_index].keys_lo])
@@ -657,7 +663,7 @@ cdef class ChartSearch:
                         right_lo = 0
                         right_n = 1
                     else:
-                        r = find_right_symbol(self.cell_right_symbols.data(), first_right, first_right + n_right, b)
+                        r = find_right_slot(right_slots, right_bits, b)
                         if r < 0:
                             continue
                         right_lo = self.cell_right_symbols[r].list_lo
@@ -1083,9 +1089,36 @@ cdef class ChartSearch:
                 self.cell_right_symbols.push_back(right)
         self.cell_left_n[c] = self.cell_left_symbols.size() - self.cell_left_lo[c]
         self.cell_right_n[c] = self.cell_right_symbols.size() - self.cell_right_lo[c]
-        if self.cell_right_n[c] > 0:  # its WideLists, not found yet
+        if self.cell_right_n[c] > 0:
+            self._index_right_symbols(c)
+            # its WideLists, not found yet
             self.cell_wide_lo[c] = self.wide_lists.size()
             self.wide_lists.resize(self.wide_lists.size() + WIDE_BITS, unfound)
+
+    cdef void _index_right_symbols(self, int c) noexcept nogil:
+        """Cell c's table of its CellRightSymbols by symbol (at most half full), for find_right_slot."""
+        cdef int n = self.cell_right_n[c], first = self.cell_right_lo[c], t
+        cdef int bits = 2
+        cdef uint32_t slot, mask
+        cdef RightSlot empty
+        cdef RightSlot *table
+        cdef int32_t symbol
+        empty.symbol = -1
+        empty.index = -1
+        while (1 << bits) < 2 * n:
+            bits += 1
+        mask = (1u << bits) - 1
+        self.cell_right_slots_lo[c] = self.right_slots.size()
+        self.cell_right_bits[c] = bits
+        self.right_slots.resize(self.right_slots.size() + (1 << bits), empty)
+        table = self.right_slots.data() + self.cell_right_slots_lo[c]
+        for t in range(first, first + n):
+            symbol = self.cell_right_symbols[t].symbol
+            slot = right_home_slot(symbol, bits)
+            while table[slot].symbol >= 0:
+                slot = (slot + 1) & mask
+            table[slot].symbol = symbol
+            table[slot].index = t
 
     cdef void _build_goal(self, int j) noexcept nogil:
         """GOAL over [0, j): glue start from cell (0, j), glue concatenation GOAL[0, k] + X[k, j]."""
@@ -1143,18 +1176,24 @@ cdef inline void append_group(vector[Group] *groups, int8_t kind, int32_t symbol
     groups.push_back(g)
 
 
-cdef inline int find_right_symbol(const CellRightSymbol *symbols, int lo, int end, int32_t symbol) noexcept nogil:
-    """Index of `symbol` in symbols[lo:end] (one cell's CellRightSymbols, ascending), or -1."""
-    cdef int hi = end, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if symbols[mid].symbol < symbol:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < end and symbols[lo].symbol == symbol:
-        return lo
-    return -1
+cdef inline uint32_t right_home_slot(int32_t symbol, int bits) noexcept nogil:
+    """A symbol's home slot in a table of 2 ** bits RightSlots (Fibonacci hashing; 2 <= bits <= 31)."""
+    return (<uint32_t>symbol * <uint32_t>2654435769u) >> (32 - bits)
+
+
+cdef inline int find_right_slot(const RightSlot *table, int bits, int32_t symbol) noexcept nogil:
+    """Index of `symbol` in cell_right_symbols, through its cell's table (_index_right_symbols) of
+    2 ** bits slots, or -1 if the cell has no such right symbol (bits 0: the cell has none)."""
+    cdef uint32_t mask, slot
+    if bits == 0:
+        return -1
+    mask = (1u << bits) - 1
+    slot = right_home_slot(symbol, bits)
+    while table[slot].symbol != symbol:
+        if table[slot].symbol < 0:
+            return -1
+        slot = (slot + 1) & mask
+    return table[slot].index
 
 
 cdef inline const PairSlot *probe_pair_slots(const PairSlot *slots, uint64_t mask, uint64_t slot,
