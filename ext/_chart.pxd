@@ -284,6 +284,8 @@ cdef class ChartSearch:
     cdef vector[const ChartState *] child_pointers
     cdef vector[uint64_t] child_hashes
     cdef vector[int32_t] scratch
+    cdef vector[CkySortEntry] sort_entries      # _prune_and_sort: the cell's items by score, then the survivors
+    cdef vector[uint64_t] sort_keys             # _prune_and_sort: (symbol, rank by score) of each survivor
     cdef vector[int64_t] probe_slots             # _find_wide_pairs: (right symbol, pair slot) of each key found
 
     # ---- per-sentence counters

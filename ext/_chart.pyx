@@ -47,6 +47,7 @@ from decoder.settings import RULE_LOOKAHEAD_RULES
 
 from libc.math cimport isnan, INFINITY
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libcpp.algorithm cimport sort as cpp_sort
 from libcpp.vector cimport vector
 
 from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState, Model, WordIndex
@@ -1007,15 +1008,19 @@ cdef class ChartSearch:
 
     cdef int32_t _prune_and_sort(self, int32_t first_item, int32_t end_item, bint goal,
                                  vector[CkySortEntry] *kept) noexcept nogil:
-        """Apply the beams; `kept` gets the survivors sorted by (symbol, score).
+        """Apply the beams; `kept` gets the survivors sorted by (symbol, score) (ties: older item
+        first, as cky_sort_entries orders them): the survivors in score order, then sorted stably by
+        symbol as (symbol, rank by score) integers.
 
         Items equal in (X, e) from different unary rounds stay distinct (merging them
         could close a unary cycle in the hypergraph); parents see all of them."""
-        cdef vector[CkySortEntry] entries
+        cdef vector[CkySortEntry] *entries = &self.sort_entries
+        cdef vector[uint64_t] *keys = &self.sort_keys
         cdef CkySortEntry entry
         cdef int32_t t, other, kept_count = 0, e
         cdef double best = -INFINITY
         cdef int32_t item_id
+        entries.clear()
         for t in range(first_item, end_item):
             if (self.items[t].symbol == self.goal_symbol) != goal or not self.items[t].alive:
                 continue
@@ -1025,24 +1030,27 @@ cdef class ChartSearch:
             entries.push_back(entry)
         cky_sort_entries(entries.data(), entries.size())  # best first
         kept.clear()
+        keys.clear()
         for t in range(entries.size()):
-            item_id = entries[t].id
+            item_id = entries[0][t].id
             if kept_count == 0:
                 best = self.items[item_id].score
             if (self.beam_size > 0 and kept_count >= self.beam_size) or (
                     self.beam_threshold > 0 and self.items[item_id].score < best - self.beam_threshold):
                 self.items[item_id].alive = 0
                 continue
+            keys.push_back((<uint64_t><uint32_t>self.items[item_id].symbol << 32) | <uint64_t>kept_count)
+            entries[0][kept_count] = entries[0][t]
+            entries[0][kept_count].symbol = self.items[item_id].symbol
             kept_count += 1
-            entry.symbol = self.items[item_id].symbol
-            entry.score = self.items[item_id].score
-            entry.id = item_id
-            kept.push_back(entry)
             e = self.items[item_id].first_edge
             while e >= 0:
                 self.edges_kept += 1
                 e = self.edges[e].next_edge
-        cky_sort_entries(kept.data(), kept.size())
+        cpp_sort(keys.begin(), keys.end())
+        kept.resize(kept_count)
+        for t in range(kept_count):
+            kept[0][t] = entries[0][<uint32_t>keys[0][t]]  # the low 32 bits: the rank
         return kept_count
 
     cdef void _finish_cell(self, int c, int32_t first_item) noexcept nogil:
