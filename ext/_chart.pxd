@@ -298,6 +298,7 @@ cdef class ChartSearch:
 
     # ---- the chart (see _chart.pyx)
     cdef void _reset(self, int n)
+    cdef int _cell_index(self, int i, int j) except -1
     cdef void _build_cell(self, int i, int j) noexcept nogil
     cdef uint64_t _item_hash(self, int32_t symbol, const uint64_t *state_hashes, int n_states) noexcept nogil
     cdef bint _same_states(self, const Item *item, int32_t symbol, const ChartState *states, int n_states) noexcept nogil

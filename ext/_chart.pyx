@@ -236,6 +236,46 @@ cdef class ChartSearch:
                 view[i, j] = self.items_in_cell[i * n1 + j]
         return out
 
+    def right_symbols_of_cell(self, int i, int j):
+        """For tests: the last sentence's cell (i, j)'s CellRightSymbols as (symbol, list_lo, list_n) rows."""
+        cdef int c = self._cell_index(i, j), t
+        rows = [(self.cell_right_symbols[t].symbol, self.cell_right_symbols[t].list_lo,
+                 self.cell_right_symbols[t].list_n)
+                for t in range(self.cell_right_lo[c], self.cell_right_lo[c] + self.cell_right_n[c])]
+        return rows
+
+    def find_right_symbols(self, int i, int j, symbols):
+        """For tests: per symbol of `symbols`, its row in right_symbols_of_cell(i, j) found through the
+        cell's table (find_right_slot), or -1."""
+        cdef int c = self._cell_index(i, j), r
+        out = []
+        for symbol in symbols:
+            r = find_right_slot(self.right_slots.data() + self.cell_right_slots_lo[c], self.cell_right_bits[c], symbol)
+            out.append(r - self.cell_right_lo[c] if r >= 0 else -1)
+        return out
+
+    def wide_pairs_of_cell(self, int i, int j, int wide_bit, int32_t wide_symbol):
+        """For tests: the WideList of the last sentence's cell (i, j) for wide_bit (whose wide left
+        symbol is wide_symbol) as (rules_lo, n_rules, list_lo, list_n) rows; found now if no split
+        needed it (None: the cell has no right symbols)."""
+        cdef int c = self._cell_index(i, j), t
+        cdef WideList *wide
+        if not 0 <= wide_bit < WIDE_BITS:
+            raise ValueError(f"wide bit {wide_bit} not in [0, {WIDE_BITS})")
+        if self.cell_wide_lo[c] < 0:
+            return None
+        wide = &self.wide_lists[self.cell_wide_lo[c] + wide_bit]
+        if wide.lo < 0:
+            self._find_wide_pairs(<int64_t>wide_symbol * self.n_symbols, wide_bit, c)
+            wide = &self.wide_lists[self.cell_wide_lo[c] + wide_bit]
+        return [(self.wide_pairs[t].rules_lo, self.wide_pairs[t].n_rules, self.wide_pairs[t].list_lo,
+                 self.wide_pairs[t].list_n) for t in range(wide.lo, wide.lo + wide.n)]
+
+    cdef int _cell_index(self, int i, int j) except -1:
+        if not 0 <= i < j <= self.n:
+            raise ValueError(f"no cell ({i}, {j}) in a sentence of {self.n} words")
+        return i * (self.n + 1) + j
+
     @property
     def n_items(self):
         return self.items.size()
