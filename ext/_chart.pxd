@@ -90,10 +90,12 @@ cdef struct PairSlot:
 # A cell's symbols as binary rules read them, listed once when the cell is finished (ascending symbol):
 # those that are the left child of some key, with their range of keys ...
 cdef struct CellLeftSymbol:
-    int32_t group         # into cell_groups_*
-    int8_t wide_bit       # symbol_wide_bit
     int64_t keys_lo       # pair_right_keys[keys_lo:keys_hi]: the keys with this left child
     int64_t keys_hi
+    int32_t symbol
+    int32_t list_lo       # into item_lists (its symbol group's, cell_groups_*)
+    int32_t list_n
+    int8_t wide_bit       # symbol_wide_bit
 
 
 # ... and those that are the right child of some key with rules, with their item list.

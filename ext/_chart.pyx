@@ -690,9 +690,9 @@ cdef class ChartSearch:
                 wide_bit = self.symbol_wide_bit[a]
             else:
                 left = &self.cell_left_symbols[self.cell_left_lo[left_cell] + a_index]
-                a = self.cell_groups_symbol[left.group]
-                left_lo = self.cell_groups_list[left.group]
-                left_n = self.cell_groups_size[left.group]
+                a = left.symbol
+                left_lo = left.list_lo
+                left_n = left.list_n
                 lo = left.keys_lo
                 hi = left.keys_hi
                 wide_bit = left.wide_bit
@@ -1124,7 +1124,9 @@ cdef class ChartSearch:
             if symbol >= self.n_symbols:
                 continue
             if self.pair_left_offsets[symbol + 1] > self.pair_left_offsets[symbol]:
-                left.group = g
+                left.symbol = symbol
+                left.list_lo = self.cell_groups_list[g]
+                left.list_n = self.cell_groups_size[g]
                 left.wide_bit = self.symbol_wide_bit[symbol]
                 left.keys_lo = self.pair_left_offsets[symbol]
                 left.keys_hi = self.pair_left_offsets[symbol + 1]
