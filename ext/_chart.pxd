@@ -25,6 +25,7 @@ cdef extern from "chart_containers.hh":
         int32_t *find(uint64_t key) nogil
         bint set(uint64_t key, int32_t value) nogil
     uint64_t cky_mix(uint64_t h, uint64_t x) nogil
+    T *cky_append[T](vector[T] &v) nogil
     size_t cky_home_slot(uint64_t key) nogil
 
 cdef extern from "prefetch.hh":

@@ -376,7 +376,7 @@ cdef class ChartSearch:
 
     cdef int32_t _add_edge(self, int32_t head, int32_t rule, int32_t tail0, int32_t tail1,
                            double score, float lm) noexcept nogil:
-        cdef Edge edge
+        cdef Edge *edge = cky_append(self.edges)
         edge.head = head
         edge.rule = rule
         edge.tail0 = tail0
@@ -384,7 +384,6 @@ cdef class ChartSearch:
         edge.score = score
         edge.lm = lm
         edge.next_edge = self.items[head].first_edge
-        self.edges.push_back(edge)
         self.items[head].first_edge = self.edges.size() - 1
         return self.edges.size() - 1
 
@@ -398,7 +397,7 @@ cdef class ChartSearch:
         cdef int32_t tail0 = self.item_lists[group.left_lo + hyp.left_rank]
         cdef int32_t tail1 = self.item_lists[group.right_lo + hyp.right_rank]
         cdef double tails = 0.0
-        cdef Item item
+        cdef Item *item
         cdef int32_t *chain = self.recombine_map.find(h)
         cdef size_t bounds = 0
         if self.items.size() + self.edges.size() >= self.chart_limit:
@@ -428,6 +427,7 @@ cdef class ChartSearch:
                         self.lm_state_minimized_recombinations += 1
                         break
         else:
+            item = cky_append(self.items)
             item.symbol = hyp.lhs
             item.cell = c
             item.state_offset = self.states.size()
@@ -444,7 +444,6 @@ cdef class ChartSearch:
                 self.state_hashes.push_back(self.pending_hashes[hyp.state_offset + s])
                 if self.count_minimized_recombinations:
                     self.state_boundaries.push_back(self.pending_boundaries[bounds + s])
-            self.items.push_back(item)
             found = self.items.size() - 1
             self.recombine_map.set(h, found)
         e = self._add_edge(found, hyp.rule, tail0, tail1, hyp.score - tails, hyp.lm)
@@ -783,7 +782,7 @@ cdef class ChartSearch:
         cdef const PairSlot *slots = &self.pair_slots[0]
         cdef uint64_t mask = self.pair_slot_mask
         cdef int64_t *found
-        cdef WidePair pair
+        cdef WidePair *pair
         cdef int32_t lo = self.wide_pairs.size()
         self.probe_slots.resize(2 * n_right)
         found = self.probe_slots.data()  # pairs (index in the cell's right symbols, slot)
@@ -798,11 +797,11 @@ cdef class ChartSearch:
             right = &self.cell_right_symbols[first + found[2 * t]]
             entry = probe_pair_slots(slots, mask, <uint64_t>found[2 * t + 1], key_base + right.symbol)
             if entry != NULL:
+                pair = cky_append(self.wide_pairs)
                 pair.rules_lo = entry.rules_lo
                 pair.n_rules = entry.n_rules
                 pair.list_lo = right.list_lo
                 pair.list_n = right.list_n
-                self.wide_pairs.push_back(pair)
         self.wide_lists[self.cell_wide_lo[right_cell] + wide_bit].lo = lo
         self.wide_lists[self.cell_wide_lo[right_cell] + wide_bit].n = self.wide_pairs.size() - lo
 
@@ -908,15 +907,15 @@ cdef class ChartSearch:
 
     cdef void _push_corner(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank) noexcept nogil:
         cdef Group *group = &self.groups[g]
-        cdef Hypothesis hyp
+        cdef Hypothesis *hyp
         cdef uint64_t key
         if rule_rank >= group.n_rules or left_rank >= group.n_left or right_rank >= group.n_right:
             return
         key = corner_key(g, rule_rank, left_rank, right_rank)
         if not self.seen.set(key, 0):
             return
-        self._evaluate(g, rule_rank, left_rank, right_rank, &hyp)
-        self.hypotheses.push_back(hyp)
+        hyp = cky_append(self.hypotheses)
+        self._evaluate(g, rule_rank, left_rank, right_rank, hyp)
         cky_heap_push(self.heap, hyp.score, self.hypotheses.size() - 1)
 
     cdef void _search(self, int c, int round) noexcept nogil:
@@ -1210,9 +1209,10 @@ cdef inline void append_group(vector[Group] *groups, int8_t kind, int32_t symbol
                               int8_t single, int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right,
                               double fixed_score) noexcept nogil:
     """A cube to `groups`, unless one of its dimensions is empty."""
-    cdef Group g
+    cdef Group *g
     if n_rules <= 0 or n_left <= 0 or n_right <= 0:
         return
+    g = cky_append(groups[0])
     g.kind = kind
     g.symbol = symbol
     g.rules_lo = rules_lo
@@ -1223,7 +1223,6 @@ cdef inline void append_group(vector[Group] *groups, int8_t kind, int32_t symbol
     g.right_lo = right_lo
     g.n_right = n_right
     g.fixed_score = fixed_score
-    groups.push_back(g)
 
 
 cdef inline uint32_t right_home_slot(int32_t symbol, int bits) noexcept nogil:
