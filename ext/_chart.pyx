@@ -1048,8 +1048,8 @@ cdef class ChartSearch:
     cdef int32_t _prune_and_sort(self, int32_t first_item, int32_t end_item, bint goal,
                                  vector[CkySortEntry] *kept) noexcept nogil:
         """Apply the beams; `kept` gets the survivors sorted by (symbol, score) (ties: older item
-        first, as cky_sort_entries orders them): the survivors in score order, then sorted stably by
-        symbol as (symbol, rank by score) integers.
+        first, as cky_sort_entries orders them). Without beams all survive: one sort. With them, the
+        items by score, then the survivors sorted stably by symbol as (symbol, rank by score) integers.
 
         Items equal in (X, e) from different unary rounds stay distinct (merging them
         could close a unary cycle in the hypergraph); parents see all of them."""
@@ -1059,14 +1059,24 @@ cdef class ChartSearch:
         cdef int32_t t, other, kept_count = 0, e
         cdef double best = -INFINITY
         cdef int32_t item_id
+        cdef bint beams = self.beam_size > 0 or self.beam_threshold > 0
         entries.clear()
         for t in range(first_item, end_item):
             if (self.items[t].symbol == self.goal_symbol) != goal or not self.items[t].alive:
                 continue
-            entry.symbol = 0
+            entry.symbol = 0 if beams else self.items[t].symbol
             entry.score = self.items[t].score
             entry.id = t
             entries.push_back(entry)
+        if not beams:  # every item survives: one sort by (symbol, score)
+            cky_sort_entries(entries.data(), entries.size())
+            kept[0] = entries[0]
+            for t in range(kept.size()):
+                e = self.items[kept[0][t].id].first_edge
+                while e >= 0:
+                    self.edges_kept += 1
+                    e = self.edges[e].next_edge
+            return kept.size()
         cky_sort_entries(entries.data(), entries.size())  # best first
         kept.clear()
         keys.clear()
