@@ -8,14 +8,16 @@ entry and exit runs without the GIL and without Python objects:
 
 - cell combination: per split point, the rule groups whose (left, right) child
   symbols are present. A finished cell lists once the symbols binary rules read
-  (left children with their range of keys, right children with their item
-  lists); per left symbol, its keys (right child and rules side by side,
-  pair_right_keys) are looked up among the right cell's symbols, or, with more
-  keys than those, the right symbols among its keys: for the <= 64 "wide" left
+  (left children with their range of keys and item list, right children with
+  their item lists, and a small hash table of the latter by symbol); per left
+  symbol, its keys (right child and rules side by side, pair_right_keys) are
+  looked up in the right cell's table, or, with more keys than the right cell
+  has symbols, the right symbols among its keys: for the <= 64 "wide" left
   symbols with the most keys, by a bit of each right symbol's mask and a hash
-  table of their keys (pair_key_index, no probe that misses), for the others by
-  galloping. The groups' order, which breaks cube pruning's ties, is the one of
-  a plain merge;
+  table of their keys (pair_key_index, no probe that misses), found once per
+  (right cell, wide symbol) and kept for the later splits (WideList), for the
+  others by galloping. The groups' order, which breaks cube pruning's ties, is
+  the one of a plain merge;
 - cube pruning (Chiang 2007): a heap of hypotheses (rule rank, left rank, right
   rank) per cell, up to `pop_limit` pops; or every combination in exhaustive mode.
   With pop_count = "real" the pop limit counts only pops that make real items
