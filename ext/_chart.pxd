@@ -195,8 +195,7 @@ cdef class ChartSearch:
     cdef uint64_t pair_slot_mask
     cdef const int8_t[::1] symbol_wide_bit      # [n_symbols]: index among the wide left symbols, or -1
     cdef const uint64_t[::1] symbol_right_mask  # [n_symbols]: bit k: (wide symbol k, this) is a key with rules
-    cdef const int64_t[::1] single_lo           # [all symbols]: range in single_rules_sorted
-    cdef const int64_t[::1] single_hi
+    cdef const int64_t[:, ::1] single_range     # [all symbols, 2]: range in single_rules_sorted
     cdef const int32_t[::1] single_rules_sorted
     cdef const uint8_t[::1] symbol_is_real
     cdef const uint8_t[::1] symbol_is_right_child  # [n_symbols]: the right child of a key with rules

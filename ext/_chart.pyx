@@ -83,8 +83,7 @@ cdef class ChartSearch:
         self.pair_slot_mask = self.pair_slots.shape[0] - 1
         self.symbol_wide_bit = arrays["symbol_wide_bit"]
         self.symbol_right_mask = arrays["symbol_right_mask"]
-        self.single_lo = arrays["single_lo"]
-        self.single_hi = arrays["single_hi"]
+        self.single_range = arrays["single_range"]
         self.single_rules_sorted = arrays["single_rules_sorted"]
         self.symbol_is_real = arrays["symbol_is_real"]
         self.symbol_is_right_child = arrays["symbol_is_right_child"]
@@ -614,9 +613,9 @@ cdef class ChartSearch:
                      right_lo, n_right, fixed_score)
 
     cdef void _add_single_group(self, int32_t child, int32_t list_lo, int32_t list_n) noexcept nogil:
-        if child < 0 or child >= self.single_lo.shape[0]:
+        if child < 0 or child >= self.single_range.shape[0]:
             return
-        cdef int64_t lo = self.single_lo[child], hi = self.single_hi[child]
+        cdef int64_t lo = self.single_range[child, 0], hi = self.single_range[child, 1]
         if hi > lo:
             self._push_group(GROUP_RULES, lo, <int32_t>(hi - lo), 1, list_lo, list_n, 0, 1, 0.0)
 
