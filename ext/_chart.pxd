@@ -10,8 +10,8 @@ cdef extern from "chart_containers.hh":
     const uint64_t CKY_GLUE_CONCAT_HASH
     const uint64_t CKY_GLUE_START_HASH
     cdef struct CkySortEntry:
-        int32_t symbol
         double score
+        int32_t symbol
         int32_t id
     void cky_sort_entries(CkySortEntry *first, size_t n) nogil
     cdef struct CkyHeapEntry:
@@ -25,6 +25,7 @@ cdef extern from "chart_containers.hh":
         int32_t *find(uint64_t key) nogil
         bint set(uint64_t key, int32_t value) nogil
     uint64_t cky_mix(uint64_t h, uint64_t x) nogil
+    T *cky_append[T](vector[T] &v) nogil
     size_t cky_home_slot(uint64_t key) nogil
 
 cdef extern from "prefetch.hh":
@@ -90,10 +91,12 @@ cdef struct PairSlot:
 # A cell's symbols as binary rules read them, listed once when the cell is finished (ascending symbol):
 # those that are the left child of some key, with their range of keys ...
 cdef struct CellLeftSymbol:
-    int32_t group         # into cell_groups_*
-    int8_t wide_bit       # symbol_wide_bit
     int64_t keys_lo       # pair_right_keys[keys_lo:keys_hi]: the keys with this left child
     int64_t keys_hi
+    int32_t symbol
+    int32_t list_lo       # into item_lists (its symbol group's, cell_groups_*)
+    int32_t list_n
+    int8_t wide_bit       # symbol_wide_bit
 
 
 # ... and those that are the right child of some key with rules, with their item list.
@@ -102,6 +105,34 @@ cdef struct CellRightSymbol:
     int32_t symbol
     int32_t list_lo       # into item_lists
     int32_t list_n
+
+
+# One slot of a cell's table of its CellRightSymbols by symbol (ChartSearch.right_slots; open addressing,
+# linear probing from right_home_slot): symbol -1 is an empty slot; index: into cell_right_symbols.
+cdef struct RightSlot:
+    int32_t symbol
+    int32_t index
+
+
+# The keys of one wide left symbol among one cell's CellRightSymbols (ChartSearch.wide_pairs): the key's rules
+# (a range of pair_rules_sorted) and the right symbol's item list. Found the first time the wide left symbol
+# meets the cell as a right child, read every later time.
+cdef struct WidePair:
+    int32_t rules_lo
+    int32_t n_rules
+    int32_t list_lo       # into item_lists
+    int32_t list_n
+
+
+# The most wide left symbols (the bits of a left mask; _chart.MAX_WIDE_LEFT_SYMBOLS).
+cdef enum:
+    WIDE_BITS = 64
+
+
+# Where the WidePairs of one (cell, wide bit) are: wide_pairs[lo:lo + n]; lo -1: not found yet.
+cdef struct WideList:
+    int32_t lo
+    int32_t n
 
 
 # A cube: rules x left items x right items (a run or absent child is a list of one -1).
@@ -164,8 +195,7 @@ cdef class ChartSearch:
     cdef uint64_t pair_slot_mask
     cdef const int8_t[::1] symbol_wide_bit      # [n_symbols]: index among the wide left symbols, or -1
     cdef const uint64_t[::1] symbol_right_mask  # [n_symbols]: bit k: (wide symbol k, this) is a key with rules
-    cdef const int64_t[::1] single_lo           # [all symbols]: range in single_rules_sorted
-    cdef const int64_t[::1] single_hi
+    cdef const int64_t[:, ::1] single_range     # [all symbols, 2]: range in single_rules_sorted
     cdef const int32_t[::1] single_rules_sorted
     cdef const uint8_t[::1] symbol_is_real
     cdef const uint8_t[::1] symbol_is_right_child  # [n_symbols]: the right child of a key with rules
@@ -229,6 +259,16 @@ cdef class ChartSearch:
     cdef vector[int32_t] cell_right_lo          # per cell: its CellRightSymbols in cell_right_symbols
     cdef vector[int32_t] cell_right_n
     cdef vector[CellRightSymbol] cell_right_symbols
+    # per cell with CellRightSymbols: a table of them by symbol, 2 ** cell_right_bits[c] RightSlots from
+    # cell_right_slots_lo[c] in right_slots (at most half full), for the keys of a left symbol to look up
+    cdef vector[int32_t] cell_right_slots_lo
+    cdef vector[int8_t] cell_right_bits
+    cdef vector[RightSlot] right_slots
+    # per cell with CellRightSymbols: its WIDE_BITS WideLists from cell_wide_lo[c] in wide_lists
+    # (per wide bit, the keys of that wide left symbol among the cell's right symbols), found on first use
+    cdef vector[int32_t] cell_wide_lo
+    cdef vector[WideList] wide_lists
+    cdef vector[WidePair] wide_pairs
     cdef vector[int32_t] goal_list_lo           # per j: GOAL items over [0, j) in item_lists
     cdef vector[int32_t] goal_list_n
     cdef vector[int32_t] cell_first_item        # items of a cell are contiguous
@@ -246,7 +286,9 @@ cdef class ChartSearch:
     cdef vector[const ChartState *] child_pointers
     cdef vector[uint64_t] child_hashes
     cdef vector[int32_t] scratch
-    cdef vector[int64_t] probe_slots             # _add_wide_groups: (right symbol, pair slot) of each key found
+    cdef vector[CkySortEntry] sort_entries      # _prune_and_sort: the cell's items by score, then the survivors
+    cdef vector[uint64_t] sort_keys             # _prune_and_sort: (symbol, rank by score) of each survivor
+    cdef vector[int64_t] probe_slots             # _find_wide_pairs: (right symbol, pair slot) of each key found
 
     # ---- per-sentence counters
     cdef public unsigned long long edges_proposed, edges_kept, lm_queries, lm_queries_novel
@@ -258,6 +300,7 @@ cdef class ChartSearch:
 
     # ---- the chart (see _chart.pyx)
     cdef void _reset(self, int n)
+    cdef int _cell_index(self, int i, int j) except -1
     cdef void _build_cell(self, int i, int j) noexcept nogil
     cdef uint64_t _item_hash(self, int32_t symbol, const uint64_t *state_hashes, int n_states) noexcept nogil
     cdef bint _same_states(self, const Item *item, int32_t symbol, const ChartState *states, int n_states) noexcept nogil
@@ -272,6 +315,7 @@ cdef class ChartSearch:
     cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil
     cdef int64_t _gallop(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil
     cdef void _add_wide_groups(self, int64_t key_base, int8_t wide_bit, int32_t left_lo, int32_t left_n, int32_t right_run, int right_cell) noexcept nogil
+    cdef void _find_wide_pairs(self, int64_t key_base, int8_t wide_bit, int right_cell) noexcept nogil
     cdef void _add_binary_groups(self, int left_cell, int right_cell) noexcept nogil
     cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil
     cdef void _evaluate(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank, Hypothesis *hyp) noexcept nogil
@@ -282,4 +326,5 @@ cdef class ChartSearch:
     cdef int32_t _split_groups_by_kind(self) noexcept nogil
     cdef int32_t _prune_and_sort(self, int32_t first_item, int32_t end_item, bint goal, vector[CkySortEntry] *kept) noexcept nogil
     cdef void _finish_cell(self, int c, int32_t first_item) noexcept nogil
+    cdef void _index_right_symbols(self, int c) noexcept nogil
     cdef void _build_goal(self, int j) noexcept nogil

@@ -8,14 +8,16 @@ entry and exit runs without the GIL and without Python objects:
 
 - cell combination: per split point, the rule groups whose (left, right) child
   symbols are present. A finished cell lists once the symbols binary rules read
-  (left children with their range of keys, right children with their item
-  lists); per left symbol, its keys (right child and rules side by side,
-  pair_right_keys) are looked up among the right cell's symbols, or, with more
-  keys than those, the right symbols among its keys: for the <= 64 "wide" left
+  (left children with their range of keys and item list, right children with
+  their item lists, and a small hash table of the latter by symbol); per left
+  symbol, its keys (right child and rules side by side, pair_right_keys) are
+  looked up in the right cell's table, or, with more keys than the right cell
+  has symbols, the right symbols among its keys: for the <= 64 "wide" left
   symbols with the most keys, by a bit of each right symbol's mask and a hash
-  table of their keys (pair_key_index, no probe that misses), for the others by
-  galloping. The groups' order, which breaks cube pruning's ties, is the one of
-  a plain merge;
+  table of their keys (pair_key_index, no probe that misses), found once per
+  (right cell, wide symbol) and kept for the later splits (WideList), for the
+  others by galloping. The groups' order, which breaks cube pruning's ties, is
+  the one of a plain merge;
 - cube pruning (Chiang 2007): a heap of hypotheses (rule rank, left rank, right
   rank) per cell, up to `pop_limit` pops; or every combination in exhaustive mode.
   With pop_count = "real" the pop limit counts only pops that make real items
@@ -47,6 +49,7 @@ from decoder.settings import RULE_LOOKAHEAD_RULES
 
 from libc.math cimport isnan, INFINITY
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libcpp.algorithm cimport sort as cpp_sort
 from libcpp.vector cimport vector
 
 from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState, Model, WordIndex
@@ -80,8 +83,7 @@ cdef class ChartSearch:
         self.pair_slot_mask = self.pair_slots.shape[0] - 1
         self.symbol_wide_bit = arrays["symbol_wide_bit"]
         self.symbol_right_mask = arrays["symbol_right_mask"]
-        self.single_lo = arrays["single_lo"]
-        self.single_hi = arrays["single_hi"]
+        self.single_range = arrays["single_range"]
         self.single_rules_sorted = arrays["single_rules_sorted"]
         self.symbol_is_real = arrays["symbol_is_real"]
         self.symbol_is_right_child = arrays["symbol_is_right_child"]
@@ -235,6 +237,46 @@ cdef class ChartSearch:
                 view[i, j] = self.items_in_cell[i * n1 + j]
         return out
 
+    def right_symbols_of_cell(self, int i, int j):
+        """For tests: the last sentence's cell (i, j)'s CellRightSymbols as (symbol, list_lo, list_n) rows."""
+        cdef int c = self._cell_index(i, j), t
+        rows = [(self.cell_right_symbols[t].symbol, self.cell_right_symbols[t].list_lo,
+                 self.cell_right_symbols[t].list_n)
+                for t in range(self.cell_right_lo[c], self.cell_right_lo[c] + self.cell_right_n[c])]
+        return rows
+
+    def find_right_symbols(self, int i, int j, symbols):
+        """For tests: per symbol of `symbols`, its row in right_symbols_of_cell(i, j) found through the
+        cell's table (find_right_slot), or -1."""
+        cdef int c = self._cell_index(i, j), r
+        out = []
+        for symbol in symbols:
+            r = find_right_slot(self.right_slots.data() + self.cell_right_slots_lo[c], self.cell_right_bits[c], symbol)
+            out.append(r - self.cell_right_lo[c] if r >= 0 else -1)
+        return out
+
+    def wide_pairs_of_cell(self, int i, int j, int wide_bit, int32_t wide_symbol):
+        """For tests: the WideList of the last sentence's cell (i, j) for wide_bit (whose wide left
+        symbol is wide_symbol) as (rules_lo, n_rules, list_lo, list_n) rows; found now if no split
+        needed it (None: the cell has no right symbols)."""
+        cdef int c = self._cell_index(i, j), t
+        cdef WideList *wide
+        if not 0 <= wide_bit < WIDE_BITS:
+            raise ValueError(f"wide bit {wide_bit} not in [0, {WIDE_BITS})")
+        if self.cell_wide_lo[c] < 0:
+            return None
+        wide = &self.wide_lists[self.cell_wide_lo[c] + wide_bit]
+        if wide.lo < 0:
+            self._find_wide_pairs(<int64_t>wide_symbol * self.n_symbols, wide_bit, c)
+            wide = &self.wide_lists[self.cell_wide_lo[c] + wide_bit]
+        return [(self.wide_pairs[t].rules_lo, self.wide_pairs[t].n_rules, self.wide_pairs[t].list_lo,
+                 self.wide_pairs[t].list_n) for t in range(wide.lo, wide.lo + wide.n)]
+
+    cdef int _cell_index(self, int i, int j) except -1:
+        if not 0 <= i < j <= self.n:
+            raise ValueError(f"no cell ({i}, {j}) in a sentence of {self.n} words")
+        return i * (self.n + 1) + j
+
     @property
     def n_items(self):
         return self.items.size()
@@ -270,6 +312,12 @@ cdef class ChartSearch:
         self.cell_right_lo.assign(cells, 0)
         self.cell_right_n.assign(cells, 0)
         self.cell_right_symbols.clear()
+        self.cell_right_slots_lo.assign(cells, 0)
+        self.cell_right_bits.assign(cells, 0)
+        self.right_slots.clear()
+        self.cell_wide_lo.assign(cells, -1)
+        self.wide_lists.clear()
+        self.wide_pairs.clear()
         self.goal_list_lo.assign(n + 1, 0)
         self.goal_list_n.assign(n + 1, 0)
         self.items_in_cell.assign(cells, 0)
@@ -329,7 +377,7 @@ cdef class ChartSearch:
 
     cdef int32_t _add_edge(self, int32_t head, int32_t rule, int32_t tail0, int32_t tail1,
                            double score, float lm) noexcept nogil:
-        cdef Edge edge
+        cdef Edge *edge = cky_append(self.edges)
         edge.head = head
         edge.rule = rule
         edge.tail0 = tail0
@@ -337,7 +385,6 @@ cdef class ChartSearch:
         edge.score = score
         edge.lm = lm
         edge.next_edge = self.items[head].first_edge
-        self.edges.push_back(edge)
         self.items[head].first_edge = self.edges.size() - 1
         return self.edges.size() - 1
 
@@ -351,7 +398,7 @@ cdef class ChartSearch:
         cdef int32_t tail0 = self.item_lists[group.left_lo + hyp.left_rank]
         cdef int32_t tail1 = self.item_lists[group.right_lo + hyp.right_rank]
         cdef double tails = 0.0
-        cdef Item item
+        cdef Item *item
         cdef int32_t *chain = self.recombine_map.find(h)
         cdef size_t bounds = 0
         if self.items.size() + self.edges.size() >= self.chart_limit:
@@ -381,6 +428,7 @@ cdef class ChartSearch:
                         self.lm_state_minimized_recombinations += 1
                         break
         else:
+            item = cky_append(self.items)
             item.symbol = hyp.lhs
             item.cell = c
             item.state_offset = self.states.size()
@@ -397,7 +445,6 @@ cdef class ChartSearch:
                 self.state_hashes.push_back(self.pending_hashes[hyp.state_offset + s])
                 if self.count_minimized_recombinations:
                     self.state_boundaries.push_back(self.pending_boundaries[bounds + s])
-            self.items.push_back(item)
             found = self.items.size() - 1
             self.recombine_map.set(h, found)
         e = self._add_edge(found, hyp.rule, tail0, tail1, hyp.score - tails, hyp.lm)
@@ -566,9 +613,9 @@ cdef class ChartSearch:
                      right_lo, n_right, fixed_score)
 
     cdef void _add_single_group(self, int32_t child, int32_t list_lo, int32_t list_n) noexcept nogil:
-        if child < 0 or child >= self.single_lo.shape[0]:
+        if child < 0 or child >= self.single_range.shape[0]:
             return
-        cdef int64_t lo = self.single_lo[child], hi = self.single_hi[child]
+        cdef int64_t lo = self.single_range[child, 0], hi = self.single_range[child, 1]
         if hi > lo:
             self._push_group(GROUP_RULES, lo, <int32_t>(hi - lo), 1, list_lo, list_n, 0, 1, 0.0)
 
@@ -621,8 +668,11 @@ cdef class ChartSearch:
         cdef int64_t lo, hi, q, key_base, cursor
         cdef const CellLeftSymbol *left
         cdef const CellRightSymbol *right
+        cdef const RightSlot *right_slots
+        cdef int right_bits = self.cell_right_bits[right_cell]
         if (n_right == 0 and right_run < 0) or (n_left == 0 and left_run < 0):
             return
+        right_slots = self.right_slots.data() + self.cell_right_slots_lo[right_cell]
         # the first keys of every left symbol, requested at once (each is a cache miss otherwise)
         for a_index in range(n_left):
             cky_prefetch(&self.pair_right_keys[self.cell_left_symbols[self.cell_left_lo[left_cell] + a_index].keys_lo])
@@ -640,9 +690,9 @@ cdef class ChartSearch:
                 wide_bit = self.symbol_wide_bit[a]
             else:
                 left = &self.cell_left_symbols[self.cell_left_lo[left_cell] + a_index]
-                a = self.cell_groups_symbol[left.group]
-                left_lo = self.cell_groups_list[left.group]
-                left_n = self.cell_groups_size[left.group]
+                a = left.symbol
+                left_lo = left.list_lo
+                left_n = left.list_n
                 lo = left.keys_lo
                 hi = left.keys_hi
                 wide_bit = left.wide_bit
@@ -654,7 +704,7 @@ cdef class ChartSearch:
                         right_lo = 0
                         right_n = 1
                     else:
-                        r = find_right_symbol(self.cell_right_symbols.data(), first_right, first_right + n_right, b)
+                        r = find_right_slot(right_slots, right_bits, b)
                         if r < 0:
                             continue
                         right_lo = self.cell_right_symbols[r].list_lo
@@ -695,9 +745,36 @@ cdef class ChartSearch:
     cdef void _add_wide_groups(self, int64_t key_base, int8_t wide_bit, int32_t left_lo, int32_t left_n,
                                int32_t right_run, int right_cell) noexcept nogil:
         """The groups of one wide left symbol (its keys start at key_base; bit wide_bit of the right
-        masks) with the run of right_cell, then each of its CellRightSymbols: the right symbols whose
-        mask has the bit are the keys; their slots are requested first, then read, so that their
-        cache misses overlap."""
+        masks) with the run of right_cell, then each of its CellRightSymbols (ascending). The latter are
+        the cell's WideList for the bit: found (_find_wide_pairs) the first time, read every later time
+        the cell is the right child of a cell with this wide left symbol."""
+        cdef const PairSlot *entry
+        cdef const WidePair *pair
+        cdef WideList *wide
+        cdef int32_t t, lo, n
+        if 0 <= right_run < self.n_symbols and self.symbol_right_mask[right_run] & ((<uint64_t>1) << wide_bit):
+            entry = probe_pair_slots(&self.pair_slots[0], self.pair_slot_mask,
+                                     <uint64_t>(cky_home_slot(<uint64_t>(key_base + right_run)) & self.pair_slot_mask),
+                                     key_base + right_run)
+            if entry != NULL:
+                append_group(&self.groups, GROUP_RULES, self.goal_symbol, entry.rules_lo, entry.n_rules, 0,
+                             left_lo, left_n, 0, 1, 0.0)
+        if self.cell_wide_lo[right_cell] < 0:
+            return
+        wide = &self.wide_lists[self.cell_wide_lo[right_cell] + wide_bit]
+        if wide.lo < 0:
+            self._find_wide_pairs(key_base, wide_bit, right_cell)
+            wide = &self.wide_lists[self.cell_wide_lo[right_cell] + wide_bit]
+        lo = wide.lo
+        n = wide.n
+        for t in range(n):
+            pair = &self.wide_pairs[lo + t]
+            append_group(&self.groups, GROUP_RULES, self.goal_symbol, pair.rules_lo, pair.n_rules, 0,
+                         left_lo, left_n, pair.list_lo, pair.list_n, 0.0)
+
+    cdef void _find_wide_pairs(self, int64_t key_base, int8_t wide_bit, int right_cell) noexcept nogil:
+        """The WideList of (right_cell, wide_bit): the right symbols whose mask has the bit are the
+        keys; their slots are requested first, then read, so that their cache misses overlap."""
         cdef int n_right = self.cell_right_n[right_cell], first = self.cell_right_lo[right_cell]
         cdef int t, n_found = 0
         cdef uint64_t bit = (<uint64_t>1) << wide_bit
@@ -706,13 +783,10 @@ cdef class ChartSearch:
         cdef const PairSlot *slots = &self.pair_slots[0]
         cdef uint64_t mask = self.pair_slot_mask
         cdef int64_t *found
-        self.probe_slots.resize(2 * (n_right + 1))
-        found = self.probe_slots.data()  # pairs (index in the cell's right symbols or -1 for the run, slot)
-        if 0 <= right_run < self.n_symbols and self.symbol_right_mask[right_run] & bit:
-            found[0] = -1
-            found[1] = <int64_t>(cky_home_slot(<uint64_t>(key_base + right_run)) & mask)
-            cky_prefetch(&slots[found[1]])
-            n_found = 1
+        cdef WidePair *pair
+        cdef int32_t lo = self.wide_pairs.size()
+        self.probe_slots.resize(2 * n_right)
+        found = self.probe_slots.data()  # pairs (index in the cell's right symbols, slot)
         for t in range(n_right):
             right = &self.cell_right_symbols[first + t]
             if right.left_mask & bit:
@@ -721,17 +795,16 @@ cdef class ChartSearch:
                 cky_prefetch(&slots[found[2 * n_found + 1]])
                 n_found += 1
         for t in range(n_found):
-            if found[2 * t] < 0:
-                entry = probe_pair_slots(slots, mask, <uint64_t>found[2 * t + 1], key_base + right_run)
-                if entry != NULL:
-                    append_group(&self.groups, GROUP_RULES, self.goal_symbol, entry.rules_lo, entry.n_rules, 0,
-                                 left_lo, left_n, 0, 1, 0.0)
-            else:
-                right = &self.cell_right_symbols[first + found[2 * t]]
-                entry = probe_pair_slots(slots, mask, <uint64_t>found[2 * t + 1], key_base + right.symbol)
-                if entry != NULL:
-                    append_group(&self.groups, GROUP_RULES, self.goal_symbol, entry.rules_lo, entry.n_rules, 0,
-                                 left_lo, left_n, right.list_lo, right.list_n, 0.0)
+            right = &self.cell_right_symbols[first + found[2 * t]]
+            entry = probe_pair_slots(slots, mask, <uint64_t>found[2 * t + 1], key_base + right.symbol)
+            if entry != NULL:
+                pair = cky_append(self.wide_pairs)
+                pair.rules_lo = entry.rules_lo
+                pair.n_rules = entry.n_rules
+                pair.list_lo = right.list_lo
+                pair.list_n = right.list_n
+        self.wide_lists[self.cell_wide_lo[right_cell] + wide_bit].lo = lo
+        self.wide_lists[self.cell_wide_lo[right_cell] + wide_bit].n = self.wide_pairs.size() - lo
 
     cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil:
         """Groups of unary rules over the items the previous round made in this cell."""
@@ -835,15 +908,15 @@ cdef class ChartSearch:
 
     cdef void _push_corner(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank) noexcept nogil:
         cdef Group *group = &self.groups[g]
-        cdef Hypothesis hyp
+        cdef Hypothesis *hyp
         cdef uint64_t key
         if rule_rank >= group.n_rules or left_rank >= group.n_left or right_rank >= group.n_right:
             return
         key = corner_key(g, rule_rank, left_rank, right_rank)
         if not self.seen.set(key, 0):
             return
-        self._evaluate(g, rule_rank, left_rank, right_rank, &hyp)
-        self.hypotheses.push_back(hyp)
+        hyp = cky_append(self.hypotheses)
+        self._evaluate(g, rule_rank, left_rank, right_rank, hyp)
         cky_heap_push(self.heap, hyp.score, self.hypotheses.size() - 1)
 
     cdef void _search(self, int c, int round) noexcept nogil:
@@ -975,46 +1048,66 @@ cdef class ChartSearch:
 
     cdef int32_t _prune_and_sort(self, int32_t first_item, int32_t end_item, bint goal,
                                  vector[CkySortEntry] *kept) noexcept nogil:
-        """Apply the beams; `kept` gets the survivors sorted by (symbol, score).
+        """Apply the beams; `kept` gets the survivors sorted by (symbol, score) (ties: older item
+        first, as cky_sort_entries orders them). Without beams all survive: one sort. With them, the
+        items by score, then the survivors sorted stably by symbol as (symbol, rank by score) integers.
 
         Items equal in (X, e) from different unary rounds stay distinct (merging them
         could close a unary cycle in the hypergraph); parents see all of them."""
-        cdef vector[CkySortEntry] entries
+        cdef vector[CkySortEntry] *entries = &self.sort_entries
+        cdef vector[uint64_t] *keys = &self.sort_keys
         cdef CkySortEntry entry
         cdef int32_t t, other, kept_count = 0, e
         cdef double best = -INFINITY
         cdef int32_t item_id
+        cdef bint beams = self.beam_size > 0 or self.beam_threshold > 0
+        entries.clear()
         for t in range(first_item, end_item):
             if (self.items[t].symbol == self.goal_symbol) != goal or not self.items[t].alive:
                 continue
-            entry.symbol = 0
+            entry.symbol = 0 if beams else self.items[t].symbol
             entry.score = self.items[t].score
             entry.id = t
             entries.push_back(entry)
+        if not beams:  # every item survives: one sort by (symbol, score)
+            cky_sort_entries(entries.data(), entries.size())
+            kept[0] = entries[0]
+            for t in range(kept.size()):
+                e = self.items[kept[0][t].id].first_edge
+                while e >= 0:
+                    self.edges_kept += 1
+                    e = self.edges[e].next_edge
+            return kept.size()
         cky_sort_entries(entries.data(), entries.size())  # best first
         kept.clear()
+        keys.clear()
         for t in range(entries.size()):
-            item_id = entries[t].id
+            item_id = entries[0][t].id
             if kept_count == 0:
                 best = self.items[item_id].score
             if (self.beam_size > 0 and kept_count >= self.beam_size) or (
                     self.beam_threshold > 0 and self.items[item_id].score < best - self.beam_threshold):
                 self.items[item_id].alive = 0
                 continue
+            keys.push_back((<uint64_t><uint32_t>self.items[item_id].symbol << 32) | <uint64_t>kept_count)
+            entries[0][kept_count] = entries[0][t]
+            entries[0][kept_count].symbol = self.items[item_id].symbol
             kept_count += 1
-            entry.symbol = self.items[item_id].symbol
-            entry.score = self.items[item_id].score
-            entry.id = item_id
-            kept.push_back(entry)
             e = self.items[item_id].first_edge
             while e >= 0:
                 self.edges_kept += 1
                 e = self.edges[e].next_edge
-        cky_sort_entries(kept.data(), kept.size())
+        cpp_sort(keys.begin(), keys.end())
+        kept.resize(kept_count)
+        for t in range(kept_count):
+            kept[0][t] = entries[0][<uint32_t>keys[0][t]]  # the low 32 bits: the rank
         return kept_count
 
     cdef void _finish_cell(self, int c, int32_t first_item) noexcept nogil:
         cdef vector[CkySortEntry] kept
+        cdef WideList unfound
+        unfound.lo = -1
+        unfound.n = 0
         cdef size_t p, q
         cdef int32_t symbol, g
         cdef CellLeftSymbol left
@@ -1041,7 +1134,9 @@ cdef class ChartSearch:
             if symbol >= self.n_symbols:
                 continue
             if self.pair_left_offsets[symbol + 1] > self.pair_left_offsets[symbol]:
-                left.group = g
+                left.symbol = symbol
+                left.list_lo = self.cell_groups_list[g]
+                left.list_n = self.cell_groups_size[g]
                 left.wide_bit = self.symbol_wide_bit[symbol]
                 left.keys_lo = self.pair_left_offsets[symbol]
                 left.keys_hi = self.pair_left_offsets[symbol + 1]
@@ -1054,6 +1149,36 @@ cdef class ChartSearch:
                 self.cell_right_symbols.push_back(right)
         self.cell_left_n[c] = self.cell_left_symbols.size() - self.cell_left_lo[c]
         self.cell_right_n[c] = self.cell_right_symbols.size() - self.cell_right_lo[c]
+        if self.cell_right_n[c] > 0:
+            self._index_right_symbols(c)
+            # its WideLists, not found yet
+            self.cell_wide_lo[c] = self.wide_lists.size()
+            self.wide_lists.resize(self.wide_lists.size() + WIDE_BITS, unfound)
+
+    cdef void _index_right_symbols(self, int c) noexcept nogil:
+        """Cell c's table of its CellRightSymbols by symbol (at most half full), for find_right_slot."""
+        cdef int n = self.cell_right_n[c], first = self.cell_right_lo[c], t
+        cdef int bits = 2
+        cdef uint32_t slot, mask
+        cdef RightSlot empty
+        cdef RightSlot *table
+        cdef int32_t symbol
+        empty.symbol = -1
+        empty.index = -1
+        while (1 << bits) < 2 * n:
+            bits += 1
+        mask = (1u << bits) - 1
+        self.cell_right_slots_lo[c] = self.right_slots.size()
+        self.cell_right_bits[c] = bits
+        self.right_slots.resize(self.right_slots.size() + (1 << bits), empty)
+        table = self.right_slots.data() + self.cell_right_slots_lo[c]
+        for t in range(first, first + n):
+            symbol = self.cell_right_symbols[t].symbol
+            slot = right_home_slot(symbol, bits)
+            while table[slot].symbol >= 0:
+                slot = (slot + 1) & mask
+            table[slot].symbol = symbol
+            table[slot].index = t
 
     cdef void _build_goal(self, int j) noexcept nogil:
         """GOAL over [0, j): glue start from cell (0, j), glue concatenation GOAL[0, k] + X[k, j]."""
@@ -1095,9 +1220,10 @@ cdef inline void append_group(vector[Group] *groups, int8_t kind, int32_t symbol
                               int8_t single, int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right,
                               double fixed_score) noexcept nogil:
     """A cube to `groups`, unless one of its dimensions is empty."""
-    cdef Group g
+    cdef Group *g
     if n_rules <= 0 or n_left <= 0 or n_right <= 0:
         return
+    g = cky_append(groups[0])
     g.kind = kind
     g.symbol = symbol
     g.rules_lo = rules_lo
@@ -1108,21 +1234,26 @@ cdef inline void append_group(vector[Group] *groups, int8_t kind, int32_t symbol
     g.right_lo = right_lo
     g.n_right = n_right
     g.fixed_score = fixed_score
-    groups.push_back(g)
 
 
-cdef inline int find_right_symbol(const CellRightSymbol *symbols, int lo, int end, int32_t symbol) noexcept nogil:
-    """Index of `symbol` in symbols[lo:end] (one cell's CellRightSymbols, ascending), or -1."""
-    cdef int hi = end, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if symbols[mid].symbol < symbol:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < end and symbols[lo].symbol == symbol:
-        return lo
-    return -1
+cdef inline uint32_t right_home_slot(int32_t symbol, int bits) noexcept nogil:
+    """A symbol's home slot in a table of 2 ** bits RightSlots (Fibonacci hashing; 2 <= bits <= 31)."""
+    return (<uint32_t>symbol * <uint32_t>2654435769u) >> (32 - bits)
+
+
+cdef inline int find_right_slot(const RightSlot *table, int bits, int32_t symbol) noexcept nogil:
+    """Index of `symbol` in cell_right_symbols, through its cell's table (_index_right_symbols) of
+    2 ** bits slots, or -1 if the cell has no such right symbol (bits 0: the cell has none)."""
+    cdef uint32_t mask, slot
+    if bits == 0:
+        return -1
+    mask = (1u << bits) - 1
+    slot = right_home_slot(symbol, bits)
+    while table[slot].symbol != symbol:
+        if table[slot].symbol < 0:
+            return -1
+        slot = (slot + 1) & mask
+    return table[slot].index
 
 
 cdef inline const PairSlot *probe_pair_slots(const PairSlot *slots, uint64_t mask, uint64_t slot,
@@ -1180,7 +1311,7 @@ def target_hashes(targets, offsets):
 # WIDE_MIN_KEYS keys each; on the Bible system these 64 hold 41% of the keys and make 98% of the
 # look-ups of right symbols among a left symbol's keys) are "wide": every symbol has a mask of the
 # wide left symbols it is the right child of, and their keys are in a hash table.
-MAX_WIDE_LEFT_SYMBOLS = 64
+MAX_WIDE_LEFT_SYMBOLS = WIDE_BITS
 WIDE_MIN_KEYS = 8
 PAIR_SLOT_DTYPE = np.dtype([("key", np.int64), ("rules_lo", np.int32), ("n_rules", np.int32)], align=True)
 

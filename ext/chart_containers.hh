@@ -9,7 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-struct CkySortEntry { int32_t symbol; double score; int32_t id; };
+/* 16 bytes (the score first: no padding). */
+struct CkySortEntry { double score; int32_t symbol; int32_t id; };
 
 /* By symbol, then best score first (ties: older item first). */
 static inline void cky_sort_entries(CkySortEntry *first, size_t n) {
@@ -18,6 +19,15 @@ static inline void cky_sort_entries(CkySortEntry *first, size_t n) {
         if (a.score != b.score) return a.score > b.score;
         return a.id < b.id;
     });
+}
+
+/* A new element at the end of v, value-initialized (all zero for a C struct), to be filled in place.
+   Building a struct on the stack and push_back-ing it makes the compiler store its fields one by
+   one and load them back 16 bytes at a time for the copy: a stalled store-to-load forward per
+   element (perf: most of _add_edge's and the group-building functions' own cycles). */
+template <class T> static inline T *cky_append(std::vector<T> &v) {
+    v.emplace_back();
+    return &v.back();
 }
 
 /* The home slot (before the mask) of a 64-bit key in an open-addressing table: CkyHashMap's, and

@@ -146,3 +146,70 @@ def test_chart_is_the_same_whichever_left_symbols_are_wide(tmp_path, lm, seed, s
             assert roots == roots_expected and proposed == proposed_expected
             for name, values in chart_expected.items():
                 assert np.array_equal(chart[name], values, equal_nan=True), (wide, name)
+
+
+def decoded_cells(driver, words):
+    """Decode `words`; the cells (i, j) of the sentence."""
+    driver.run(words)
+    n = len(words)
+    return [(i, j) for i in range(n) for j in range(i + 1, n + 1)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_cell_table_finds_exactly_its_right_symbols(tmp_path, lm, seed, strategy):
+    """Each cell's table of its right symbols by symbol (find_right_slot, which a left symbol's keys
+    look their right child up in): every symbol of the grammar is found at its row, or not at all."""
+    _, store = write_random_store(tmp_path, seed, strategy, FEATURES, n_rules=40, max_arity=4)
+    driver = ChartSearchDriver(store, lm, Weights(FEATURES, WEIGHTS), SearchSpace(max_unary_depth=2),
+                               pop_limit=[0, 3, 20][seed % 3])
+    symbols = list(range(driver.grammar.n_symbols)) + [driver.grammar.n_symbols + 5]
+    checked = 0
+    for k in range(3):
+        words = random_sentence(seed + k, 4 + (seed + k) % 5)
+        for i, j in decoded_cells(driver, words):
+            rows = driver.engine.right_symbols_of_cell(i, j)
+            row_of = {symbol: r for r, (symbol, _, _) in enumerate(rows)}
+            assert len(row_of) == len(rows)
+            assert driver.engine.find_right_symbols(i, j, symbols) == [row_of.get(s, -1) for s in symbols]
+            checked += len(rows)
+    assert checked > 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_wide_pairs_of_a_cell_are_the_keys_with_rules_of_its_right_symbols(tmp_path, lm, seed, strategy):
+    """A cell's WideList for a wide left symbol (found on first use, then kept for later splits): the
+    keys (wide symbol, right symbol) with rules, from the sorted keys, for the cell's right symbols in
+    order, with their rules' range and the right symbol's items. Every left symbol with keys wide."""
+    _, store = write_random_store(tmp_path, seed, strategy, FEATURES, n_rules=40, max_arity=4)
+    driver = ChartSearchDriver(store, lm, Weights(FEATURES, WEIGHTS), SearchSpace(max_unary_depth=2),
+                               pop_limit=[0, 3, 20][seed % 3])
+    arrays = driver.grammar.arrays
+    n_symbols = driver.grammar.n_symbols
+    with_keys = np.flatnonzero(np.diff(arrays["pair_left_offsets"]) > 0).astype(np.int32)[:64]
+    arrays.update(_chart.pair_key_index(arrays["pair_keys"], arrays["pair_offsets"], arrays["pair_left_offsets"],
+                                        n_symbols, with_keys))
+    driver.engine = driver._new_engine()
+    key_index = {int(key): k for k, key in enumerate(arrays["pair_keys"].tolist())}
+    offsets = arrays["pair_offsets"].tolist()
+    found = 0
+    for k in range(3):
+        words = random_sentence(seed + k, 4 + (seed + k) % 5)
+        for i, j in decoded_cells(driver, words):
+            rows = driver.engine.right_symbols_of_cell(i, j)
+            for bit, a in enumerate(with_keys.tolist()):
+                expected = []
+                for b, list_lo, list_n in rows:
+                    key = key_index.get(a * n_symbols + b)
+                    if key is not None and offsets[key + 1] > offsets[key]:
+                        expected.append((offsets[key], offsets[key + 1] - offsets[key], list_lo, list_n))
+                got = driver.engine.wide_pairs_of_cell(i, j, bit, a)
+                assert got == (expected if rows else None), (i, j, a)
+                assert driver.engine.wide_pairs_of_cell(i, j, bit, a) == got  # kept, not found again
+                found += len(expected)
+    assert found > 0
+    with pytest.raises(ValueError):
+        driver.engine.wide_pairs_of_cell(0, 1, 64, 0)
+    with pytest.raises(ValueError):
+        driver.engine.right_symbols_of_cell(1, 1)

@@ -172,13 +172,20 @@ class ChartSearchDriver:
 
 
 def _items_per_cell_by_span(counts: np.ndarray, max_length: int) -> dict:
-    """{span length: [mean, variance]} of the items left per cell (Xiao et al. Figures 11-12)."""
+    """{span length: [mean, variance]} of the items left per cell (Xiao et al. Figures 11-12).
+
+    The mean and variance are numpy's (np.mean, np.var of the float64 counts of the cells of each
+    length), computed by the same reductions without their per-call overhead: the same floats."""
     n = counts.shape[0] - 1
+    values = np.asarray(counts, dtype=np.float64)
     out = {}
-    for length in range(1, max_length + 1):
-        values = np.array([counts[i, i + length] for i in range(0, n - length + 1)], dtype=np.float64)
-        if len(values):
-            out[length] = [float(values.mean()), float(values.var())]
+    for length in range(1, min(max_length, n) + 1):
+        cells = values.diagonal(length).copy()  # counts[i, i + length], i = 0 .. n - length
+        size = cells.shape[0]
+        mean = np.add.reduce(cells) / size
+        cells -= mean
+        np.multiply(cells, cells, out=cells)
+        out[length] = [float(mean), float(np.add.reduce(cells) / size)]
     return out
 
 
@@ -190,8 +197,8 @@ def _chart_cells(items_in_cells: np.ndarray, chart: dict, goal_symbol: int) -> l
     kept = (chart["item_alive"][heads] != 0) & (chart["item_symbol"][heads] != goal_symbol)
     edges_in_cells = np.bincount(chart["item_cell"][heads[kept]], minlength=n1 * n1).reshape(n1, n1)
     starts, ends = np.nonzero(items_in_cells)
-    return [[int(i), int(j - i), int(items_in_cells[i, j]), int(edges_in_cells[i, j])]
-            for i, j in zip(starts.tolist(), ends.tolist())]
+    return np.stack([starts, ends - starts, items_in_cells[starts, ends], edges_in_cells[starts, ends]],
+                    axis=1).astype(np.int64).tolist()
 
 
 def _grammar_settings(settings: SearchSettings) -> tuple:

@@ -131,8 +131,14 @@ class GrammarArrays:
         index = np.searchsorted(single_keys, all_symbols)
         present = (index < len(single_keys)) & (single_keys[np.minimum(index, max(len(single_keys) - 1, 0))] == all_symbols) \
             if len(single_keys) else np.zeros(n_all, bool)
-        self.single_lo = np.where(present, single_offsets[np.minimum(index, len(single_offsets) - 1)], 0).astype(np.int64)
-        self.single_hi = np.where(present, single_offsets[np.minimum(index + 1, len(single_offsets) - 1)], 0).astype(np.int64)
+        # [all symbols, 2]: each symbol's range in single_rules_sorted, its two ends side by side (one cache
+        # miss, not two, when a cell looks a symbol's one-child rules up); single_lo / single_hi are its columns
+        self.single_range = np.stack([
+            np.where(present, single_offsets[np.minimum(index, len(single_offsets) - 1)], 0),
+            np.where(present, single_offsets[np.minimum(index + 1, len(single_offsets) - 1)], 0)],
+            axis=1).astype(np.int64)
+        self.single_lo = self.single_range[:, 0]
+        self.single_hi = self.single_range[:, 1]
         # the symbols that are the right child of a key with rules (the others need no look-up on the right)
         symbol_is_right_child = np.zeros(n_symbols, dtype=np.uint8)
         symbol_is_right_child[pair_keys[np.diff(pair_offsets) > 0] % max(n_symbols, 1)] = 1
@@ -152,8 +158,7 @@ class GrammarArrays:
             pair_right_keys=pair_right_keys(pair_keys, pair_offsets, n_symbols),
             **pair_key_index(pair_keys, pair_offsets, pair_left_offsets, n_symbols,
                              wide_left_symbols(pair_left_offsets)),
-            single_lo=self.single_lo,
-            single_hi=self.single_hi,
+            single_range=self.single_range,
             single_rules_sorted=np.ascontiguousarray(single_rules_sorted, dtype=np.int32),
             symbol_is_real=is_real,
             symbol_is_right_child=symbol_is_right_child,
