@@ -45,11 +45,22 @@ from .translation import Translation
 DEFAULT_SETTINGS = {"glue": DEFAULT_GLUE, "oov_labels": list(DEFAULT_OOV_LABELS), **_DEFAULTS.as_dict()}
 
 
-def _open_model_file(key: str, opener, path, config_path: str | None):
-    """opener(path); a missing, unreadable or corrupt model file that a config names is reported as an
-    error of that config, naming its key and the file (given in Python, the file's own error stands)."""
+def _model_file_opener(key: str):
+    """What opens the model file of config key `store` or `lm`."""
+    if key == "store":
+        from .store import GrammarStore
+
+        return GrammarStore.open
+    from .lm import LanguageModel
+
+    return lambda path: LanguageModel(os.fspath(path))
+
+
+def _open_model_file(key: str, path, config_path: str | None):
+    """The store or LM at path; a missing, unreadable or corrupt model file that a config names is reported
+    as an error of that config, naming its key and the file (given in Python, the file's own error stands)."""
     try:
-        return opener(path)
+        return _model_file_opener(key)(path)
     except (OSError, ValueError, StoreError, ModelError) as error:  # (KenLM's load errors are ValueErrors)
         if config_path is None:
             raise
@@ -81,9 +92,7 @@ class Decoder:
                  first_pass_threshold: float = _DEFAULTS.first_pass_threshold,
                  second_pass_stop: str = _DEFAULTS.second_pass_stop,
                  allow_unknown_weights: bool = False, config_path: str | None = None):
-        from .lm import LanguageModel
         from .search.drivers import search_driver
-        from .store import GrammarStore
 
         started = time.perf_counter()
         # Check every value before loading anything: a mistake is reported at once.
@@ -111,10 +120,8 @@ class Decoder:
         glue = check_glue(glue)
         labels = read_oov_labels(oov_labels)
 
-        self.store = store if not isinstance(store, (str, os.PathLike)) else \
-            _open_model_file("store", GrammarStore.open, store, config_path)
-        self.lm = lm if not isinstance(lm, (str, os.PathLike)) else \
-            _open_model_file("lm", LanguageModel, os.fspath(lm), config_path)
+        self.store = store if not isinstance(store, (str, os.PathLike)) else _open_model_file("store", store, config_path)
+        self.lm = lm if not isinstance(lm, (str, os.PathLike)) else _open_model_file("lm", lm, config_path)
         error_class = ConfigError if config_path else SettingsError
         if lm_order is not None and int(lm_order) != self.lm.order:
             raise error_class(config_path, f"`lm_order = {lm_order}`, but {self.lm.path} is a "
@@ -177,6 +184,9 @@ class Decoder:
         unknown = sorted(set(overrides) - set(arguments))
         if unknown:
             raise SettingsError(None, f"unknown setting `{unknown[0]}`")
+        for key in ("store", "lm"):  # a file given beside the config (cky translate --lm): its own error
+            if isinstance(overrides.get(key), (str, os.PathLike)):
+                overrides = {**overrides, key: _model_file_opener(key)(overrides[key])}
         arguments.update(overrides)
         return cls(**arguments)
 
