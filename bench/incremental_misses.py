@@ -65,7 +65,7 @@ def rule_ranks(arrays):
     enters the incremental search's queue when the initial edge of rank r - 1 is popped."""
     ranks = {}
     for sorted_name, starts in (("pair_rules_sorted", np.asarray(arrays["pair_right_keys"])["rules_lo"]),
-                                ("single_rules_sorted", np.asarray(arrays["single_lo"]))):
+                                ("single_rules_sorted", np.asarray(arrays["single_range"])[:, 0])):
         rules = np.asarray(arrays[sorted_name])
         starts = np.unique(starts)
         starts = starts[starts < len(rules)]
