@@ -132,13 +132,11 @@ class GrammarArrays:
         present = (index < len(single_keys)) & (single_keys[np.minimum(index, max(len(single_keys) - 1, 0))] == all_symbols) \
             if len(single_keys) else np.zeros(n_all, bool)
         # [all symbols, 2]: each symbol's range in single_rules_sorted, its two ends side by side (one cache
-        # miss, not two, when a cell looks a symbol's one-child rules up); single_lo / single_hi are its columns
+        # miss, not two, when a cell looks a symbol's one-child rules up)
         self.single_range = np.stack([
             np.where(present, single_offsets[np.minimum(index, len(single_offsets) - 1)], 0),
             np.where(present, single_offsets[np.minimum(index + 1, len(single_offsets) - 1)], 0)],
             axis=1).astype(np.int64)
-        self.single_lo = self.single_range[:, 0]
-        self.single_hi = self.single_range[:, 1]
         # the symbols that are the right child of a key with rules (the others need no look-up on the right)
         symbol_is_right_child = np.zeros(n_symbols, dtype=np.uint8)
         symbol_is_right_child[pair_keys[np.diff(pair_offsets) > 0] % max(n_symbols, 1)] = 1
@@ -169,7 +167,8 @@ class GrammarArrays:
 
     def has_single_rule(self, symbol: int) -> bool:
         """Whether a one-child rule (a lexical rule, for a terminal run) rewrites `symbol`."""
-        return bool(self.single_hi[symbol] > self.single_lo[symbol])
+        lo, hi = self.single_range[symbol]
+        return bool(hi > lo)
 
 
 class SymbolNames:
