@@ -1057,7 +1057,7 @@ cdef class ChartSearch:
         cdef vector[CkySortEntry] *entries = &self.sort_entries
         cdef vector[uint64_t] *keys = &self.sort_keys
         cdef CkySortEntry entry
-        cdef int32_t t, other, kept_count = 0, e
+        cdef int32_t t, kept_count = 0, e
         cdef double best = -INFINITY
         cdef int32_t item_id
         cdef bint beams = self.beam_size > 0 or self.beam_threshold > 0
@@ -1069,39 +1069,33 @@ cdef class ChartSearch:
             entry.score = self.items[t].score
             entry.id = t
             entries.push_back(entry)
-        if not beams:  # every item survives: one sort by (symbol, score)
-            cky_sort_entries(entries.data(), entries.size())
+        cky_sort_entries(entries.data(), entries.size())  # by (symbol, score); with beams: best first
+        if not beams:  # every item survives
             kept[0] = entries[0]
-            for t in range(kept.size()):
-                e = self.items[kept[0][t].id].first_edge
-                while e >= 0:
-                    self.edges_kept += 1
-                    e = self.edges[e].next_edge
-            return kept.size()
-        cky_sort_entries(entries.data(), entries.size())  # best first
-        kept.clear()
-        keys.clear()
-        for t in range(entries.size()):
-            item_id = entries[0][t].id
-            if kept_count == 0:
-                best = self.items[item_id].score
-            if (self.beam_size > 0 and kept_count >= self.beam_size) or (
-                    self.beam_threshold > 0 and self.items[item_id].score < best - self.beam_threshold):
-                self.items[item_id].alive = 0
-                continue
-            keys.push_back((<uint64_t><uint32_t>self.items[item_id].symbol << 32) | <uint64_t>kept_count)
-            entries[0][kept_count] = entries[0][t]
-            entries[0][kept_count].symbol = self.items[item_id].symbol
-            kept_count += 1
-            e = self.items[item_id].first_edge
+        else:
+            keys.clear()
+            for t in range(entries.size()):
+                item_id = entries[0][t].id
+                if kept_count == 0:
+                    best = self.items[item_id].score
+                if (self.beam_size > 0 and kept_count >= self.beam_size) or (
+                        self.beam_threshold > 0 and self.items[item_id].score < best - self.beam_threshold):
+                    self.items[item_id].alive = 0
+                    continue
+                keys.push_back((<uint64_t><uint32_t>self.items[item_id].symbol << 32) | <uint64_t>kept_count)
+                entries[0][kept_count] = entries[0][t]
+                entries[0][kept_count].symbol = self.items[item_id].symbol
+                kept_count += 1
+            cpp_sort(keys.begin(), keys.end())
+            kept.resize(kept_count)
+            for t in range(kept_count):
+                kept[0][t] = entries[0][<uint32_t>keys[0][t]]  # the low 32 bits: the rank
+        for t in range(kept.size()):
+            e = self.items[kept[0][t].id].first_edge
             while e >= 0:
                 self.edges_kept += 1
                 e = self.edges[e].next_edge
-        cpp_sort(keys.begin(), keys.end())
-        kept.resize(kept_count)
-        for t in range(kept_count):
-            kept[0][t] = entries[0][<uint32_t>keys[0][t]]  # the low 32 bits: the rank
-        return kept_count
+        return kept.size()
 
     cdef void _finish_cell(self, int c, int32_t first_item) noexcept nogil:
         cdef vector[CkySortEntry] kept
