@@ -108,6 +108,7 @@ cdef class IncrementalSearch(ChartSearch):
     # popped initial edge is split from its words-only estimate as before.
     cdef public int initial_key
     cdef double _corner_key(self, int32_t g, int32_t rule_rank) noexcept nogil
+    cdef bint _keyed_at_corner(self, const Group *group, bint next_rule) noexcept nogil
     cdef bint _leaf_tails(self, const Group *group) noexcept nogil
     # diagnosis (bench.incremental_misses): one row per _queue_search call, TRACE_FIELDS values each
     cdef public bint trace

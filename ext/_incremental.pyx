@@ -188,7 +188,6 @@ TRACE_FIELDS = ("cell", "round", "limit", "pops", "items_made", "partial_pops", 
 
 
 @cython.final  # (its methods are called directly, and inlined)
-
 cdef class IncrementalSearch(ChartSearch):
     """ChartSearch with incremental search (boundary-word grouping) instead of cube pruning."""
 
@@ -742,7 +741,7 @@ cdef class IncrementalSearch(ChartSearch):
             score += group.fixed_score
         self.group_cursor[g].rank = rule_rank
         entry.score = score + self.weight_lm * lm
-        if self.initial_key == 1 or self.initial_key == 2 or (self.initial_key == 3 and self._leaf_tails(group)):
+        if self._keyed_at_corner(group, True):
             entry.score = self._corner_key(g, rule_rank)
         entry.index = ~g
         cky_queue_push(self.queue, entry.score, entry.index)
@@ -760,6 +759,12 @@ cdef class IncrementalSearch(ChartSearch):
         self.pending_states.clear()
         self.pending_hashes.clear()
         return hyp.score
+
+    cdef inline bint _keyed_at_corner(self, const Group *group, bint next_rule) noexcept nogil:
+        """Whether initial_key queues this initial edge at its exact corner: a group's first rule (next_rule
+        false) or a rule that enters when the previous one's initial edge is popped (next_rule true)."""
+        return (self.initial_key == 1 and next_rule) or self.initial_key == 2 or \
+            (self.initial_key == 3 and self._leaf_tails(group))
 
     cdef inline bint _leaf_tails(self, const Group *group) noexcept nogil:
         """Each tail of the group a single item or none (a run, an absent child), and at least one item."""
@@ -876,7 +881,7 @@ cdef class IncrementalSearch(ChartSearch):
             else:
                 score = cursor[g].tails + group.fixed_score
             entry.score = score + self.weight_lm * lm
-            if self.initial_key == 2 or (self.initial_key == 3 and self._leaf_tails(group)):
+            if self._keyed_at_corner(group, False):
                 entry.score = self._corner_key(g, 0)
                 groups = self.groups.data()
             entry.index = ~g
