@@ -17,6 +17,11 @@ counts as failed: a line that is not UTF-8 gets an empty output line, a sentence
 whose decoding fails gets its source words passed through; the other lines are
 unaffected, and the command exits 1 saying how many lines failed.
 
+--tokenize es applies the corpus's tokenizer (decoder.data.tokenize: NFC, ASCII
+quotes, lowercase, Penn brackets) to each input line, --detokenize en turns each
+output line into text (spacing, sentence-initial capitals); the side files stay
+tokenized, and a resumed run must give the same two flags.
+
 Side outputs: --kbest-out in the Moses n-best format (`line ||| text ||| name=value
 ... ||| score`, lines numbered from 0; a failed line gets one `line ||| words |||
 error ||| 0`), --trees-out one target tree per line, --stats-out one JSON object
@@ -46,6 +51,7 @@ import logging
 import os
 import sys
 
+from ..data.tokenize import LANGUAGES as TOKENIZER_LANGUAGES, detokenize, tokenize
 from ..errors import CkyError, ConfigError, Interrupted, OutputError, UsageError
 from ..outputs import check_output_directory, is_stream
 from ..settings import POP_COUNTS, RULE_ORDERS, SEARCH_ALGORITHMS
@@ -92,6 +98,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--non-unique", action="store_true", help="k-best derivations, not distinct translations")
     parser.add_argument("--trees-out", help="file of target trees, one per line (SDIG: CoNLL-U blocks)")
     parser.add_argument("--stats-out", help="JSON lines of per-sentence search statistics")
+    parser.add_argument("--tokenize", choices=TOKENIZER_LANGUAGES, metavar="LANG",
+                        help="tokenize and lowercase each input line as the corpus was (decoder.data.tokenize; "
+                             "LANG: es or en); default: the input is already tokenized")
+    parser.add_argument("--detokenize", choices=TOKENIZER_LANGUAGES, metavar="LANG",
+                        help="detokenize the translations as LANG text (spacing, sentence-initial capitals; the "
+                             "k-best list and trees stay tokenized)")
     parser.add_argument("--input", help="input file (default: standard input)")
     parser.add_argument("--output", help="output file (default: standard output)")
     parser.add_argument("--workers", type=count(1), default=1, help="decoding processes (default 1)")
@@ -140,7 +152,9 @@ def model_identity(decoder, args) -> dict:
             "lm": os.path.abspath(os.fspath(getattr(decoder.lm, "path", ""))),
             "settings": dict(decoder.settings),
             "weights": {name: weights[name] for name in weights.feature_names()},
-            "kbest": args.kbest, "unique": not args.non_unique}
+            "kbest": args.kbest, "unique": not args.non_unique,
+            # (only when given: the identity of a run without them is what it was before these flags)
+            **{name: getattr(args, name) for name in ("tokenize", "detokenize") if getattr(args, name)}}
 
 
 def _format_features(features: dict) -> str:
@@ -183,9 +197,12 @@ def _fallback(sentence: str, line: int, error: str) -> dict:
             "stats": json.dumps(record, ensure_ascii=False) + "\n"}
 
 
-def _finish(texts: dict, line_index: int) -> dict:
-    """Fill the line number (0-based in n-best lists, 1-based in stats) into a sentence's outputs."""
+def _finish(texts: dict, line_index: int, detokenize_as: str | None = None) -> dict:
+    """Fill the line number (0-based in n-best lists, 1-based in stats) into a sentence's outputs, and
+    detokenize its output line as `detokenize_as` text if given."""
     texts = dict(texts)
+    if detokenize_as:
+        texts["output"] = detokenize(texts["output"].split(), detokenize_as) + "\n"
     texts["kbest"] = texts.get("kbest", "").replace("{line}", str(line_index))
     stats = texts.get("stats")
     if stats:
@@ -232,6 +249,8 @@ def main(args: argparse.Namespace) -> int:
     where = args.input or "<stdin>"
     for index, reason in bad.items():
         log.error("%s:%d: %s: the line gets an empty output", where, index + 1, reason)
+    if args.tokenize:
+        sentences = [" ".join(tokenize(sentence, args.tokenize)) for sentence in sentences]
 
     decoder = build_decoder(args)
     log.info("loaded %r in %.2f s", decoder, decoder.load_seconds)
@@ -245,10 +264,10 @@ def main(args: argparse.Namespace) -> int:
 
     def render(index: int, result) -> dict:
         if index in bad:
-            return _finish(_fallback("", index + 1, bad[index]), index)
+            return _finish(_fallback("", index + 1, bad[index]), index, args.detokenize)
         if failed(result):
-            return _finish(_fallback(sentences[index], index + 1, result.error), index)
-        return _finish(result, index)
+            return _finish(_fallback(sentences[index], index + 1, result.error), index, args.detokenize)
+        return _finish(result, index, args.detokenize)
 
     n_failed = failed_before = 0
     with contextlib.ExitStack() as stack:

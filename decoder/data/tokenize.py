@@ -37,6 +37,7 @@ TOKEN_RE = re.compile(r"""
 """, re.VERBOSE)
 POSSESSIVE_S_RE = re.compile(r"(?<=[^\W_])'[sS](?![^\W_])")
 POSSESSIVE_PLURAL_RE = re.compile(r"(?<=[^\W_]s)'(?![^\W_])")
+LANGUAGES = ("en", "es")
 BRACKET_TOKENS = {"(": "-LRB-", ")": "-RRB-"}
 BRACKET_TEXT = {token: text for text, token in BRACKET_TOKENS.items()}
 
@@ -54,7 +55,7 @@ def tokenize(text: str, language: str, lowercase: bool = True) -> list[str]:
     the English parser, which uses capitals to recognize names) correspond
     one to one to the lowercased ones.
     """
-    if language not in ("en", "es"):
+    if language not in LANGUAGES:
         raise ValueError(f"tokenize: unknown language {language!r} (expected 'en' or 'es')")
     text = normalize(text, lowercase)
     if language == "en":
