@@ -114,12 +114,14 @@ def interrupted_run(model, tmp_path, monkeypatch):
     return source, out
 
 
-def test_resume_with_other_settings_is_refused(model, interrupted_run):
+@pytest.mark.parametrize("flags, change", [(["--pop-limit", "3"], "pop_limit: 50 -> 3"),
+                                           (["--detokenize", "en"], "detokenize: None -> 'en'"),
+                                           (["--tokenize", "es"], "tokenize: None -> 'es'")])
+def test_resume_with_other_settings_is_refused(model, interrupted_run, flags, change):
     source, out = interrupted_run
     before = out.read_bytes()
-    code, _, err = run_cky(translate_args(model, "--input", str(source), "--output", str(out), "--resume",
-                                          "--pop-limit", "3"))
-    assert code == 1 and "pop_limit: 50 -> 3" in err and f"{out}.progress.json" in err
+    code, _, err = run_cky(translate_args(model, "--input", str(source), "--output", str(out), "--resume", *flags))
+    assert code == 1 and change in err and f"{out}.progress.json" in err, err
     assert out.read_bytes() == before
 
 

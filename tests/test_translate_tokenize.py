@@ -1,11 +1,11 @@
 """`cky translate --tokenize LANG --detokenize LANG`: raw text in, readable text out, with the corpus's own
-tokenizer (decoder.data.tokenize), one output line per input line as always."""
+tokenizer (decoder.data.tokenize), one output line per input line as always (a resumed run must give the same flags: test_translate_cli_errors)."""
 import pytest
 
 from cli_fixtures import run_cky
 from decoder.data.tokenize import detokenize, tokenize
 from test_decoder import decoder, model  # noqa: F401  (fixtures: the tiny system)
-from test_translate_cli_errors import interrupted_run, translate_args  # noqa: F401  (fixture)
+from test_translate_cli_errors import translate_args
 
 RAW = ["La casa verde, es pequeña.", "«El perro»", "", "UN  PERRO\tES VERDE!", "la casa"]
 
@@ -38,15 +38,6 @@ def test_detokenize_writes_the_tokenized_translation_as_text_and_keeps_the_kbest
     assert lines_of(text)[0][:1].isupper() and lines_of(text) != lines_of(tokenized)
     best = [line.split(" ||| ")[1] for line in kbest.read_text(encoding="utf-8").splitlines()]
     assert best == lines_of(tokenized)
-
-
-def test_resume_with_another_detokenize_is_refused(model, interrupted_run):
-    source, out = interrupted_run
-    before = out.read_bytes()
-    code, _, err = run_cky(translate_args(model, "--input", str(source), "--output", str(out), "--resume",
-                                          "--detokenize", "en"))
-    assert code == 1 and "detokenize" in err and f"{out}.progress.json" in err
-    assert out.read_bytes() == before
 
 
 @pytest.mark.parametrize("flag", ["--tokenize", "--detokenize"])
