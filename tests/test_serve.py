@@ -3,6 +3,7 @@ what POST /translate returns against the Decoder and the grammar it was built fr
 per-cell chart counts against hand counts, and bad requests (4xx, the server keeps serving)."""
 import json
 import math
+import sys
 import threading
 from collections import defaultdict
 
@@ -150,6 +151,28 @@ def test_max_tokens_is_a_setting(decoder):
         assert post(client, {"sentence": "la casa verde"}).status_code == 200
         response = post(client, {"sentence": "la casa verde es"})
         assert response.status_code == 413 and "at most 3" in response.json()["error"]
+
+
+def test_a_long_sentence_of_unknown_words_is_answered_up_to_max_tokens(decoder):
+    """Each unknown word is a glue level of the derivation's JSON: 600 of them nest deeper than Python's
+    default recursion limit (1,000) allows; create_app raises it to what --max-tokens needs."""
+    words = [f"zq{i}" for i in range(600)]
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        with TestClient(create_app(decoder, max_tokens=600), raise_server_exceptions=False) as client:
+            response = post(client, {"sentence": " ".join(words), "kbest": 2})
+        assert response.status_code == 200, response.text
+        result = response.json()
+        assert result["text"].split() == words
+        assert [rule["symbol"] for rule in result["rules"] if rule["rule"] == "oov"] and \
+            sum(rule["rule"] == "oov" for rule in result["rules"]) == 600
+        depth, node = 0, result["derivation"]
+        while node["children"]:
+            depth, node = depth + 1, node["children"][0]
+        assert depth >= 600
+    finally:
+        sys.setrecursionlimit(saved)
 
 
 def test_a_failing_sentence_is_a_500_and_the_server_keeps_serving(decoder, monkeypatch):

@@ -17,9 +17,9 @@ Bad requests (invalid JSON, a missing, non-string or empty sentence, more than -
 words, a bad kbest) get a 4xx with {"error": message}; the server keeps serving.
 """
 
-# Words per sentence. The chart grows with the square of the length, and derivations are read back
-# (and written as JSON) recursively, one level per glued piece: 250 unknown words in a row reach
-# Python's recursion limit (such a request gets a 500; the server goes on).
+# Words per sentence: the chart's time and memory grow with the square of the length (a sentence's
+# derivation is written as JSON one nested level per glued piece; create_app raises Python's recursion
+# limit to what --max-tokens needs: decoder.serve.app.allow_recursion_for).
 DEFAULT_MAX_TOKENS = 200
 DEFAULT_MAX_KBEST = 100
 
