@@ -472,16 +472,16 @@ def progress_path(outputs: dict[str, str]) -> str:
     return os.fspath(next(iter(outputs.values()))) + PROGRESS_SUFFIX
 
 
-def _normalized(identity) -> Any:
+def json_identity(identity) -> Any:
     """The identity as it reads back from JSON (tuples become lists, ...)."""
     return json.loads(json.dumps(identity, sort_keys=True, default=str))
 
 
-def _differences(old, new, prefix: str = "") -> list[str]:
+def identity_changes(old, new, prefix: str = "") -> list[str]:
     """"key: old -> new" for each leaf where two JSON values differ."""
     if isinstance(old, dict) and isinstance(new, dict):
         return [change for key in sorted(set(old) | set(new), key=str)
-                for change in _differences(old.get(key), new.get(key), f"{prefix}{key}.")]
+                for change in identity_changes(old.get(key), new.get(key), f"{prefix}{key}.")]
     return [] if old == new else [f"{prefix.rstrip('.') or 'identity'}: {old!r} -> {new!r}"]
 
 
@@ -498,8 +498,8 @@ def _read_checkpoint(path: str, digest: str, outputs: dict[str, str], identity) 
     if checkpoint.get("input_sha256") != digest or checkpoint.get("outputs") != outputs:
         log.warning("%s is for another input or other outputs: starting over", path)
         return None
-    if checkpoint.get("identity") != _normalized(identity):
-        changes = "; ".join(_differences(checkpoint.get("identity"), _normalized(identity))) or "unknown"
+    if checkpoint.get("identity") != json_identity(identity):
+        changes = "; ".join(identity_changes(checkpoint.get("identity"), json_identity(identity))) or "unknown"
         raise ResumeError(path, f"was written with another model or other settings ({changes}): resuming would "
                                 f"mix two models in one output; run without --resume to start over")
     for name, output in outputs.items():
@@ -585,7 +585,7 @@ def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[s
             os.fsync(f.fileno())
         _write_checkpoint(sidecar, {"input_sha256": digest, "outputs": outputs, "lines_done": lines_done,
                                     "failed": failed_done, "offsets": offsets, "sha256": digests,
-                                    "identity": _normalized(identity)})
+                                    "identity": json_identity(identity)})
 
     try:
         save()

@@ -200,3 +200,131 @@ def test_mert_moves_the_weights_at_most_the_trust_region():
                      tokenize="none", progress=False, trust_region=0.8)
     assert moved.bleu == pytest.approx(BEST_BLEU)
     assert 0.5 <= moved.weights["f2"] / moved.weights["f1"] < 1.0
+
+
+# ---- checkpoints: an interrupted run resumes exactly ------------------------------------------------
+
+def candidate_lists(n_sentences=8, n_candidates=12, seed=3):
+    """References and per sentence a fixed set of candidate translations with random features: a
+    stand-in decoder whose k-best lists change with the weights, so that MERT runs several iterations."""
+    rng = np.random.default_rng(seed)
+    vocabulary = "a b c d e f g h".split()
+    references = [" ".join(rng.choice(vocabulary, 6)) for _ in range(n_sentences)]
+    candidates = [[(" ".join(rng.choice(vocabulary, 6)), {f"f{k}": float(v) for k, v in enumerate(rng.normal(size=3))})
+                   for _ in range(n_candidates)] for _ in range(n_sentences)]
+    return references, candidates
+
+
+def ranking_decoder(candidates, k=3, calls=None, interrupt_at=None):
+    def decode_kbest(weights):
+        if calls is not None:
+            calls.append(dict(weights))
+            if interrupt_at is not None and len(calls) == interrupt_at:
+                raise KeyboardInterrupt
+        score = lambda h: sum(weights[name] * value for name, value in h[1].items())
+        return [sorted(c, key=score, reverse=True)[:k] for c in candidates]
+    return decode_kbest
+
+
+def without_seconds(history):
+    return [{key: value for key, value in step.items() if key != "seconds"} for step in history]
+
+
+def test_mert_resumed_from_any_checkpoint_ends_as_the_run_that_was_never_stopped(tmp_path):
+    from decoder.tune.checkpoint import load_state, save_state
+
+    references, candidates = candidate_lists()
+    arguments = dict(max_iterations=6, restarts=3, tokenize="none", progress=False, seed=7)
+    initial = {"f0": 1.0, "f1": 0.5, "f2": -0.5}
+    states = []
+    whole = run_mert(ranking_decoder(candidates), references, initial,
+                     checkpoint=lambda state: states.append(state.iteration) or
+                     save_state(str(tmp_path / f"{state.iteration}.npz"), state, {"run": 1}), **arguments)
+    assert len(states) >= 3  # the test needs a loop that goes on for a while
+    for iteration in states:
+        state = load_state(str(tmp_path / f"{iteration}.npz"), {"run": 1})
+        assert state.iteration == iteration and len(state.history) == iteration
+        calls = []
+        resumed = run_mert(ranking_decoder(candidates, calls=calls), references, initial, resume_from=state,
+                           **arguments)
+        assert resumed.weights == whole.weights and resumed.bleu == whole.bleu and resumed.stopped == whole.stopped
+        assert without_seconds(resumed.history) == pytest.approx(without_seconds(whole.history))
+        assert len(calls) == len(whole.history) - iteration  # only the iterations after the checkpoint decode
+    # the random restarts matter: without the generator's state the resumed run would differ somewhere
+    state = load_state(str(tmp_path / f"{states[0]}.npz"), {"run": 1})
+    state.rng_state = np.random.default_rng(12345).bit_generator.state
+    other = run_mert(ranking_decoder(candidates), references, initial, resume_from=state, **arguments)
+    assert without_seconds(other.history) != pytest.approx(without_seconds(whole.history))
+
+
+def test_a_checkpoint_of_another_run_or_a_damaged_one_is_refused_naming_the_file(tmp_path):
+    from decoder.errors import ResumeError
+    from decoder.tune.checkpoint import load_state, save_state
+
+    references, candidates = candidate_lists()
+    path = str(tmp_path / "state.npz")
+    run_mert(ranking_decoder(candidates), references, {"f0": 1.0, "f1": 0.5, "f2": -0.5}, max_iterations=2,
+             restarts=1, tokenize="none", progress=False,
+             checkpoint=lambda state: save_state(path, state, {"seed": 0, "kbest": 3}))
+    with pytest.raises(ResumeError, match=r"state\.npz: was written by another tuning run \(seed: 0 -> 1\)"):
+        load_state(path, {"seed": 1, "kbest": 3})
+    with open(path, "r+b") as f:
+        f.truncate(100)
+    with pytest.raises(ResumeError, match=r"state\.npz: unreadable MERT checkpoint"):
+        load_state(path, {"seed": 0, "kbest": 3})
+    with pytest.raises(ResumeError, match=r"nothere\.npz: no MERT checkpoint"):
+        load_state(str(tmp_path / "nothere.npz"), {})
+
+
+def test_cky_tune_interrupted_then_resumed_writes_what_an_uninterrupted_run_writes(tmp_path, monkeypatch, capsys):
+    import decoder.tune.run as tune_run
+    from decoder.cli import main
+    from decoder.tune.config import read_config
+
+    references, candidates = candidate_lists()
+    calls = []
+
+    class Decoder:  # the stand-in for decoder_from_config's Decoder; Ctrl-C in the 3rd decoding
+        def __init__(self, weights):
+            self.weights = dict(weights)
+
+        def kbest(self, sentence, k, unique=True):
+            from types import SimpleNamespace
+
+            if sentence == "0":
+                calls.append(1)
+                if len(calls) == interrupt_at[0]:
+                    raise KeyboardInterrupt
+            decode = ranking_decoder(candidates, k=k)
+            return [SimpleNamespace(text=t, features=f)
+                    for t, f in decode({**{"f0": 0, "f1": 0, "f2": 0}, **self.weights})[int(sentence)]]
+
+    monkeypatch.setattr(tune_run, "decoder_from_config", lambda config: Decoder(config["weights"]))
+    config = tmp_path / "config.toml"
+    config.write_text('store = "store"\n\n[weights]\nf0 = 1.0\nf1 = 0.5\nf2 = -0.5\n')
+    (tmp_path / "dev.src").write_text("".join(f"{i}\n" for i in range(len(candidates))))
+    (tmp_path / "dev.ref").write_text("\n".join(references) + "\n")
+    base = ["tune", "--config", str(config), "--dev-src", str(tmp_path / "dev.src"), "--dev-ref",
+            str(tmp_path / "dev.ref"), "--tokenize", "none", "--quiet", "--restarts", "3", "--kbest", "3",
+            "--max-iterations", "6", "--seed", "7"]
+    interrupt_at = [0]
+    assert main(base + ["--out", str(tmp_path / "whole.toml")]) == 0
+    assert not (tmp_path / "whole.toml.mert.npz").exists()  # a finished run leaves no checkpoint
+    n_decodings = len(calls)
+    assert n_decodings >= 4
+    calls.clear()
+    capsys.readouterr()
+    interrupt_at = [3]
+    out = tmp_path / "tuned.toml"
+    assert main(base + ["--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert f"MERT's state after iteration 2 is saved in {out}.mert.npz (continue with --resume)" in err
+    assert not out.exists() and (tmp_path / "tuned.toml.mert.npz").exists()
+    assert main(base + ["--out", str(out), "--resume", "--seed", "8"]) == 1
+    assert "tuned.toml.mert.npz: was written by another tuning run (seed: 7 -> 8)" in capsys.readouterr().err
+    interrupt_at = [0]
+    calls.clear()
+    assert main(base + ["--out", str(out), "--resume"]) == 0
+    assert len(calls) == n_decodings - 2  # iterations 1-2 were not decoded again
+    assert read_config(str(out))["weights"] == read_config(str(tmp_path / "whole.toml"))["weights"]
+    assert not (tmp_path / "tuned.toml.mert.npz").exists()

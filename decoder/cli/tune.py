@@ -8,6 +8,11 @@ over them (decoder.tune.mert). The new config is the input config with the
 tuned weights (and a header saying how they were obtained), its paths
 rewritten to load from where it is written; a JSON log of every iteration is
 written beside it. The work is decoder.tune.run.tune; this module is the command.
+
+After each iteration MERT's state is saved beside the output (OUT.mert.npz,
+decoder.tune.checkpoint): Ctrl-C exits 130 saying so, and --resume continues
+from the last finished iteration exactly as the run would have gone on (the
+same config, dev set and settings; a longer --max-iterations is fine).
 """
 from __future__ import annotations
 
@@ -44,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tokenize", choices=TOKENIZERS, default="13a",
                         help="sacrebleu tokenizer for BLEU, as in cky evaluate (default: 13a)")
     parser.add_argument("--workers", type=count(1), default=1, help="decoding processes (default: 1)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue an interrupted run from its last finished iteration (its state is saved "
+                             "beside --out as OUT.mert.npz)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
@@ -58,7 +66,8 @@ def main(args) -> int:
     # a config, store or LM mistake: one line naming the file (decoder.cli.run)
     summary = tune(args.config, sentences, references, out, args.kbest, args.max_iterations, args.restarts,
                    args.random_directions, args.fixed, args.seed, args.tokenize, args.workers,
-                   progress=not args.quiet, unique=not args.non_unique, trust_region=args.trust_region)
+                   progress=not args.quiet, unique=not args.non_unique, trust_region=args.trust_region,
+                   resume=args.resume)
     for step in summary["history"]:
         optimized = step.get("optimized_bleu")
         print(f"iteration {step['iteration']}: dev BLEU {step['decoded_bleu']:.2f}"

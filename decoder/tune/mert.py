@@ -101,6 +101,27 @@ class KbestPool:
     def text(self, sentence: int, row: int) -> str:
         return self._texts[sentence][row]
 
+    def texts(self) -> list[str]:
+        """Every hypothesis's text, in the rows' order of `arrays()`."""
+        return [text for sentence in self._texts for text in sentence]
+
+    def restore(self, texts: Sequence[str], features: np.ndarray, stats: np.ndarray, offsets: np.ndarray) -> None:
+        """Refill an empty pool with what `texts()` and `arrays()` gave (a MERT checkpoint)."""
+        if len(self):
+            raise ValueError("restore: the pool is not empty")
+        if len(offsets) != len(self._texts) + 1 or offsets[-1] != len(texts) or len(features) != len(texts) \
+                or len(stats) != len(texts) or features.shape[1:] != (len(self.feature_names),):
+            raise ValueError(f"restore: {len(texts)} hypotheses of {len(offsets) - 1} sentences do not fit a pool "
+                             f"of {len(self._texts)} sentences and {len(self.feature_names)} features")
+        for sentence in range(len(self._texts)):
+            for row in range(int(offsets[sentence]), int(offsets[sentence + 1])):
+                vector = np.asarray(features[row], dtype=np.float64)
+                self._seen[sentence].add((texts[row], tuple(vector)))
+                self._texts[sentence].append(texts[row])
+                self._features[sentence].append(vector)
+                self._stats[sentence].append(np.asarray(stats[row], dtype=np.int64))
+        self._arrays = None
+
 
 # ---- exact line search ----------------------------------------------------------------------------
 
@@ -335,6 +356,18 @@ DecodeKbest = Callable[[dict], list]
 
 
 @dataclass
+class MertState:
+    """Where the MERT loop stands after an iteration: enough to continue it exactly (the same result as
+    a run that was never stopped). `weights` are the next ones to decode, at L1 norm 1."""
+    iteration: int  # iterations done
+    weights: np.ndarray
+    history: list
+    decoded: list  # (dev BLEU, weights at L1 norm 1) of every decoding so far
+    rng_state: dict  # numpy's bit generator state
+    pool_rows: tuple  # the merged k-best lists: KbestPool.texts() and the three arrays of KbestPool.arrays()
+
+
+@dataclass
 class MertResult:
     weights: dict  # tuned weights by name, at the L1 norm of the initial weights
     bleu: float  # dev BLEU of the decoder's 1-best output with `weights`
@@ -345,7 +378,8 @@ class MertResult:
 def run_mert(decode_kbest: DecodeKbest, references, initial_weights: dict, max_iterations: int = 10,
              restarts: int = 20, random_directions: int = 0, seed: int = 0, tokenize: str = "13a",
              tolerance: float = 1e-5, fixed: Sequence[str] = (), progress: bool = True,
-             trust_region: float | None = 0.2) -> MertResult:
+             trust_region: float | None = 0.2, resume_from: MertState | None = None,
+             checkpoint: Callable[[MertState], None] | None = None) -> MertResult:
     """MERT until the weights or the k-best lists stop changing, or `max_iterations`.
 
     `trust_region` bounds how far each weight moves per iteration, relative to
@@ -354,6 +388,9 @@ def run_mert(decode_kbest: DecodeKbest, references, initial_weights: dict, max_i
     optimized on the k-best lists can decode badly outside them (more so after
     few iterations), so the last optimized weights are decoded once more when
     the loop ends before they were, and every decoded vector competes.
+
+    `checkpoint` is called with the loop's state after every iteration that goes on; a loop given
+    that state as `resume_from` (with the same arguments and decoder) continues as if never stopped.
     """
     names = list(initial_weights)
     initial = np.array([float(initial_weights[n]) for n in names])
@@ -380,12 +417,19 @@ def run_mert(decode_kbest: DecodeKbest, references, initial_weights: dict, max_i
         return bleu, new
 
     weights = _normalized(initial)
+    first = 1
+    if resume_from is not None:
+        pool.restore(*resume_from.pool_rows)
+        weights, first = np.asarray(resume_from.weights, dtype=np.float64), resume_from.iteration + 1
+        history[:] = resume_from.history
+        decoded[:] = [(bleu, np.asarray(w, dtype=np.float64)) for bleu, w in resume_from.decoded]
+        rng.bit_generator.state = resume_from.rng_state
     stopped = f"reached {max_iterations} iterations"
     verified = False  # whether `weights` has been decoded
-    iterations = range(1, max_iterations + 1)
+    iterations = range(first, max_iterations + 1)
     if progress:
         from tqdm import tqdm
-        iterations = tqdm(iterations, desc="MERT", unit="iteration")
+        iterations = tqdm(iterations, desc="MERT", unit="iteration", initial=first - 1, total=max_iterations)
     for iteration in iterations:
         started = time.perf_counter()
         decoded_bleu, new = decode(weights)
@@ -410,6 +454,9 @@ def run_mert(decode_kbest: DecodeKbest, references, initial_weights: dict, max_i
             stopped = f"weights unchanged at iteration {iteration}"
             break
         weights, verified = new_weights, False
+        if checkpoint is not None:
+            checkpoint(MertState(iteration, weights, history, decoded, rng.bit_generator.state,
+                                 (pool.texts(), *pool.arrays())))
     if not verified:
         final_bleu, new = decode(weights)
         history.append({"iteration": len(history) + 1, "decoded_bleu": final_bleu, "new_hypotheses": new,

@@ -3,6 +3,9 @@
     from decoder.tune import tune
     summary = tune("model/config.toml", dev_sentences, [references], "elsewhere/tuned.toml")
 
+After each iteration the loop's state is saved beside the output (decoder.tune.checkpoint); an
+interrupted run (Ctrl-C: Interrupted) continues from there with `resume=True`.
+
 `cky tune` (decoder.tune.cli) is the command around it; bench calls it directly.
 """
 from __future__ import annotations
@@ -12,7 +15,8 @@ import os
 import time
 
 from ..config import relocate_paths
-from ..errors import ConfigError, SettingsError
+from ..errors import ConfigError, Interrupted, SettingsError
+from .checkpoint import checkpoint_path, file_digest, load_state, save_state, text_digest
 from .config import check_output_path, read_config, with_settings, write_config
 from .decoding import decoder_from_config, derived_config, kbest_lists, model_weights
 from .mert import run_mert
@@ -26,8 +30,9 @@ def default_output(config_path: str) -> str:
 def tune(config_path: str, dev_sentences: list[str], references, out_path: str, kbest: int = 100,
          max_iterations: int = 10, restarts: int = 20, random_directions: int = 0, fixed=(), seed: int = 0,
          tokenize: str = "13a", workers: int = 1, progress: bool = True, unique: bool = True,
-         trust_region: float | None = 0.2) -> dict:
-    """Run MERT and write the tuned config; returns a summary (also written as OUT.log.json)."""
+         trust_region: float | None = 0.2, resume: bool = False) -> dict:
+    """Run MERT and write the tuned config; returns a summary (also written as OUT.log.json). With
+    `resume`, continue the run whose checkpoint is beside out_path (see the module docstring)."""
     started = time.perf_counter()
     check_output_path(out_path)  # before the decoding, not after it
     config = read_config(config_path)
@@ -47,6 +52,16 @@ def tune(config_path: str, dev_sentences: list[str], references, out_path: str, 
         raise SettingsError(None, f"fixed feature `{unknown[0]}` is not a feature of {config_path} "
                                   f"(its features: {', '.join(initial)})")
     decoders = {tuple(sorted(initial.items())): first_decoder}
+    settings = {"kbest": kbest, "restarts": restarts, "random_directions": random_directions, "seed": seed,
+                "tokenize": tokenize, "unique_kbest": unique, "trust_region": trust_region,
+                "dev_sentences": len(dev_sentences)}
+    # what the result depends on, besides max_iterations (a resumed run may go on for longer)
+    identity = {"config": os.path.abspath(config_path), "config_sha256": file_digest(config_path),
+                "dev_sha256": text_digest(dev_sentences),
+                "references_sha256": [text_digest(stream) for stream in references],
+                "initial_weights": initial, "fixed": sorted(fixed), **settings}
+    state_path = checkpoint_path(out_path)
+    resume_from = load_state(state_path, identity) if resume else None
 
     def decode_kbest(weights: dict) -> list:
         key = tuple(sorted(weights.items()))
@@ -54,9 +69,22 @@ def tune(config_path: str, dev_sentences: list[str], references, out_path: str, 
         decoders.clear()  # one decoder (one LM) alive at a time
         return kbest_lists(decoder, dev_sentences, kbest, workers=workers, progress=progress, unique=unique)
 
-    result = run_mert(decode_kbest, references, initial, max_iterations=max_iterations, restarts=restarts,
-                      random_directions=random_directions, seed=seed, tokenize=tokenize, fixed=fixed,
-                      progress=progress, trust_region=trust_region or None)
+    saved = [resume_from.iteration if resume_from else 0]  # the last iteration checkpointed
+
+    def checkpoint(state) -> None:
+        save_state(state_path, state, identity)
+        saved[0] = state.iteration
+
+    try:
+        result = run_mert(decode_kbest, references, initial, max_iterations=max_iterations, restarts=restarts,
+                          random_directions=random_directions, seed=seed, tokenize=tokenize, fixed=fixed,
+                          progress=progress, trust_region=trust_region or None, resume_from=resume_from,
+                          checkpoint=checkpoint)
+    except KeyboardInterrupt:
+        if not saved[0]:
+            raise Interrupted("interrupted in the first iteration; nothing to resume from") from None
+        raise Interrupted(f"interrupted; MERT's state after iteration {saved[0]} is saved in {state_path} "
+                          f"(continue with --resume)") from None
     header = (f"MERT-tuned weights from {config_path}: dev BLEU {result.bleu:.2f} on the merged k-best lists "
               f"(tokenize {tokenize}), {len(result.history)} iterations; {result.stopped}")
     # The paths were written for the input config's directory: make them load from the output's.
@@ -65,11 +93,11 @@ def tune(config_path: str, dev_sentences: list[str], references, out_path: str, 
     write_config(tuned, out_path, header=header)
     summary = {"config": config_path, "out": out_path, "initial_weights": initial, "weights": result.weights,
                "bleu": result.bleu, "stopped": result.stopped, "history": result.history,
-               "settings": {"kbest": kbest, "max_iterations": max_iterations, "restarts": restarts,
-                            "random_directions": random_directions, "seed": seed, "tokenize": tokenize,
-                            "unique_kbest": unique, "trust_region": trust_region,
-                            "dev_sentences": len(dev_sentences)},
+               "settings": {"max_iterations": max_iterations, **settings},
+               "resumed_after": resume_from.iteration if resume_from else None,
                "seconds": time.perf_counter() - started}
     with open(out_path + ".log.json", "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
+    if os.path.exists(state_path):
+        os.remove(state_path)  # the run is finished: the log holds its history
     return summary
