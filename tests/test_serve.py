@@ -153,6 +153,19 @@ def test_max_tokens_is_a_setting(decoder):
         assert response.status_code == 413 and "at most 3" in response.json()["error"]
 
 
+def test_tokenize_as_decodes_raw_text_as_the_corpus_was_tokenized(decoder):
+    raw = "La casa verde, es PEQUEÑA."
+    with TestClient(create_app(decoder, tokenize_as="es", max_tokens=7)) as client:
+        result = post(client, {"sentence": raw}).json()
+        assert result["source"] == "la casa verde , es pequeña ."
+        assert result["text"] == decoder.translate("la casa verde , es pequeña .").text
+        assert client.get("/health").json()["tokenize"] == "es"
+        response = post(client, {"sentence": "La casa, la casa, la casa."})  # 6 words, 9 tokens: over 7
+        assert response.status_code == 413 and "9 words" in response.json()["error"]
+    with TestClient(create_app(decoder)) as client:  # without it the sentence is taken as it comes
+        assert post(client, {"sentence": raw}).json()["source"] == raw
+
+
 def test_a_long_sentence_of_unknown_words_is_answered_up_to_max_tokens(decoder):
     """Each unknown word is a glue level of the derivation's JSON: 600 of them nest deeper than Python's
     default recursion limit (1,000) allows; create_app raises it to what --max-tokens needs."""

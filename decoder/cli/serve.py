@@ -1,10 +1,12 @@
-"""`cky serve --config CONFIG [--port 8000] [--host 127.0.0.1] [--max-tokens N]`: the derivation viewer."""
+"""`cky serve --config CONFIG [--port 8000] [--host 127.0.0.1] [--max-tokens N] [--tokenize LANG]`: the
+derivation viewer."""
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
 
+from ..data.tokenize import LANGUAGES as TOKENIZER_LANGUAGES
 from ..serve import DEFAULT_MAX_KBEST, DEFAULT_MAX_TOKENS
 from .arguments import count
 
@@ -17,6 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"longest sentence accepted, in words (default {DEFAULT_MAX_TOKENS}; longer: HTTP 413)")
     parser.add_argument("--max-kbest", type=count(1), default=DEFAULT_MAX_KBEST,
                         help=f"largest k-best list a request may ask for (default {DEFAULT_MAX_KBEST})")
+    parser.add_argument("--tokenize", choices=TOKENIZER_LANGUAGES, metavar="LANG",
+                        help="tokenize and lowercase each sentence as the corpus was (decoder.data.tokenize; LANG: "
+                             "es or en); default: sentences come tokenized")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -33,7 +38,7 @@ def main(args: argparse.Namespace) -> int:
     decoder = Decoder.from_config(args.config)  # a bad config, store or LM: one line (decoder.cli.run)
     logging.getLogger("cky.serve").info("loaded %r in %.2f s; http://%s:%d/", decoder, decoder.load_seconds,
                                         args.host, args.port)
-    app = create_app(decoder, max_tokens=args.max_tokens, max_kbest=args.max_kbest)
+    app = create_app(decoder, max_tokens=args.max_tokens, max_kbest=args.max_kbest, tokenize_as=args.tokenize)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 

@@ -19,6 +19,7 @@ from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from ..data.tokenize import tokenize
 from ..errors import RequestError
 from . import DEFAULT_MAX_KBEST, DEFAULT_MAX_TOKENS
 from .explain import json_safe, translation_record
@@ -39,8 +40,9 @@ def allow_recursion_for(max_tokens: int) -> None:
         sys.setrecursionlimit(needed)
 
 
-def parse_request(body: bytes, max_tokens: int, max_kbest: int) -> tuple[str, int]:
-    """(sentence, k) from a /translate request body, or RequestError saying what is wrong."""
+def parse_request(body: bytes, max_tokens: int, max_kbest: int, tokenize_as: str | None = None) -> tuple[str, int]:
+    """(sentence, k) from a /translate request body, or RequestError saying what is wrong; the sentence
+    tokenized as `tokenize_as` text if given."""
     try:
         request = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -52,6 +54,8 @@ def parse_request(body: bytes, max_tokens: int, max_kbest: int) -> tuple[str, in
     sentence = request["sentence"]
     if not isinstance(sentence, str):
         raise RequestError(f'"sentence" must be a string, not {type(sentence).__name__}')
+    if tokenize_as:
+        sentence = " ".join(tokenize(sentence, tokenize_as))
     n_words = len(sentence.split())
     if n_words == 0:
         raise RequestError('"sentence" is empty: give at least one word')
@@ -64,8 +68,10 @@ def parse_request(body: bytes, max_tokens: int, max_kbest: int) -> tuple[str, in
     return sentence, k
 
 
-def create_app(decoder, *, max_tokens: int = DEFAULT_MAX_TOKENS, max_kbest: int = DEFAULT_MAX_KBEST) -> Starlette:
-    """The viewer and API over a loaded `Decoder`."""
+def create_app(decoder, *, max_tokens: int = DEFAULT_MAX_TOKENS, max_kbest: int = DEFAULT_MAX_KBEST,
+               tokenize_as: str | None = None) -> Starlette:
+    """The viewer and API over a loaded `Decoder`; with `tokenize_as` ("es", "en") each sentence is
+    tokenized and lowercased as the corpus was before it is decoded (the answer's `source`)."""
     lock = threading.Lock()
     allow_recursion_for(max_tokens)
 
@@ -79,7 +85,7 @@ def create_app(decoder, *, max_tokens: int = DEFAULT_MAX_TOKENS, max_kbest: int 
 
     async def translate(request: Request) -> JSONResponse:
         try:
-            sentence, k = parse_request(await request.body(), max_tokens, max_kbest)
+            sentence, k = parse_request(await request.body(), max_tokens, max_kbest, tokenize_as)
         except RequestError as error:
             return JSONResponse({"error": str(error)}, status_code=error.status)
         try:
@@ -93,7 +99,7 @@ def create_app(decoder, *, max_tokens: int = DEFAULT_MAX_TOKENS, max_kbest: int 
 
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "decoder": repr(decoder), "max_tokens": max_tokens,
-                             "max_kbest": max_kbest})
+                             "max_kbest": max_kbest, "tokenize": tokenize_as})
 
     return Starlette(routes=[
         Route("/", index),
