@@ -6,6 +6,20 @@ from libcpp.vector cimport vector
 from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry, CkySortEntry, Group, Hypothesis
 from decoder._ext._kenlm cimport ChartState
 
+cdef extern from "incremental_sort.hh":
+    # the search's queue: a 4-ary max-heap of (score, index), children in one cache line
+    cdef cppclass CkyQueue:
+        CkyQueue() nogil
+        size_t size() nogil
+        bint empty() nogil
+        void clear() nogil
+        double top_score() nogil
+        void reserve(size_t capacity) nogil
+        void append(double score, int32_t index) nogil  # unordered, then make()
+        void make() nogil
+        void push(double score, int32_t index) nogil
+        CkyHeapEntry pop() nogil
+
 
 # One node of a vertex's boundary-word trie; a node's children are contiguous, best first.
 cdef struct TrieNode:
@@ -27,19 +41,19 @@ cdef struct TrieNode:
 
 
 # A hyperedge with tails still being refined: tail t is children[first[t]:] of node[t]
-# (first 0: the whole node); node -1: no tail (a terminal run or an absent child).
+# (first 0: the whole node); node -1: no tail (a terminal run or an absent child). 64 bytes (one cache
+# line; it is copied a few times per pop).
 cdef struct PartialEdge:
     double score
     double fixed          # the rule's score (a glue group's fixed score)
     float lm              # the LM estimate in score (weight not applied)
     int32_t group
     int32_t rule_rank
-    int32_t rule          # the rule id (GROUP_RULES with an LM score; else -1)
+    int32_t complete      # every tail an item: its LM state in IncrementalSearch.complete_states; else -1
     uint32_t relevant[2]  # per tail: the side bits (TrieNode.reveals) whose words can change the LM score
     int32_t node[2]
     int32_t first[2]
     int8_t flat[2]        # tail t is the items of node[t] (flat_leaves) from first[t] on, not its children
-    int32_t complete      # every tail an item: its LM state in IncrementalSearch.complete_states; else -1
     int8_t initial        # tails still at their roots: popping it lets the group's next rule in
     int8_t scores_lm      # the rule (or glue concatenation) has an LM score
     int8_t estimated      # lm is the rule's words-only estimate (initial edges and their rest edges)
@@ -69,11 +83,12 @@ cdef struct GroupCursor:
 cdef class IncrementalSearch(ChartSearch):
     cdef vector[TrieNode] nodes
     cdef vector[int32_t] trie_of_list          # item-list offset -> trie root, or -1 (per sentence)
-    cdef vector[PartialEdge] partial_edges
+    cdef vector[PartialEdge] partial_edges      # the queued partial edges (queue entry index >= 0), per queue search
+    cdef vector[int32_t] free_edges             # slots of partial_edges whose edge was popped (reused first)
     cdef vector[int32_t] flat_leaves            # per sentence: flattened nodes' leaves, best first
     cdef vector[GroupCursor] group_cursor
     cdef vector[double] list_score             # per item-list position: its item's score (0: -1), per sentence
-    cdef vector[CkyHeapEntry] queue
+    cdef CkyQueue queue
     cdef vector[int32_t] ranks_scratch
     cdef vector[uint64_t] tokens_scratch
     cdef vector[uint64_t] trie_tokens          # the trie being built: its items' boundary tokens (by rank,
@@ -91,7 +106,6 @@ cdef class IncrementalSearch(ChartSearch):
     cdef const SortedRule *sorted_rules
     cdef int64_t single_offset
     cdef vector[ChartState] complete_states    # per cell (round): the states of complete partial edges
-    cdef vector[uint64_t] complete_hashes
     # use what a rule's LM score cannot see (edge.relevant): refinements that keep the LM score, flat tails;
     # off: every side counts as seen (the same search, more LM scoring and pops: for tests)
     cdef public bint lm_visibility
@@ -129,9 +143,9 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil
     cdef const SortedRule *_sorted_rule(self, const Group *group, int64_t rule_rank) noexcept nogil
     cdef void _set_rule(self, PartialEdge *edge) noexcept nogil
+    cdef int32_t _store_edge(self, const PartialEdge *edge) noexcept nogil
     cdef void _queue_initial(self, int32_t g, int32_t rule_rank) noexcept nogil
     cdef void _initial_edge(self, int32_t g, double score, PartialEdge *edge) noexcept nogil
-    cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out,
-                               uint64_t *out_hash) noexcept nogil
+    cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out) noexcept nogil
     cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil
     cdef void _queue_search(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil

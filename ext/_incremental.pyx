@@ -106,9 +106,6 @@ from decoder._ext._lm cimport (LanguageModel, chart_state_hash, cut_chart_state,
 
 cdef extern from "incremental_sort.hh":
     void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) nogil
-    void cky_queue_make(vector[CkyHeapEntry] &heap) nogil
-    void cky_queue_push(vector[CkyHeapEntry] &heap, double score, int32_t index) nogil
-    CkyHeapEntry cky_queue_pop(vector[CkyHeapEntry] &heap) nogil
 
 # End tokens of a block's sides.
 cdef uint64_t END_SHORT = 0x51A7E5E0D0000001ULL
@@ -160,26 +157,24 @@ def queue_pops(batch, operations):
     """The search queue (incremental_sort.hh's 4-ary heap), for tests: entries `batch` (scores) ordered at once,
     then `operations` in turn (a score: push it; NaN: pop), then pops until empty. Returns the popped scores and
     indexes (an entry's index: its position in batch, then in operations)."""
-    cdef vector[CkyHeapEntry] queue
+    cdef CkyQueue queue
     cdef CkyHeapEntry entry
     cdef int32_t index = 0
     popped = []
     for score in batch:
-        entry.score = score
-        entry.index = index
-        queue.push_back(entry)
+        queue.append(score, index)
         index += 1
-    cky_queue_make(queue)
+    queue.make()
     for score in operations:
         if score != score:
             if queue.size() > 0:
-                entry = cky_queue_pop(queue)
+                entry = queue.pop()
                 popped.append((entry.score, entry.index))
         else:
-            cky_queue_push(queue, score, index)
+            queue.push(score, index)
         index += 1
     while queue.size() > 0:
-        entry = cky_queue_pop(queue)
+        entry = queue.pop()
         popped.append((entry.score, entry.index))
     return popped
 
@@ -602,11 +597,10 @@ cdef class IncrementalSearch(ChartSearch):
         cdef int t, s
         cdef double score = self._tail_score(edge.node[0], edge.first[0], edge.flat[0]) + \
             self._tail_score(edge.node[1], edge.first[1], edge.flat[1])
-        cdef bint scores_lm, complete = True
-        cdef uint64_t key, out_hash
+        cdef bint complete = True
+        cdef uint64_t key
         cdef const int32_t *target
         cdef Py_ssize_t length
-        cdef ChartState out
         cdef float lm
         edge.complete = -1
         score += edge.fixed
@@ -631,19 +625,16 @@ cdef class IncrementalSearch(ChartSearch):
                 complete = False
         if complete:
             self.child_pointers.clear()
-            self.child_hashes.clear()
             for t in range(2):
                 if edge.node[t] < 0:
                     continue
                 item = self.nodes[edge.node[t]].item
                 for s in range(self.items[item].n_states):
                     self.child_pointers.push_back(&self.states[self.items[item].state_offset + s])
-                    self.child_hashes.push_back(self.state_hashes[self.items[item].state_offset + s])
-            lm = self._score_complete(target, length, &out, &out_hash)
             edge.complete = self.complete_states.size()
+            self.complete_states.resize(edge.complete + 1)
+            lm = self._score_complete(target, length, &self.complete_states[edge.complete])
             self.complete_scored += 1
-            self.complete_states.push_back(out)
-            self.complete_hashes.push_back(out_hash)
         else:
             for t in range(2):
                 key = cky_mix(key, self.nodes[edge.node[t]].state_key if edge.node[t] >= 0 else ABSENT_TAIL_KEY)
@@ -651,10 +642,10 @@ cdef class IncrementalSearch(ChartSearch):
         edge.lm = lm
         edge.score = score + self.weight_lm * lm
 
-    cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out,
-                               uint64_t *out_hash) noexcept nogil:
+    cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out) noexcept nogil:
         """The exact LM score of a complete edge over self.child_pointers, straight from KenLM: most are
-        novel (each is scored once), and a probe of the chart's large LM cache costs more than the query."""
+        novel (each is scored once), and a probe of the chart's large LM cache costs more than the query.
+        (The state's hash is made when the edge is popped: _complete_hypothesis.)"""
         cdef unsigned long long calls = length
         cdef float lm
         if length > 0 and (target[0] < 0 or target == self.glue_start_target):
@@ -666,7 +657,6 @@ cdef class IncrementalSearch(ChartSearch):
             lm = 0.0
         else:
             lm = score_target(self.model, target, length, self.child_pointers.data(), out, NULL)
-        out_hash[0] = chart_state_hash(out)
         return lm
 
     cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil:
@@ -679,7 +669,7 @@ cdef class IncrementalSearch(ChartSearch):
         hyp.right_rank = self.nodes[edge.node[1]].rank if edge.node[1] >= 0 else 0
         hyp.state_offset = self.pending_states.size()
         self.pending_states.push_back(self.complete_states[edge.complete])
-        self.pending_hashes.push_back(self.complete_hashes[edge.complete])
+        self.pending_hashes.push_back(chart_state_hash(&self.complete_states[edge.complete]))
         hyp.n_states = 1
         if group.kind == GROUP_RULES:
             sorted_rule = self._sorted_rule(group, edge.rule_rank)
@@ -697,28 +687,39 @@ cdef class IncrementalSearch(ChartSearch):
         return &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo + rule_rank]
 
     cdef void _set_rule(self, PartialEdge *edge) noexcept nogil:
-        """The edge's rule id and, per tail, the sides whose words its LM score sees (edge.relevant): read
-        only for edges that are scored or split, not for every initial edge (most are never popped)."""
+        """Per tail, the sides whose words the edge's LM score sees (edge.relevant): read only for edges that
+        are scored or split, not for every initial edge (most are never popped)."""
         cdef Group *group = &self.groups[edge.group]
         cdef const SortedRule *sorted_rule
         cdef int32_t first = CKY_GLUE_CONCAT_TARGET[0], last = CKY_GLUE_CONCAT_TARGET[1]
         cdef Py_ssize_t length = 2
         cdef int t, n_left_blocks
+        if not self.lm_visibility:
+            return
         if group.kind == GROUP_RULES:
             sorted_rule = self._sorted_rule(group, edge.rule_rank)
-            edge.rule = sorted_rule.rule
             first = sorted_rule.target_first
             last = sorted_rule.target_last
             length = sorted_rule.target_length
         elif group.kind == GROUP_GLUE_START:
             first = self.glue_start_target[0]
             last = self.glue_start_target[1]
-        if not self.lm_visibility:
-            return
         n_left_blocks = self.items[self.nodes[edge.node[0]].item].n_states if edge.node[0] >= 0 else 0
         for t in range(2):
             if edge.node[t] >= 0:
                 edge.relevant[t] = rule_relevant_sides(first, last, length, n_left_blocks, t)
+
+    cdef inline int32_t _store_edge(self, const PartialEdge *edge) noexcept nogil:
+        """Keep a partial edge for its queue entry: in the slot of the last edge popped, if free (in cache,
+        and partial_edges stays as small as the queue), else a new one; returns the slot."""
+        cdef int32_t slot
+        if self.free_edges.size() > 0:
+            slot = self.free_edges.back()
+            self.free_edges.pop_back()
+            self.partial_edges[slot] = edge[0]
+            return slot
+        self.partial_edges.push_back(edge[0])
+        return self.partial_edges.size() - 1
 
     cdef void _queue_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
         """Queue group g's initial edge of rule rule_rank (tails at their roots) as a bare queue entry,
@@ -741,10 +742,10 @@ cdef class IncrementalSearch(ChartSearch):
             score += group.fixed_score
         self.group_cursor[g].rank = rule_rank
         entry.score = score + self.weight_lm * lm
-        if self._keyed_at_corner(group, True):
+        if self.initial_key != 0 and self._keyed_at_corner(group, True):
             entry.score = self._corner_key(g, rule_rank)
         entry.index = ~g
-        cky_queue_push(self.queue, entry.score, entry.index)
+        self.queue.push(entry.score, entry.index)
         self.initial_edges += 1
         self.partial_pushes += 1
 
@@ -785,7 +786,6 @@ cdef class IncrementalSearch(ChartSearch):
         edge.flat[0] = 0
         edge.flat[1] = 0
         edge.lm = 0.0
-        edge.rule = -1
         edge.complete = -1
         edge.relevant[0] = edge.relevant[1] = 0xFFFFFFFFu
         if group.kind == GROUP_RULES:
@@ -840,14 +840,15 @@ cdef class IncrementalSearch(ChartSearch):
         cdef int32_t items_before = self.items.size()
         cdef unsigned long long partial_before = self.partial_pops
         cdef double lowest_pop = INFINITY
+        cdef int initial_key = self.initial_key
         if g_hi <= g_lo:
             return
         self.queue.clear()
         self.partial_edges.clear()
+        self.free_edges.clear()
         self.partial_lm_index.clear()  # (the cache of partial edges' LM scores: per cell and round, see the docstring)
         self.partial_lm_values.clear()
         self.complete_states.clear()
-        self.complete_hashes.clear()
         self.pending_states.clear()
         self.pending_hashes.clear()
         self.group_cursor.resize(self.groups.size())
@@ -881,25 +882,26 @@ cdef class IncrementalSearch(ChartSearch):
             else:
                 score = cursor[g].tails + group.fixed_score
             entry.score = score + self.weight_lm * lm
-            if self._keyed_at_corner(group, False):
+            if initial_key != 0 and self._keyed_at_corner(group, False):
                 entry.score = self._corner_key(g, 0)
                 groups = self.groups.data()
             entry.index = ~g
-            self.queue.push_back(entry)
+            self.queue.append(entry.score, entry.index)
             n_initial += 1
         self.initial_edges += n_initial
         self.partial_pushes += n_initial
-        cky_queue_make(self.queue)
+        self.queue.make()
         while (have_next or self.queue.size() > 0) and (limit <= 0 or pops < limit):
             if have_next:  # the last split's best child, at least as good as the queue's best
                 edge = next_edge
                 have_next = False
             else:
-                top = cky_queue_pop(self.queue)
+                top = self.queue.pop()
                 if top.index < 0:  # a group's initial edge
                     self._initial_edge(~top.index, top.score, &edge)
                 else:
                     edge = self.partial_edges[top.index]
+                    self.free_edges.push_back(top.index)
             self.partial_pops += 1
             for t in range(2):  # (an edge is scored over its tails' partial states or split only once popped)
                 node = edge.node[t]
@@ -924,9 +926,8 @@ cdef class IncrementalSearch(ChartSearch):
                     edge.estimated = 0
                     edge.initial = 0
                     self._score_partial(&edge)
-                    if self.queue.size() > 0 and edge.score < self.queue[0].score:
-                        self.partial_edges.push_back(edge)
-                        cky_queue_push(self.queue, edge.score, self.partial_edges.size() - 1)
+                    if self.queue.size() > 0 and edge.score < self.queue.top_score():
+                        self.queue.push(edge.score, self._store_edge(&edge))
                         self.partial_pushes += 1
                         continue
                 self.pending_states.clear()
@@ -975,15 +976,13 @@ cdef class IncrementalSearch(ChartSearch):
                 refined.first[split] = edge.first[split] + 1
                 refined.score = edge.score - self._tail_score(node, edge.first[split], edge.flat[split]) \
                     + self._tail_score(node, refined.first[split], edge.flat[split])
-                self.partial_edges.push_back(refined)
-                cky_queue_push(self.queue, refined.score, self.partial_edges.size() - 1)
+                self.queue.push(refined.score, self._store_edge(&refined))
                 self.partial_pushes += 1
             self.partial_pushes += 1
-            if self.queue.size() == 0 or next_edge.score >= self.queue[0].score:
+            if self.queue.size() == 0 or next_edge.score >= self.queue.top_score():
                 have_next = True  # the best edge: popped next, not through the queue
             else:
-                self.partial_edges.push_back(next_edge)
-                cky_queue_push(self.queue, next_edge.score, self.partial_edges.size() - 1)
+                self.queue.push(next_edge.score, self._store_edge(&next_edge))
         if self.trace:
             self.trace_rows.push_back(c)
             self.trace_rows.push_back(round)
@@ -993,6 +992,6 @@ cdef class IncrementalSearch(ChartSearch):
             self.trace_rows.push_back(self.partial_pops - partial_before)
             self.trace_rows.push_back(lowest_pop)
             self.trace_rows.push_back(next_edge.score if have_next else
-                                      (self.queue[0].score if self.queue.size() > 0 else -INFINITY))
+                                      (self.queue.top_score() if self.queue.size() > 0 else -INFINITY))
             self.trace_rows.push_back(g_hi - g_lo)
         self.queue.clear()

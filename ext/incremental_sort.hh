@@ -5,6 +5,9 @@
 #define CKY_INCREMENTAL_SORT_HH
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -34,52 +37,100 @@ static inline void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n
 }
 
 /* The incremental search's queue: a 4-ary max-heap of CkyHeapEntry by score (half the levels of a
-   binary heap, and a node's four children in one cache line: most of its work is pops). */
-static inline void cky_queue_sift_down(std::vector<CkyHeapEntry> &heap, size_t hole, const CkyHeapEntry value) {
-    const size_t n = heap.size();
-    CkyHeapEntry *h = heap.data();
-    for (;;) {
-        const size_t first = 4 * hole + 1;
-        if (first >= n) break;
-        size_t best = first;
-        const size_t end = first + 4 < n ? first + 4 : n;
-        for (size_t c = first + 1; c < end; ++c)
-            if (h[best].score < h[c].score) best = c;
-        if (!(value.score < h[best].score)) break;
-        h[hole] = h[best];
-        hole = best;
+   binary heap; most of its work is pops). Logical entry i is at slot i + 3 of a 64-byte aligned block,
+   so that the four children of an entry (4i + 1 .. 4i + 4) are the four 16-byte entries of one cache
+   line. Sifting down picks the first of the children with the highest score, as a left-to-right scan
+   with `<` does, by a tournament (no data-dependent branch): the same heap, pop for pop, as
+   std::vector<CkyHeapEntry> with that scan (tests: queue_pops against a reference heap). */
+struct CkyQueue {
+    CkyHeapEntry *raw_ = nullptr;   /* the aligned block (slot 0) */
+    CkyHeapEntry *h_ = nullptr;     /* logical entry 0 (raw_ + 3) */
+    size_t n_ = 0, capacity_ = 0;
+
+    CkyQueue() {}
+    CkyQueue(const CkyQueue &) = delete;
+    CkyQueue &operator=(const CkyQueue &) = delete;
+    ~CkyQueue() { std::free(raw_); }
+
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    void clear() { n_ = 0; }
+    double top_score() const { return h_[0].score; }
+    const CkyHeapEntry &operator[](size_t i) const { return h_[i]; }
+
+    void reserve(size_t capacity) {
+        if (capacity <= capacity_) return;
+        size_t grown = capacity_ < 64 ? 64 : capacity_;
+        while (grown < capacity) grown *= 2;
+        void *block = nullptr;
+        if (posix_memalign(&block, 64, (grown + 4) * sizeof(CkyHeapEntry)) != 0) throw std::bad_alloc();
+        CkyHeapEntry *raw = static_cast<CkyHeapEntry *>(block);
+        if (n_ > 0) std::memcpy(raw + 3, h_, n_ * sizeof(CkyHeapEntry));
+        std::free(raw_);
+        raw_ = raw;
+        h_ = raw + 3;
+        capacity_ = grown;
     }
-    h[hole] = value;
-}
 
-/* Order entries appended without ordering into the queue's heap. */
-static inline void cky_queue_make(std::vector<CkyHeapEntry> &heap) {
-    const size_t n = heap.size();
-    if (n < 2) return;
-    for (size_t i = (n - 2) / 4 + 1; i-- > 0;) cky_queue_sift_down(heap, i, heap[i]);
-}
-
-static inline void cky_queue_push(std::vector<CkyHeapEntry> &heap, double score, int32_t index) {
-    heap.push_back(CkyHeapEntry{score, index});
-    CkyHeapEntry *h = heap.data();
-    size_t hole = heap.size() - 1;
-    const CkyHeapEntry value = h[hole];
-    while (hole > 0) {
-        const size_t parent = (hole - 1) / 4;
-        if (!(h[parent].score < value.score)) break;
-        h[hole] = h[parent];
-        hole = parent;
+    /* Append without ordering (then make()). */
+    void append(double score, int32_t index) {
+        if (n_ == capacity_) reserve(n_ + 1);
+        h_[n_].score = score;
+        h_[n_].index = index;
+        ++n_;
     }
-    h[hole] = value;
-}
 
-/* Remove and return the best entry (the queue is not empty). */
-static inline CkyHeapEntry cky_queue_pop(std::vector<CkyHeapEntry> &heap) {
-    const CkyHeapEntry top = heap[0];
-    const CkyHeapEntry last = heap.back();
-    heap.pop_back();
-    if (!heap.empty()) cky_queue_sift_down(heap, 0, last);
-    return top;
-}
+    void sift_down(size_t hole, const CkyHeapEntry value) {
+        CkyHeapEntry *h = h_;
+        const size_t n = n_;
+        for (;;) {
+            const size_t first = 4 * hole + 1;
+            size_t best;
+            if (first + 4 <= n) {
+                const CkyHeapEntry *c = h + first;
+                const size_t a = c[0].score < c[1].score ? 1 : 0;
+                const size_t b = c[2].score < c[3].score ? 3 : 2;
+                best = first + (c[a].score < c[b].score ? b : a);
+            } else {
+                if (first >= n) break;
+                best = first;
+                for (size_t c = first + 1; c < n; ++c)
+                    if (h[best].score < h[c].score) best = c;
+            }
+            if (!(value.score < h[best].score)) break;
+            h[hole] = h[best];
+            hole = best;
+        }
+        h[hole] = value;
+    }
+
+    /* Order the entries appended since the queue was empty. */
+    void make() {
+        if (n_ < 2) return;
+        for (size_t i = (n_ - 2) / 4 + 1; i-- > 0;) sift_down(i, h_[i]);
+    }
+
+    void push(double score, int32_t index) {
+        if (n_ == capacity_) reserve(n_ + 1);
+        CkyHeapEntry *h = h_;
+        size_t hole = n_++;
+        while (hole > 0) {
+            const size_t parent = (hole - 1) / 4;
+            if (!(h[parent].score < score)) break;
+            h[hole] = h[parent];
+            hole = parent;
+        }
+        h[hole].score = score;
+        h[hole].index = index;
+    }
+
+    /* Remove and return the best entry (the queue is not empty). */
+    CkyHeapEntry pop() {
+        const CkyHeapEntry top = h_[0];
+        --n_;
+        if (n_ > 0) sift_down(0, h_[n_]);
+        return top;
+    }
+};
 
 #endif
