@@ -80,6 +80,11 @@ cdef struct GroupCursor:
     int32_t rank
 
 
+# Blocks whose side keys (_append_tokens) are kept in IncrementalSearch.side_keys.
+cdef enum:
+    SIDE_KEY_BLOCKS = 16
+
+
 cdef class IncrementalSearch(ChartSearch):
     cdef vector[TrieNode] nodes
     cdef vector[int32_t] trie_of_list          # item-list offset -> trie root, or -1 (per sentence)
@@ -94,6 +99,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[uint64_t] trie_tokens          # the trie being built: its items' boundary tokens (by rank,
     cdef vector[uint32_t] trie_token_bits      # from trie_token_lo[rank]) and their side bits
     cdef vector[int32_t] trie_token_lo
+    cdef uint64_t side_keys[4 * SIDE_KEY_BLOCKS]  # cky_mix(0x7A11, 4 * block + side)
     cdef vector[CkySortEntry] child_order      # _build_node's stack of children (sorted best first)
     cdef vector[int32_t] child_bounds          # and their [start, end) in ranks_scratch
     cdef vector[ChartState] node_states        # the trie nodes' partial states (per sentence)
@@ -134,6 +140,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
                           int parent_depth) noexcept nogil
     cdef int _append_tokens(self, int32_t item) noexcept nogil
+    cdef uint64_t _side_key(self, int block, int side) noexcept nogil
     cdef unsigned char _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil
     cdef void _set_node_states(self, int32_t slot) noexcept nogil
     cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length,

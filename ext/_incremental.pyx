@@ -100,7 +100,7 @@ from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group
                                   EDGE_GLUE_START,
                                   cky_mix, cky_prefetch, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
-from decoder._ext._kenlm cimport ChartState
+from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState
 from decoder._ext._lm cimport (LanguageModel, chart_state_hash, cut_chart_state, empty_chart_state,
                                score_partial_target, score_target)
 
@@ -195,6 +195,9 @@ cdef class IncrementalSearch(ChartSearch):
         self.partial_rest = True
         self.trace = False
         self.initial_key = 0
+        cdef int k
+        for k in range(4 * SIDE_KEY_BLOCKS):
+            self.side_keys[k] = cky_mix(<uint64_t>0x7A11, <uint64_t>k)
         cdef const unsigned char[::1] packed
         self.sorted_rules_array = np.ascontiguousarray(arrays["sorted_rules"])
         if self.sorted_rules_array.dtype.itemsize != sizeof(SortedRule):
@@ -266,31 +269,52 @@ cdef class IncrementalSearch(ChartSearch):
         cdef const ChartState *st
         cdef int s, k, la, lb, total = 0
         cdef uint64_t value, left_key, right_key
+        cdef uint32_t bit
+        cdef size_t base = self.trie_tokens.size()
+        cdef uint64_t *tokens
+        cdef uint32_t *bits
+        # (at most 2 * KENLM_MAX_ORDER tokens a block: both sides' words and end tokens; written in place)
+        self.trie_tokens.resize(base + 2 * KENLM_MAX_ORDER * it.n_states)
+        self.trie_token_bits.resize(base + 2 * KENLM_MAX_ORDER * it.n_states)
+        tokens = self.trie_tokens.data() + base
+        bits = self.trie_token_bits.data() + base
         for s in range(it.n_states):
             st = &self.states[it.state_offset + s]
-            left_key = cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + SIDE_LEFT))
+            left_key = self._side_key(s, SIDE_LEFT)
             if not st.left.full:
-                for k in range(st.left.length + 1):
-                    value = st.left.pointers[k] if k < st.left.length else END_SHORT
-                    self.trie_tokens.push_back(cky_mix(left_key, value))
-                    self.trie_token_bits.push_back(side_bit(s, SIDE_SHORT))
-                total += st.left.length + 1
+                bit = side_bit(s, SIDE_SHORT)
+                for k in range(st.left.length):
+                    tokens[total] = cky_mix(left_key, st.left.pointers[k])
+                    bits[total] = bit
+                    total += 1
+                tokens[total] = cky_mix(left_key, END_SHORT)
+                bits[total] = bit
+                total += 1
                 continue
-            right_key = cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + SIDE_RIGHT))
+            right_key = self._side_key(s, SIDE_RIGHT)
             # Alternate left and right, outermost first, until one side runs out.
             la = st.left.length + 1
             lb = st.right.length + 1
             for k in range(la if la > lb else lb):
                 if k < la:
                     value = st.left.pointers[k] if k < st.left.length else END_LONG
-                    self.trie_tokens.push_back(cky_mix(left_key, value))
-                    self.trie_token_bits.push_back(side_bit(s, SIDE_LEFT) if k < st.left.length else 0)
+                    tokens[total] = cky_mix(left_key, value)
+                    bits[total] = side_bit(s, SIDE_LEFT) if k < st.left.length else 0
+                    total += 1
                 if k < lb:
                     value = <uint64_t>st.right.words[k] if k < st.right.length else END_RIGHT
-                    self.trie_tokens.push_back(cky_mix(right_key, value))
-                    self.trie_token_bits.push_back(side_bit(s, SIDE_RIGHT) if k < st.right.length else 0)
-            total += la + lb
+                    tokens[total] = cky_mix(right_key, value)
+                    bits[total] = side_bit(s, SIDE_RIGHT) if k < st.right.length else 0
+                    total += 1
+        self.trie_tokens.resize(base + total)
+        self.trie_token_bits.resize(base + total)
         return total
+
+    cdef inline uint64_t _side_key(self, int block, int side) noexcept nogil:
+        """The key that _append_tokens mixes a (block, side)'s tokens into (a table for the first blocks)."""
+        if block < SIDE_KEY_BLOCKS:
+            return self.side_keys[4 * block + side]
+        return cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * block + side))
 
     cdef unsigned char _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil:
         """Block `block` of `item`'s state as far as its first `depth` tokens reveal it; returns what it leaves
@@ -369,7 +393,30 @@ cdef class IncrementalSearch(ChartSearch):
 
     cdef void _grow_trie(self, int32_t root, int32_t list_lo, int32_t list_n) noexcept nogil:
         """Build the trie of item_lists[list_lo:list_lo + list_n] below nodes[root]."""
-        cdef int32_t k
+        cdef int32_t k, item
+        cdef const Item *it
+        cdef const ChartState *st
+        cdef int s, n_tokens = 0
+        if list_n == 1:
+            # A single item: the leaf itself, as _build_node makes it (its tokens only counted; a root reveals
+            # everything and has nothing below).
+            item = self.item_lists[list_lo]
+            it = &self.items[item]
+            for s in range(it.n_states):
+                st = &self.states[it.state_offset + s]
+                n_tokens += (st.left.length + st.right.length + 2) if st.left.full else (st.left.length + 1)
+            self.nodes[root].score = it.score
+            self.nodes[root].item = item
+            self.nodes[root].rank = 0
+            self.nodes[root].n_items = 1
+            self.nodes[root].flat_lo = -1
+            self.nodes[root].first_child = -1
+            self.nodes[root].n_children = 0
+            self.nodes[root].depth = <int16_t>(n_tokens + 1)
+            self.nodes[root].reveals = 0xFFFFFFFFu
+            self.nodes[root].below = 0
+            self._set_node_states(root)
+            return
         self.ranks_scratch.resize(list_n)
         self.tokens_scratch.resize(list_n)
         self.trie_tokens.clear()
