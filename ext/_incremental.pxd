@@ -11,14 +11,13 @@ cdef extern from "incremental_sort.hh":
     cdef cppclass CkyQueue:
         CkyQueue() nogil
         size_t size() nogil
-        bint empty() nogil
         void clear() nogil
-        double top_score() nogil
         void reserve(size_t capacity) nogil
-        void append(double score, int32_t index) nogil  # unordered, then make()
-        void make() nogil
-        void push(double score, int32_t index) nogil
-        CkyHeapEntry pop() nogil
+        void push_back(const CkyHeapEntry &entry) nogil  # unordered, then cky_queue_make
+        const CkyHeapEntry &operator[](size_t i) nogil  # [0]: the best
+    void cky_queue_make(CkyQueue &queue) nogil
+    void cky_queue_push(CkyQueue &queue, double score, int32_t index) nogil
+    CkyHeapEntry cky_queue_pop(CkyQueue &queue) nogil
 
 
 # One node of a vertex's boundary-word trie; a node's children are contiguous, best first.

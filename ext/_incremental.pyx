@@ -162,19 +162,21 @@ def queue_pops(batch, operations):
     cdef int32_t index = 0
     popped = []
     for score in batch:
-        queue.append(score, index)
+        entry.score = score
+        entry.index = index
+        queue.push_back(entry)
         index += 1
-    queue.make()
+    cky_queue_make(queue)
     for score in operations:
         if score != score:
             if queue.size() > 0:
-                entry = queue.pop()
+                entry = cky_queue_pop(queue)
                 popped.append((entry.score, entry.index))
         else:
-            queue.push(score, index)
+            cky_queue_push(queue, score, index)
         index += 1
     while queue.size() > 0:
-        entry = queue.pop()
+        entry = cky_queue_pop(queue)
         popped.append((entry.score, entry.index))
     return popped
 
@@ -792,7 +794,7 @@ cdef class IncrementalSearch(ChartSearch):
         if self.initial_key != 0 and self._keyed_at_corner(group, True):
             entry.score = self._corner_key(g, rule_rank)
         entry.index = ~g
-        self.queue.push(entry.score, entry.index)
+        cky_queue_push(self.queue, entry.score, entry.index)
         self.initial_edges += 1
         self.partial_pushes += 1
 
@@ -888,6 +890,9 @@ cdef class IncrementalSearch(ChartSearch):
         cdef unsigned long long partial_before = self.partial_pops
         cdef double lowest_pop = INFINITY
         cdef int initial_key = self.initial_key
+        cdef double weight_lm = self.weight_lm, tails
+        cdef const SortedRule *sorted_rules = self.sorted_rules
+        cdef int64_t single_offset = self.single_offset
         if g_hi <= g_lo:
             return
         self.queue.clear()
@@ -913,37 +918,38 @@ cdef class IncrementalSearch(ChartSearch):
                 cky_prefetch(&list_score[ahead.left_lo])
                 cky_prefetch(&list_score[ahead.right_lo])
                 if ahead.kind == GROUP_RULES:
-                    cky_prefetch(self._sorted_rule(ahead, 0))
+                    cky_prefetch(&sorted_rules[(single_offset if ahead.single else 0) + ahead.rules_lo])
             group = &groups[g]
-            cursor[g].tails = (list_score[group.left_lo] if group.n_left > 0 else 0.0) + \
+            tails = (list_score[group.left_lo] if group.n_left > 0 else 0.0) + \
                 (list_score[group.right_lo] if group.n_right > 0 else 0.0)
+            cursor[g].tails = tails
             cursor[g].rank = 0
             if group.n_rules <= 0:
                 continue
             lm = 0.0
             if group.kind == GROUP_RULES:
-                sorted_rule = self._sorted_rule(group, 0)
-                score = cursor[g].tails + sorted_rule.score
+                sorted_rule = &sorted_rules[(single_offset if group.single else 0) + group.rules_lo]
+                score = tails + sorted_rule.score
                 if not isnan(sorted_rule.estimate):
                     lm = sorted_rule.estimate
             else:
-                score = cursor[g].tails + group.fixed_score
-            entry.score = score + self.weight_lm * lm
+                score = tails + group.fixed_score
+            entry.score = score + weight_lm * lm
             if initial_key != 0 and self._keyed_at_corner(group, False):
                 entry.score = self._corner_key(g, 0)
                 groups = self.groups.data()
             entry.index = ~g
-            self.queue.append(entry.score, entry.index)
+            self.queue.push_back(entry)
             n_initial += 1
         self.initial_edges += n_initial
         self.partial_pushes += n_initial
-        self.queue.make()
+        cky_queue_make(self.queue)
         while (have_next or self.queue.size() > 0) and (limit <= 0 or pops < limit):
             if have_next:  # the last split's best child, at least as good as the queue's best
                 edge = next_edge
                 have_next = False
             else:
-                top = self.queue.pop()
+                top = cky_queue_pop(self.queue)
                 if top.index < 0:  # a group's initial edge
                     self._initial_edge(~top.index, top.score, &edge)
                 else:
@@ -973,8 +979,8 @@ cdef class IncrementalSearch(ChartSearch):
                     edge.estimated = 0
                     edge.initial = 0
                     self._score_partial(&edge)
-                    if self.queue.size() > 0 and edge.score < self.queue.top_score():
-                        self.queue.push(edge.score, self._store_edge(&edge))
+                    if self.queue.size() > 0 and edge.score < self.queue[0].score:
+                        cky_queue_push(self.queue, edge.score, self._store_edge(&edge))
                         self.partial_pushes += 1
                         continue
                 self.pending_states.clear()
@@ -1023,13 +1029,13 @@ cdef class IncrementalSearch(ChartSearch):
                 refined.first[split] = edge.first[split] + 1
                 refined.score = edge.score - self._tail_score(node, edge.first[split], edge.flat[split]) \
                     + self._tail_score(node, refined.first[split], edge.flat[split])
-                self.queue.push(refined.score, self._store_edge(&refined))
+                cky_queue_push(self.queue, refined.score, self._store_edge(&refined))
                 self.partial_pushes += 1
             self.partial_pushes += 1
-            if self.queue.size() == 0 or next_edge.score >= self.queue.top_score():
+            if self.queue.size() == 0 or next_edge.score >= self.queue[0].score:
                 have_next = True  # the best edge: popped next, not through the queue
             else:
-                self.queue.push(next_edge.score, self._store_edge(&next_edge))
+                cky_queue_push(self.queue, next_edge.score, self._store_edge(&next_edge))
         if self.trace:
             self.trace_rows.push_back(c)
             self.trace_rows.push_back(round)
@@ -1039,6 +1045,6 @@ cdef class IncrementalSearch(ChartSearch):
             self.trace_rows.push_back(self.partial_pops - partial_before)
             self.trace_rows.push_back(lowest_pop)
             self.trace_rows.push_back(next_edge.score if have_next else
-                                      (self.queue.top_score() if self.queue.size() > 0 else -INFINITY))
+                                      (self.queue[0].score if self.queue.size() > 0 else -INFINITY))
             self.trace_rows.push_back(g_hi - g_lo)
         self.queue.clear()

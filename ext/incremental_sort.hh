@@ -56,7 +56,7 @@ struct CkyQueue {
     bool empty() const { return n_ == 0; }
     void clear() { n_ = 0; }
     double top_score() const { return h_[0].score; }
-    const CkyHeapEntry &operator[](size_t i) const { return h_[i]; }
+    const CkyHeapEntry &operator[](size_t i) const { return h_[i]; }  /* [0]: the best */
 
     void reserve(size_t capacity) {
         if (capacity <= capacity_) return;
@@ -72,11 +72,10 @@ struct CkyQueue {
         capacity_ = grown;
     }
 
-    /* Append without ordering (then make()). */
-    void append(double score, int32_t index) {
+    /* Append without ordering (then cky_queue_make). */
+    void push_back(const CkyHeapEntry &entry) {
         if (n_ == capacity_) reserve(n_ + 1);
-        h_[n_].score = score;
-        h_[n_].index = index;
+        h_[n_] = entry;
         ++n_;
     }
 
@@ -86,18 +85,23 @@ struct CkyQueue {
         for (;;) {
             const size_t first = 4 * hole + 1;
             size_t best;
+            double best_score;
             if (first + 4 <= n) {
                 const CkyHeapEntry *c = h + first;
-                const size_t a = c[0].score < c[1].score ? 1 : 0;
-                const size_t b = c[2].score < c[3].score ? 3 : 2;
-                best = first + (c[a].score < c[b].score ? b : a);
+                const double s0 = c[0].score, s1 = c[1].score, s2 = c[2].score, s3 = c[3].score;
+                const bool x = s0 < s1, y = s2 < s3;
+                const double m01 = x ? s1 : s0, m23 = y ? s3 : s2;
+                const bool z = m01 < m23;
+                best = first + (z ? 2 + (size_t)y : (size_t)x);
+                best_score = z ? m23 : m01;
             } else {
                 if (first >= n) break;
                 best = first;
                 for (size_t c = first + 1; c < n; ++c)
                     if (h[best].score < h[c].score) best = c;
+                best_score = h[best].score;
             }
-            if (!(value.score < h[best].score)) break;
+            if (!(value.score < best_score)) break;
             h[hole] = h[best];
             hole = best;
         }
@@ -132,5 +136,9 @@ struct CkyQueue {
         return top;
     }
 };
+
+static inline void cky_queue_make(CkyQueue &queue) { queue.make(); }
+static inline void cky_queue_push(CkyQueue &queue, double score, int32_t index) { queue.push(score, index); }
+static inline CkyHeapEntry cky_queue_pop(CkyQueue &queue) { return queue.pop(); }
 
 #endif
