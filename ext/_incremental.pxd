@@ -14,6 +14,8 @@ cdef extern from "incremental_sort.hh":
         void clear() nogil
         void reserve(size_t capacity) nogil
         void push_back(const CkyHeapEntry &entry) nogil  # unordered, then cky_queue_make
+        CkyHeapEntry *append_room(size_t k) nogil  # room for k unordered entries in place, then set_size
+        void set_size(size_t n) nogil
         const CkyHeapEntry &operator[](size_t i) nogil  # [0]: the best
     void cky_queue_make(CkyQueue &queue) nogil
     void cky_queue_push(CkyQueue &queue, double score, int32_t index) nogil
@@ -96,9 +98,10 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[int32_t] ranks_scratch
     cdef vector[uint64_t] tokens_scratch
     cdef vector[uint64_t] trie_tokens          # the trie being built: its items' boundary tokens (by rank,
-    cdef vector[uint32_t] trie_token_bits      # from trie_token_lo[rank]) and their side bits
+    cdef vector[uint32_t] trie_token_sides     # from trie_token_lo[rank]: value and side, _append_tokens) and
+    cdef vector[uint32_t] trie_token_bits      # their side bits
     cdef vector[int32_t] trie_token_lo
-    cdef uint64_t side_keys[4 * SIDE_KEY_BLOCKS]  # cky_mix(0x7A11, 4 * block + side)
+    cdef uint64_t side_keys[4 * SIDE_KEY_BLOCKS]  # cky_mix(0x7A11, 4 * block + side): a token's side key
     cdef vector[CkySortEntry] child_order      # _build_node's stack of children (sorted best first)
     cdef vector[int32_t] child_bounds          # and their [start, end) in ranks_scratch
     cdef vector[ChartState] node_states        # the trie nodes' partial states (per sentence)
@@ -139,7 +142,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
                           int parent_depth) noexcept nogil
     cdef int _append_tokens(self, int32_t item) noexcept nogil
-    cdef uint64_t _side_key(self, int block, int side) noexcept nogil
+    cdef uint64_t _token_key(self, size_t position) noexcept nogil
     cdef unsigned char _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil
     cdef void _set_node_states(self, int32_t slot) noexcept nogil
     cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length,

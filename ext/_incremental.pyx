@@ -116,7 +116,8 @@ cdef uint64_t ABSENT_TAIL_KEY = 0x3C6EF372FE94F82BULL
 # At most this many partial-edge LM scores are cached per cell and round (16 bytes each, with the index).
 cdef size_t PARTIAL_LM_ENTRIES = 1 << 21
 # The group loop of a cell's initial edges prefetches what the group this many on reads.
-cdef int PREFETCH_GROUPS = 8
+cdef enum:
+    PREFETCH_GROUPS = 8
 cdef int SIDE_LEFT = 0
 cdef int SIDE_RIGHT = 1
 cdef int SIDE_SHORT = 2  # a block whose left state is not full: its words, all on the left
@@ -264,59 +265,68 @@ cdef class IncrementalSearch(ChartSearch):
     # ---- boundary tokens of an item (KenLM ChartStates, one per block)
 
     cdef int _append_tokens(self, int32_t item) noexcept nogil:
-        """Append the item's boundary tokens, in reveal order, to trie_tokens, and to trie_token_bits the
-        (block, side) bit (side_bit) of each that changes _partial_state's result (0: a long block's end
-        tokens, which reveal no word); returns their number."""
+        """Append the item's boundary tokens, in reveal order, to trie_tokens (the token's value: a left
+        state's n-gram pointer, a right state's word or an end token) and trie_token_sides (its side,
+        4 * block + SIDE_*: a token is the pair, hashed by _token_key only where the trie branches), and to
+        trie_token_bits the (block, side) bit (side_bit) of each that changes _partial_state's result (0: a
+        long block's end tokens, which reveal no word); returns their number."""
         cdef const Item *it = &self.items[item]
         cdef const ChartState *st
         cdef int s, k, la, lb, total = 0
-        cdef uint64_t value, left_key, right_key
-        cdef uint32_t bit
+        cdef uint32_t bit, left_side, right_side
         cdef size_t base = self.trie_tokens.size()
         cdef uint64_t *tokens
+        cdef uint32_t *sides
         cdef uint32_t *bits
         # (at most 2 * KENLM_MAX_ORDER tokens a block: both sides' words and end tokens; written in place)
         self.trie_tokens.resize(base + 2 * KENLM_MAX_ORDER * it.n_states)
+        self.trie_token_sides.resize(base + 2 * KENLM_MAX_ORDER * it.n_states)
         self.trie_token_bits.resize(base + 2 * KENLM_MAX_ORDER * it.n_states)
         tokens = self.trie_tokens.data() + base
+        sides = self.trie_token_sides.data() + base
         bits = self.trie_token_bits.data() + base
         for s in range(it.n_states):
             st = &self.states[it.state_offset + s]
-            left_key = self._side_key(s, SIDE_LEFT)
+            left_side = 4 * s + SIDE_LEFT
             if not st.left.full:
                 bit = side_bit(s, SIDE_SHORT)
                 for k in range(st.left.length):
-                    tokens[total] = cky_mix(left_key, st.left.pointers[k])
+                    tokens[total] = st.left.pointers[k]
+                    sides[total] = left_side
                     bits[total] = bit
                     total += 1
-                tokens[total] = cky_mix(left_key, END_SHORT)
+                tokens[total] = END_SHORT
+                sides[total] = left_side
                 bits[total] = bit
                 total += 1
                 continue
-            right_key = self._side_key(s, SIDE_RIGHT)
+            right_side = 4 * s + SIDE_RIGHT
             # Alternate left and right, outermost first, until one side runs out.
             la = st.left.length + 1
             lb = st.right.length + 1
             for k in range(la if la > lb else lb):
                 if k < la:
-                    value = st.left.pointers[k] if k < st.left.length else END_LONG
-                    tokens[total] = cky_mix(left_key, value)
+                    tokens[total] = st.left.pointers[k] if k < st.left.length else END_LONG
+                    sides[total] = left_side
                     bits[total] = side_bit(s, SIDE_LEFT) if k < st.left.length else 0
                     total += 1
                 if k < lb:
-                    value = <uint64_t>st.right.words[k] if k < st.right.length else END_RIGHT
-                    tokens[total] = cky_mix(right_key, value)
+                    tokens[total] = <uint64_t>st.right.words[k] if k < st.right.length else END_RIGHT
+                    sides[total] = right_side
                     bits[total] = side_bit(s, SIDE_RIGHT) if k < st.right.length else 0
                     total += 1
         self.trie_tokens.resize(base + total)
+        self.trie_token_sides.resize(base + total)
         self.trie_token_bits.resize(base + total)
         return total
 
-    cdef inline uint64_t _side_key(self, int block, int side) noexcept nogil:
-        """The key that _append_tokens mixes a (block, side)'s tokens into (a table for the first blocks)."""
-        if block < SIDE_KEY_BLOCKS:
-            return self.side_keys[4 * block + side]
-        return cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * block + side))
+    cdef inline uint64_t _token_key(self, size_t position) noexcept nogil:
+        """The hash of the token at trie_tokens[position]: its value mixed into its side's key, cky_mix(0x7A11,
+        side) (from a table for the first blocks)."""
+        cdef uint32_t side = self.trie_token_sides[position]
+        cdef uint64_t side_key = self.side_keys[side] if side < 4 * SIDE_KEY_BLOCKS else \
+            cky_mix(<uint64_t>0x7A11, <uint64_t>side)
+        return cky_mix(side_key, self.trie_tokens[position])
 
     cdef unsigned char _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil:
         """Block `block` of `item`'s state as far as its first `depth` tokens reveal it; returns what it leaves
@@ -422,6 +432,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.ranks_scratch.resize(list_n)
         self.tokens_scratch.resize(list_n)
         self.trie_tokens.clear()
+        self.trie_token_sides.clear()
         self.trie_token_bits.clear()
         self.trie_token_lo.resize(list_n + 1)
         for k in range(list_n):
@@ -446,8 +457,10 @@ cdef class IncrementalSearch(ChartSearch):
                                                      # recursion: no allocation per node)
         cdef CkySortEntry entry
         cdef TrieNode leaf
-        cdef uint32_t reveals = 0, below = 0
-        cdef uint64_t token
+        cdef uint32_t reveals = 0, below = 0, side
+        cdef uint64_t value
+        cdef int32_t position
+        cdef bint shared
         self.nodes[slot].score = self.items[best].score
         self.nodes[slot].item = best
         self.nodes[slot].rank = -1
@@ -464,18 +477,19 @@ cdef class IncrementalSearch(ChartSearch):
             self.nodes[slot].below = 0
             self._set_node_states(slot)
             return
-        # Tokens the items all share: revealed at once.
+        # Tokens the items all share (value and side): revealed at once.
         while depth < n_tokens:
-            for k in range(lo, hi):
-                rank = self.ranks_scratch[k]
-                self.tokens_scratch[k] = self.trie_tokens[self.trie_token_lo[rank] + depth] \
-                    if self.trie_token_lo[rank] + depth < self.trie_token_lo[rank + 1] else 0
-            token = self.tokens_scratch[lo]
+            value = self.trie_tokens[best_lo + depth]
+            side = self.trie_token_sides[best_lo + depth]
+            shared = True
             for k in range(lo + 1, hi):
-                if self.tokens_scratch[k] != token:
-                    token = ~token
+                rank = self.ranks_scratch[k]
+                position = self.trie_token_lo[rank] + depth
+                if position >= self.trie_token_lo[rank + 1] or self.trie_tokens[position] != value or \
+                        self.trie_token_sides[position] != side:
+                    shared = False
                     break
-            if token != self.tokens_scratch[lo]:
+            if not shared:
                 break
             depth += 1
         for d in range(parent_depth, depth):
@@ -504,7 +518,11 @@ cdef class IncrementalSearch(ChartSearch):
                 self.nodes.push_back(leaf)
                 self._set_node_states(self.nodes.size() - 1)
             return
-        # tokens_scratch[lo:hi] hold the tokens at depth (they differ): one child per token.
+        # The tokens at depth (they differ), hashed (0: the item has no more): one child per token.
+        for k in range(lo, hi):
+            rank = self.ranks_scratch[k]
+            position = self.trie_token_lo[rank] + depth
+            self.tokens_scratch[k] = self._token_key(position) if position < self.trie_token_lo[rank + 1] else 0
         cky_stable_sort_by_key(&self.tokens_scratch[lo], &self.ranks_scratch[lo], hi - lo)
         start = lo
         for k in range(lo + 1, hi + 1):
@@ -893,6 +911,7 @@ cdef class IncrementalSearch(ChartSearch):
         cdef double weight_lm = self.weight_lm, tails
         cdef const SortedRule *sorted_rules = self.sorted_rules
         cdef int64_t single_offset = self.single_offset
+        cdef CkyHeapEntry *batch
         if g_hi <= g_lo:
             return
         self.queue.clear()
@@ -911,7 +930,7 @@ cdef class IncrementalSearch(ChartSearch):
         groups = self.groups.data()
         cursor = self.group_cursor.data()
         list_score = self.list_score.data()
-        self.queue.reserve(n_groups - g_lo)
+        batch = self.queue.append_room(n_groups - g_lo)
         for g in range(g_lo, n_groups):
             if g + PREFETCH_GROUPS < n_groups:
                 ahead = &groups[g + PREFETCH_GROUPS]
@@ -939,8 +958,9 @@ cdef class IncrementalSearch(ChartSearch):
                 entry.score = self._corner_key(g, 0)
                 groups = self.groups.data()
             entry.index = ~g
-            self.queue.push_back(entry)
+            batch[n_initial] = entry
             n_initial += 1
+        self.queue.set_size(self.queue.size() + n_initial)
         self.initial_edges += n_initial
         self.partial_pushes += n_initial
         cky_queue_make(self.queue)

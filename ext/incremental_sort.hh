@@ -72,6 +72,13 @@ struct CkyQueue {
         capacity_ = grown;
     }
 
+    /* Room for k more entries appended in place (then set_size with how many were, and cky_queue_make). */
+    CkyHeapEntry *append_room(size_t k) {
+        reserve(n_ + k);
+        return h_ + n_;
+    }
+    void set_size(size_t n) { n_ = n; }
+
     /* Append without ordering (then cky_queue_make). */
     void push_back(const CkyHeapEntry &entry) {
         if (n_ == capacity_) reserve(n_ + 1);
