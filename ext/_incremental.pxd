@@ -141,7 +141,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _grow_trie(self, int32_t root, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
                           int parent_depth) noexcept nogil
-    cdef int _append_tokens(self, int32_t item) noexcept nogil
+    cdef int _append_tokens(self, int32_t item, size_t base) noexcept nogil
     cdef uint64_t _token_key(self, size_t position) noexcept nogil
     cdef unsigned char _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil
     cdef void _set_node_states(self, int32_t slot) noexcept nogil

@@ -264,24 +264,20 @@ cdef class IncrementalSearch(ChartSearch):
 
     # ---- boundary tokens of an item (KenLM ChartStates, one per block)
 
-    cdef int _append_tokens(self, int32_t item) noexcept nogil:
-        """Append the item's boundary tokens, in reveal order, to trie_tokens (the token's value: a left
+    cdef int _append_tokens(self, int32_t item, size_t base) noexcept nogil:
+        """Write the item's boundary tokens, in reveal order, to trie_tokens[base:] (the token's value: a left
         state's n-gram pointer, a right state's word or an end token) and trie_token_sides (its side,
         4 * block + SIDE_*: a token is the pair, hashed by _token_key only where the trie branches), and to
         trie_token_bits the (block, side) bit (side_bit) of each that changes _partial_state's result (0: a
-        long block's end tokens, which reveal no word); returns their number."""
+        long block's end tokens, which reveal no word); returns their number. The arrays have room for
+        2 * KENLM_MAX_ORDER tokens a block (both sides' words and end tokens) from base on."""
         cdef const Item *it = &self.items[item]
         cdef const ChartState *st
         cdef int s, k, la, lb, total = 0
         cdef uint32_t bit, left_side, right_side
-        cdef size_t base = self.trie_tokens.size()
         cdef uint64_t *tokens
         cdef uint32_t *sides
         cdef uint32_t *bits
-        # (at most 2 * KENLM_MAX_ORDER tokens a block: both sides' words and end tokens; written in place)
-        self.trie_tokens.resize(base + 2 * KENLM_MAX_ORDER * it.n_states)
-        self.trie_token_sides.resize(base + 2 * KENLM_MAX_ORDER * it.n_states)
-        self.trie_token_bits.resize(base + 2 * KENLM_MAX_ORDER * it.n_states)
         tokens = self.trie_tokens.data() + base
         sides = self.trie_token_sides.data() + base
         bits = self.trie_token_bits.data() + base
@@ -315,9 +311,6 @@ cdef class IncrementalSearch(ChartSearch):
                     sides[total] = right_side
                     bits[total] = side_bit(s, SIDE_RIGHT) if k < st.right.length else 0
                     total += 1
-        self.trie_tokens.resize(base + total)
-        self.trie_token_sides.resize(base + total)
-        self.trie_token_bits.resize(base + total)
         return total
 
     cdef inline uint64_t _token_key(self, size_t position) noexcept nogil:
@@ -431,15 +424,17 @@ cdef class IncrementalSearch(ChartSearch):
             return
         self.ranks_scratch.resize(list_n)
         self.tokens_scratch.resize(list_n)
-        self.trie_tokens.clear()
-        self.trie_token_sides.clear()
-        self.trie_token_bits.clear()
         self.trie_token_lo.resize(list_n + 1)
         for k in range(list_n):
+            item = self.item_lists[list_lo + k]
             self.ranks_scratch[k] = k
-            self.trie_token_lo[k] = self.trie_tokens.size()
-            self._append_tokens(self.item_lists[list_lo + k])
-        self.trie_token_lo[list_n] = self.trie_tokens.size()
+            self.trie_token_lo[k] = n_tokens
+            if <size_t>(n_tokens + 2 * KENLM_MAX_ORDER * self.items[item].n_states) > self.trie_tokens.size():
+                self.trie_tokens.resize(2 * (n_tokens + 2 * KENLM_MAX_ORDER * self.items[item].n_states))
+                self.trie_token_sides.resize(self.trie_tokens.size())
+                self.trie_token_bits.resize(self.trie_tokens.size())
+            n_tokens += self._append_tokens(item, n_tokens)
+        self.trie_token_lo[list_n] = n_tokens
         self._build_node(root, list_lo, 0, list_n, 0, 0)
         self.nodes[root].reveals = 0xFFFFFFFFu  # (a root is never a refinement)
 
