@@ -114,6 +114,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef const SortedRule *sorted_rules
     cdef int64_t single_offset
     cdef vector[ChartState] complete_states    # per cell (round): the states of complete partial edges
+    cdef int32_t n_complete                    # (complete_states[:n_complete] are this cell's)
     # use what a rule's LM score cannot see (edge.relevant): refinements that keep the LM score, flat tails;
     # off: every side counts as seen (the same search, more LM scoring and pops: for tests)
     cdef public bint lm_visibility
@@ -138,6 +139,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored, flat_tails
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
+    cdef int32_t _new_trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _grow_trie(self, int32_t root, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
                           int parent_depth) noexcept nogil

@@ -364,17 +364,21 @@ cdef class IncrementalSearch(ChartSearch):
 
     # ---- tries
 
-    cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil:
-        """The trie over item_lists[list_lo:list_lo + list_n] (made once per sentence), or -1 for no tail.
-        Of two or more items, only the root's score and best item, until an edge over it is first popped
-        (_grow_trie): most vertices' tries are never needed (their groups' initial edges are never popped)."""
-        cdef int32_t root, best
+    cdef inline int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil:
+        """The trie over item_lists[list_lo:list_lo + list_n] (made once per sentence), or -1 for no tail."""
         if list_n <= 0 or self.item_lists[list_lo] < 0:
             return -1
+        if <size_t>list_lo < self.trie_of_list.size() and self.trie_of_list[list_lo] >= 0:
+            return self.trie_of_list[list_lo]
+        return self._new_trie(list_lo, list_n)
+
+    cdef int32_t _new_trie(self, int32_t list_lo, int32_t list_n) noexcept nogil:
+        """_trie's root, made: of two or more items, only the root's score and best item, until an edge over it
+        is first popped (_grow_trie): most vertices' tries are never needed (their groups' initial edges are
+        never popped)."""
+        cdef int32_t root, best
         if <size_t>list_lo >= self.trie_of_list.size():
             self.trie_of_list.resize(self.item_lists.size(), -1)
-        if self.trie_of_list[list_lo] >= 0:
-            return self.trie_of_list[list_lo]
         root = self.nodes.size()
         self.nodes.resize(root + 1)
         self.trie_of_list[list_lo] = root
@@ -693,8 +697,10 @@ cdef class IncrementalSearch(ChartSearch):
                 item = self.nodes[edge.node[t]].item
                 for s in range(self.items[item].n_states):
                     self.child_pointers.push_back(&self.states[self.items[item].state_offset + s])
-            edge.complete = self.complete_states.size()
-            self.complete_states.resize(edge.complete + 1)
+            edge.complete = self.n_complete
+            if <size_t>self.n_complete >= self.complete_states.size():  # (grown, never shrunk: no per-edge resize)
+                self.complete_states.resize(2 * self.n_complete + 64)
+            self.n_complete += 1
             lm = self._score_complete(target, length, &self.complete_states[edge.complete])
             self.complete_scored += 1
         else:
@@ -914,10 +920,11 @@ cdef class IncrementalSearch(ChartSearch):
         self.free_edges.clear()
         self.partial_lm_index.clear()  # (the cache of partial edges' LM scores: per cell and round, see the docstring)
         self.partial_lm_values.clear()
-        self.complete_states.clear()
+        self.n_complete = 0
         self.pending_states.clear()
         self.pending_hashes.clear()
-        self.group_cursor.resize(self.groups.size())
+        if self.group_cursor.size() < self.groups.size():  # (the batch below sets every cursor of g_lo:g_hi)
+            self.group_cursor.resize(self.groups.size())
         # Every group's initial edge of its first rule, as _queue_initial makes it, appended in one batch (ordered
         # at once below), through raw pointers; what the group PREFETCH_GROUPS on reads is prefetched (most of
         # those reads miss the cache).
