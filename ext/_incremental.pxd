@@ -18,6 +18,13 @@ cdef extern from "incremental_sort.hh":
         void set_size(size_t n) nogil
         const CkyHeapEntry &operator[](size_t i) nogil  # [0]: the best
     void cky_queue_make(CkyQueue &queue) nogil
+    # the partial edges' LM cache: key -> score, per queue search
+    cdef cppclass CkyScoreCache:
+        CkyScoreCache() nogil
+        size_t size() nogil
+        void clear() nogil
+        const float *find(uint64_t key) nogil
+        void insert(uint64_t key, float value) nogil  # (a key not in it)
     void cky_queue_push(CkyQueue &queue, double score, int32_t index) nogil
     CkyHeapEntry cky_queue_pop(CkyQueue &queue) nogil
 
@@ -107,8 +114,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef vector[ChartState] node_states        # the trie nodes' partial states (per sentence)
     cdef vector[unsigned char] node_cuts       # and per partial state what it leaves out (_lm.score_partial_target's cut)
     cdef vector[unsigned char] child_cuts      # _partial_lm's cut per child block
-    cdef CkyHashMap partial_lm_index           # LM cache of partial edges, per cell and round: key ->
-    cdef vector[float] partial_lm_values       # its LM score
+    cdef CkyScoreCache partial_lm              # LM cache of partial edges, per cell and round: key -> its LM score
     # Per position of pair_rules_sorted, then of single_rules_sorted from single_offset on: SortedRule
     cdef object sorted_rules_array
     cdef const SortedRule *sorted_rules
@@ -147,7 +153,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef uint64_t _token_key(self, size_t position) noexcept nogil
     cdef unsigned char _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil
     cdef void _set_node_states(self, int32_t slot) noexcept nogil
-    cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length,
+    cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length, unsigned long long calls,
                            const PartialEdge *edge) noexcept nogil
     cdef void _flatten(self, int32_t node) noexcept nogil
     cdef double _tail_score(self, int32_t node, int32_t first, bint flat) noexcept nogil
@@ -157,6 +163,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef int32_t _store_edge(self, const PartialEdge *edge) noexcept nogil
     cdef void _queue_initial(self, int32_t g, int32_t rule_rank) noexcept nogil
     cdef void _initial_edge(self, int32_t g, double score, PartialEdge *edge) noexcept nogil
-    cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out) noexcept nogil
+    cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, unsigned long long calls,
+                               ChartState *out) noexcept nogil
     cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil
     cdef void _queue_search(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil

@@ -215,8 +215,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.node_states.clear()
         self.node_cuts.clear()
         self.trie_of_list.clear()
-        self.partial_lm_index.clear()
-        self.partial_lm_values.clear()
+        self.partial_lm.clear()
         self.list_score.clear()
         self.partial_pops = 0
         self.partial_pushes = 0
@@ -607,23 +606,20 @@ cdef class IncrementalSearch(ChartSearch):
             return self.nodes[node].score
         return self.nodes[self.nodes[node].first_child + first].score
 
-    cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length,
+    cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length, unsigned long long calls,
                            const PartialEdge *edge) noexcept nogil:
         """The LM score of a target side over the edge's tails' partial states (KenLM RuleScore),
         through the partial-edge cache (key: the target's hash and the tail nodes' state keys).
-        Counted as LM queries as ChartSearch._score counts them (novel: not from the cache)."""
-        cdef unsigned long long calls = length
-        cdef int32_t *cached
+        Counted as `calls` LM queries (_lm_calls), as ChartSearch._score counts them (novel: not from the cache)."""
+        cdef const float *cached
         cdef int32_t node, item, offset
         cdef int t, s
         cdef float lm
         cdef ChartState out
-        if length > 0 and (target[0] < 0 or target == self.glue_start_target):
-            calls -= 1  # the first child is copied, not scored; <s> is context, not a query
         self.lm_queries += calls
-        cached = self.partial_lm_index.find(key)
+        cached = self.partial_lm.find(key)
         if cached != NULL:
-            return self.partial_lm_values[cached[0]]
+            return cached[0]
         self.child_pointers.clear()
         self.child_cuts.clear()
         for t in range(2):
@@ -647,9 +643,8 @@ cdef class IncrementalSearch(ChartSearch):
             lm = score_target(self.model, target, length, self.child_pointers.data(), &out, NULL)
         self.lm_queries_novel += calls
         self.partial_lm_novel += 1
-        if self.partial_lm_values.size() < PARTIAL_LM_ENTRIES:
-            self.partial_lm_index.set(key, self.partial_lm_values.size())
-            self.partial_lm_values.push_back(lm)
+        if self.partial_lm.size() < PARTIAL_LM_ENTRIES:
+            self.partial_lm.insert(key, lm)
         return lm
 
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil:
@@ -667,25 +662,31 @@ cdef class IncrementalSearch(ChartSearch):
         cdef uint64_t key
         cdef const int32_t *target
         cdef Py_ssize_t length
+        cdef unsigned long long calls
         cdef float lm
         edge.complete = -1
         score += edge.fixed
         if not edge.scores_lm or edge.estimated:  # (the estimate stays in edge.lm)
             edge.score = score + self.weight_lm * edge.lm
             return
+        # (calls: the LM queries the target counts for, as ChartSearch._score counts them: a first child is
+        # copied, not scored, and <s> is context, not a query; from the record, not the target's first symbol)
         if group.kind == GROUP_RULES:
             sorted_rule = self._sorted_rule(group, edge.rule_rank)
             length = sorted_rule.target_length
             target = &self.rule_target_lm[sorted_rule.target_lo] if length > 0 else NULL
             key = sorted_rule.target_hash
+            calls = length - 1 if length > 0 and sorted_rule.target_first < 0 else length
         elif group.kind == GROUP_GLUE_START:
             target = self.glue_start_target
             length = 2
             key = CKY_GLUE_START_HASH
+            calls = 1
         else:
             target = CKY_GLUE_CONCAT_TARGET
             length = 2
             key = CKY_GLUE_CONCAT_HASH
+            calls = 1
         for t in range(2):
             if edge.node[t] >= 0 and self.nodes[edge.node[t]].rank < 0:
                 complete = False
@@ -701,23 +702,21 @@ cdef class IncrementalSearch(ChartSearch):
             if <size_t>self.n_complete >= self.complete_states.size():  # (grown, never shrunk: no per-edge resize)
                 self.complete_states.resize(2 * self.n_complete + 64)
             self.n_complete += 1
-            lm = self._score_complete(target, length, &self.complete_states[edge.complete])
+            lm = self._score_complete(target, length, calls, &self.complete_states[edge.complete])
             self.complete_scored += 1
         else:
             for t in range(2):
                 key = cky_mix(key, self.nodes[edge.node[t]].state_key if edge.node[t] >= 0 else ABSENT_TAIL_KEY)
-            lm = self._partial_lm(key, target, length, edge)
+            lm = self._partial_lm(key, target, length, calls, edge)
         edge.lm = lm
         edge.score = score + self.weight_lm * lm
 
-    cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out) noexcept nogil:
+    cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, unsigned long long calls,
+                               ChartState *out) noexcept nogil:
         """The exact LM score of a complete edge over self.child_pointers, straight from KenLM: most are
         novel (each is scored once), and a probe of the chart's large LM cache costs more than the query.
-        (The state's hash is made when the edge is popped: _complete_hypothesis.)"""
-        cdef unsigned long long calls = length
+        (The state's hash is made when the edge is popped: _complete_hypothesis.) Counted as `calls` LM queries."""
         cdef float lm
-        if length > 0 and (target[0] < 0 or target == self.glue_start_target):
-            calls -= 1
         self.lm_queries += calls
         self.lm_queries_novel += calls
         if length == 0:
@@ -918,8 +917,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.queue.clear()
         self.partial_edges.clear()
         self.free_edges.clear()
-        self.partial_lm_index.clear()  # (the cache of partial edges' LM scores: per cell and round, see the docstring)
-        self.partial_lm_values.clear()
+        self.partial_lm.clear()  # (the cache of partial edges' LM scores: per cell and round, see the docstring)
         self.n_complete = 0
         self.pending_states.clear()
         self.pending_hashes.clear()

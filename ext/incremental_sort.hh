@@ -1,6 +1,7 @@
 // The stable sort the incremental search's trie building needs (decoder._ext._incremental):
-// a vertex's items, best first, grouped by one boundary token without losing their order; and
-// its queue: a 4-ary max-heap of chart_containers.hh's CkyHeapEntry (made from a batch at once).
+// a vertex's items, best first, grouped by one boundary token without losing their order; its
+// queue: a 4-ary max-heap of chart_containers.hh's CkyHeapEntry (made from a batch at once); and
+// its cache of partial edges' LM scores.
 #ifndef CKY_INCREMENTAL_SORT_HH
 #define CKY_INCREMENTAL_SORT_HH
 
@@ -141,6 +142,65 @@ struct CkyQueue {
         --n_;
         if (n_ > 0) sift_down(0, h_[n_]);
         return top;
+    }
+};
+
+/* The partial edges' LM cache of one queue search: 64-bit keys (already mixed) to float scores, open
+   addressing with the score in the slot (one cache line per probe), O(1) clear by a generation stamp.
+   A clear after a search that used a sixteenth of the table or less makes it small again, so that the
+   probes of the many small cells' searches stay in the CPU cache, not spread over a table that one big
+   cell grew. */
+struct CkyScoreCache {
+    struct Slot { uint64_t key; float value; uint32_t stamp; };
+    std::vector<Slot> slots_;
+    uint32_t stamp_ = 1;
+    size_t mask_ = 0, size_ = 0;
+    static const size_t MIN_SLOTS = 1024;
+
+    CkyScoreCache() { reset(MIN_SLOTS); }
+    void reset(size_t capacity) {
+        slots_.assign(capacity, Slot{0, 0.0f, 0});
+        mask_ = capacity - 1;
+        size_ = 0;
+        stamp_ = 1;
+    }
+    size_t size() const { return size_; }
+    void clear() {
+        if (slots_.size() > MIN_SLOTS && size_ * 16 <= slots_.size()) {
+            size_t capacity = MIN_SLOTS;
+            while (capacity < 4 * size_) capacity *= 2;
+            reset(capacity);
+            return;
+        }
+        size_ = 0;
+        if (++stamp_ == 0) { for (Slot &slot : slots_) slot.stamp = 0; stamp_ = 1; }
+    }
+    /* The key's score, or nullptr. */
+    const float *find(uint64_t key) const {
+        size_t i = cky_home_slot(key) & mask_;
+        while (slots_[i].stamp == stamp_) {
+            if (slots_[i].key == key) return &slots_[i].value;
+            i = (i + 1) & mask_;
+        }
+        return nullptr;
+    }
+    /* Add a key not in the cache. */
+    void insert(uint64_t key, float value) {
+        if ((size_ + 1) * 2 > mask_ + 1) grow();
+        size_t i = cky_home_slot(key) & mask_;
+        while (slots_[i].stamp == stamp_) i = (i + 1) & mask_;
+        slots_[i].key = key;
+        slots_[i].value = value;
+        slots_[i].stamp = stamp_;
+        ++size_;
+    }
+    void grow() {
+        std::vector<Slot> old;
+        old.swap(slots_);
+        const uint32_t stamp = stamp_;
+        reset(2 * old.size());
+        for (const Slot &slot : old)
+            if (slot.stamp == stamp) insert(slot.key, slot.value);
     }
 };
 
