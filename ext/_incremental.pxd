@@ -18,6 +18,8 @@ cdef extern from "incremental_sort.hh":
         void set_size(size_t n) nogil
         const CkyHeapEntry &operator[](size_t i) nogil  # [0]: the best
     void cky_queue_make(CkyQueue &queue) nogil
+    void cky_queue_push(CkyQueue &queue, double score, int32_t index) nogil
+    CkyHeapEntry cky_queue_pop(CkyQueue &queue) nogil
     # the partial edges' LM cache: key -> score, per queue search
     cdef cppclass CkyScoreCache:
         CkyScoreCache() nogil
@@ -25,8 +27,6 @@ cdef extern from "incremental_sort.hh":
         void clear() nogil
         const float *find(uint64_t key) nogil
         void insert(uint64_t key, float value) nogil  # (a key not in it)
-    void cky_queue_push(CkyQueue &queue, double score, int32_t index) nogil
-    CkyHeapEntry cky_queue_pop(CkyQueue &queue) nogil
 
 
 # One node of a vertex's boundary-word trie; a node's children are contiguous, best first.

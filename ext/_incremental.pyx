@@ -182,6 +182,25 @@ def queue_pops(batch, operations):
     return popped
 
 
+def score_cache_run(operations):
+    """The partial edges' LM cache (incremental_sort.hh's CkyScoreCache), for tests: `operations` in turn, each
+    ("insert", key, value), ("find", key) or ("clear",); returns, per find, the value found or None, and per
+    clear the entries it held before."""
+    cdef CkyScoreCache cache
+    cdef const float *found
+    out = []
+    for operation in operations:
+        if operation[0] == "insert":
+            cache.insert(<uint64_t>operation[1], <float>operation[2])
+        elif operation[0] == "find":
+            found = cache.find(<uint64_t>operation[1])
+            out.append(None if found == NULL else found[0])
+        else:
+            out.append(cache.size())
+            cache.clear()
+    return out
+
+
 TRACE_FIELDS = ("cell", "round", "limit", "pops", "items_made", "partial_pops", "lowest_pop", "stop_key", "groups")
 
 

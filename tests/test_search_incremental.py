@@ -412,6 +412,31 @@ def _scan_heap_pops(batch, operations):
     return popped
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_partial_lm_cache_finds_what_was_inserted_since_the_last_clear(seed):
+    """The partial edges' LM cache against a dict: every key inserted since the last clear is found with its
+    score, no other; through growth (thousands of keys) and the shrinking clear after a small use of a big
+    table, and many clears (generation stamps)."""
+    rng = np.random.default_rng(seed)
+    operations, expected, current, previous = [], [], {}, []
+    for size in (3000, 10, 0, 1500, 5, 700, 2):
+        for key in rng.integers(0, 2 ** 63, size=size, dtype=np.uint64):
+            key = int(key)
+            if key not in current:
+                current[key] = float(np.float32(rng.normal()))
+                operations.append(("insert", key, current[key]))
+        probes = list(current)[:200] + previous[:50] + [int(k) for k in rng.integers(0, 2 ** 63, size=50,
+                                                                                   dtype=np.uint64)]
+        for key in probes:
+            operations.append(("find", key))
+            expected.append(current.get(key))
+        operations.append(("clear",))
+        expected.append(len(current))
+        previous = list(current)  # (found before the clear, not after)
+        current = {}
+    assert _incremental.score_cache_run(operations) == expected
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_search_queue_breaks_ties_as_the_scanning_heap(seed):
     """The queue's tournament over a node's four children picks the first best child, as a left-to-right scan
