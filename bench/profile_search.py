@@ -17,7 +17,7 @@ import argparse
 import time
 
 COUNTERS = ("items", "edges", "edges_proposed", "lm_queries_novel", "partial_edges_popped", "partial_edges_pushed",
-            "complete_edges_scored", "partial_lm_novel", "flat_tails")
+            "complete_edges_scored", "partial_lm_novel", "flat_tails", "initial_edges", "trie_nodes")
 
 
 def main(argv=None):
@@ -28,6 +28,7 @@ def main(argv=None):
     parser.add_argument("--pop-limit", type=int, default=100)
     parser.add_argument("--sentences", type=int, default=30)
     parser.add_argument("--skip", type=int, default=0)
+    parser.add_argument("--lm", help="another LM file (e.g. lm.rest.bin, the LM with rest costs); default: the config's")
     parser.add_argument("--ready", action="store_true", help="print READY once loaded (to attach a profiler)")
     args = parser.parse_args(argv)
 
@@ -36,7 +37,12 @@ def main(argv=None):
 
     decoder = Decoder.from_config(args.config)
     settings = decoder.search_settings.replace(search=args.search)
-    driver = search_driver(settings.search)(decoder.store, decoder.lm, decoder.weights, decoder.space, settings)
+    lm = decoder.lm
+    if args.lm:
+        from decoder.lm import LanguageModel
+
+        lm = LanguageModel(args.lm)
+    driver = search_driver(settings.search)(decoder.store, lm, decoder.weights, decoder.space, settings)
     driver.configure(pop_limit=args.pop_limit)
     decoder.chart = driver
     with open(args.test, encoding="utf-8") as f:

@@ -6,6 +6,28 @@ from libcpp.vector cimport vector
 from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry, CkySortEntry, Group, Hypothesis
 from decoder._ext._kenlm cimport ChartState
 
+cdef extern from "incremental_sort.hh":
+    # the search's queue: a 4-ary max-heap of (score, index), children in one cache line
+    cdef cppclass CkyQueue:
+        CkyQueue() nogil
+        size_t size() nogil
+        void clear() nogil
+        void reserve(size_t capacity) nogil
+        void push_back(const CkyHeapEntry &entry) nogil  # unordered, then cky_queue_make
+        CkyHeapEntry *append_room(size_t k) nogil  # room for k unordered entries in place, then set_size
+        void set_size(size_t n) nogil
+        const CkyHeapEntry &operator[](size_t i) nogil  # [0]: the best
+    void cky_queue_make(CkyQueue &queue) nogil
+    void cky_queue_push(CkyQueue &queue, double score, int32_t index) nogil
+    CkyHeapEntry cky_queue_pop(CkyQueue &queue) nogil
+    # the partial edges' LM cache: key -> score, per queue search
+    cdef cppclass CkyScoreCache:
+        CkyScoreCache() nogil
+        size_t size() nogil
+        void clear() nogil
+        const float *find(uint64_t key) nogil
+        void insert(uint64_t key, float value) nogil  # (a key not in it)
+
 
 # One node of a vertex's boundary-word trie; a node's children are contiguous, best first.
 cdef struct TrieNode:
@@ -27,19 +49,19 @@ cdef struct TrieNode:
 
 
 # A hyperedge with tails still being refined: tail t is children[first[t]:] of node[t]
-# (first 0: the whole node); node -1: no tail (a terminal run or an absent child).
+# (first 0: the whole node); node -1: no tail (a terminal run or an absent child). 64 bytes (one cache
+# line; it is copied a few times per pop).
 cdef struct PartialEdge:
     double score
     double fixed          # the rule's score (a glue group's fixed score)
     float lm              # the LM estimate in score (weight not applied)
     int32_t group
     int32_t rule_rank
-    int32_t rule          # the rule id (GROUP_RULES with an LM score; else -1)
+    int32_t complete      # every tail an item: its LM state in IncrementalSearch.complete_states; else -1
     uint32_t relevant[2]  # per tail: the side bits (TrieNode.reveals) whose words can change the LM score
     int32_t node[2]
     int32_t first[2]
     int8_t flat[2]        # tail t is the items of node[t] (flat_leaves) from first[t] on, not its children
-    int32_t complete      # every tail an item: its LM state in IncrementalSearch.complete_states; else -1
     int8_t initial        # tails still at their roots: popping it lets the group's next rule in
     int8_t scores_lm      # the rule (or glue concatenation) has an LM score
     int8_t estimated      # lm is the rule's words-only estimate (initial edges and their rest edges)
@@ -66,32 +88,39 @@ cdef struct GroupCursor:
     int32_t rank
 
 
+# Blocks whose side keys (_append_tokens) are kept in IncrementalSearch.side_keys.
+cdef enum:
+    SIDE_KEY_BLOCKS = 16
+
+
 cdef class IncrementalSearch(ChartSearch):
     cdef vector[TrieNode] nodes
     cdef vector[int32_t] trie_of_list          # item-list offset -> trie root, or -1 (per sentence)
-    cdef vector[PartialEdge] partial_edges
+    cdef vector[PartialEdge] partial_edges      # the queued partial edges (queue entry index >= 0), per queue search
+    cdef vector[int32_t] free_edges             # slots of partial_edges whose edge was popped (reused first)
     cdef vector[int32_t] flat_leaves            # per sentence: flattened nodes' leaves, best first
     cdef vector[GroupCursor] group_cursor
     cdef vector[double] list_score             # per item-list position: its item's score (0: -1), per sentence
-    cdef vector[CkyHeapEntry] queue
+    cdef CkyQueue queue
     cdef vector[int32_t] ranks_scratch
     cdef vector[uint64_t] tokens_scratch
     cdef vector[uint64_t] trie_tokens          # the trie being built: its items' boundary tokens (by rank,
-    cdef vector[uint32_t] trie_token_bits      # from trie_token_lo[rank]) and their side bits
+    cdef vector[uint32_t] trie_token_sides     # from trie_token_lo[rank]: value and side, _append_tokens) and
+    cdef vector[uint32_t] trie_token_bits      # their side bits
     cdef vector[int32_t] trie_token_lo
+    cdef uint64_t side_keys[4 * SIDE_KEY_BLOCKS]  # cky_mix(0x7A11, 4 * block + side): a token's side key
     cdef vector[CkySortEntry] child_order      # _build_node's stack of children (sorted best first)
     cdef vector[int32_t] child_bounds          # and their [start, end) in ranks_scratch
     cdef vector[ChartState] node_states        # the trie nodes' partial states (per sentence)
     cdef vector[unsigned char] node_cuts       # and per partial state what it leaves out (_lm.score_partial_target's cut)
     cdef vector[unsigned char] child_cuts      # _partial_lm's cut per child block
-    cdef CkyHashMap partial_lm_index           # LM cache of partial edges, per cell and round: key ->
-    cdef vector[float] partial_lm_values       # its LM score
+    cdef CkyScoreCache partial_lm              # LM cache of partial edges, per cell and round: key -> its LM score
     # Per position of pair_rules_sorted, then of single_rules_sorted from single_offset on: SortedRule
     cdef object sorted_rules_array
     cdef const SortedRule *sorted_rules
     cdef int64_t single_offset
     cdef vector[ChartState] complete_states    # per cell (round): the states of complete partial edges
-    cdef vector[uint64_t] complete_hashes
+    cdef int32_t n_complete                    # (complete_states[:n_complete] are this cell's)
     # use what a rule's LM score cannot see (edge.relevant): refinements that keep the LM score, flat tails;
     # off: every side counts as seen (the same search, more LM scoring and pops: for tests)
     cdef public bint lm_visibility
@@ -116,22 +145,25 @@ cdef class IncrementalSearch(ChartSearch):
     cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored, flat_tails
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
+    cdef int32_t _new_trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _grow_trie(self, int32_t root, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
                           int parent_depth) noexcept nogil
-    cdef int _append_tokens(self, int32_t item) noexcept nogil
+    cdef int _append_tokens(self, int32_t item, size_t base) noexcept nogil
+    cdef uint64_t _token_key(self, size_t position) noexcept nogil
     cdef unsigned char _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil
     cdef void _set_node_states(self, int32_t slot) noexcept nogil
-    cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length,
+    cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length, unsigned long long calls,
                            const PartialEdge *edge) noexcept nogil
     cdef void _flatten(self, int32_t node) noexcept nogil
     cdef double _tail_score(self, int32_t node, int32_t first, bint flat) noexcept nogil
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil
     cdef const SortedRule *_sorted_rule(self, const Group *group, int64_t rule_rank) noexcept nogil
     cdef void _set_rule(self, PartialEdge *edge) noexcept nogil
+    cdef int32_t _store_edge(self, const PartialEdge *edge) noexcept nogil
     cdef void _queue_initial(self, int32_t g, int32_t rule_rank) noexcept nogil
     cdef void _initial_edge(self, int32_t g, double score, PartialEdge *edge) noexcept nogil
-    cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out,
-                               uint64_t *out_hash) noexcept nogil
+    cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, unsigned long long calls,
+                               ChartState *out) noexcept nogil
     cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil
     cdef void _queue_search(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil

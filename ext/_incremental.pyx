@@ -100,15 +100,12 @@ from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group
                                   EDGE_GLUE_START,
                                   cky_mix, cky_prefetch, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
-from decoder._ext._kenlm cimport ChartState
+from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState
 from decoder._ext._lm cimport (LanguageModel, chart_state_hash, cut_chart_state, empty_chart_state,
                                score_partial_target, score_target)
 
 cdef extern from "incremental_sort.hh":
     void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) nogil
-    void cky_queue_make(vector[CkyHeapEntry] &heap) nogil
-    void cky_queue_push(vector[CkyHeapEntry] &heap, double score, int32_t index) nogil
-    CkyHeapEntry cky_queue_pop(vector[CkyHeapEntry] &heap) nogil
 
 # End tokens of a block's sides.
 cdef uint64_t END_SHORT = 0x51A7E5E0D0000001ULL
@@ -119,7 +116,8 @@ cdef uint64_t ABSENT_TAIL_KEY = 0x3C6EF372FE94F82BULL
 # At most this many partial-edge LM scores are cached per cell and round (16 bytes each, with the index).
 cdef size_t PARTIAL_LM_ENTRIES = 1 << 21
 # The group loop of a cell's initial edges prefetches what the group this many on reads.
-cdef int PREFETCH_GROUPS = 8
+cdef enum:
+    PREFETCH_GROUPS = 8
 cdef int SIDE_LEFT = 0
 cdef int SIDE_RIGHT = 1
 cdef int SIDE_SHORT = 2  # a block whose left state is not full: its words, all on the left
@@ -160,7 +158,7 @@ def queue_pops(batch, operations):
     """The search queue (incremental_sort.hh's 4-ary heap), for tests: entries `batch` (scores) ordered at once,
     then `operations` in turn (a score: push it; NaN: pop), then pops until empty. Returns the popped scores and
     indexes (an entry's index: its position in batch, then in operations)."""
-    cdef vector[CkyHeapEntry] queue
+    cdef CkyQueue queue
     cdef CkyHeapEntry entry
     cdef int32_t index = 0
     popped = []
@@ -184,6 +182,25 @@ def queue_pops(batch, operations):
     return popped
 
 
+def score_cache_run(operations):
+    """The partial edges' LM cache (incremental_sort.hh's CkyScoreCache), for tests: `operations` in turn, each
+    ("insert", key, value), ("find", key) or ("clear",); returns, per find, the value found or None, and per
+    clear the entries it held before."""
+    cdef CkyScoreCache cache
+    cdef const float *found
+    out = []
+    for operation in operations:
+        if operation[0] == "insert":
+            cache.insert(<uint64_t>operation[1], <float>operation[2])
+        elif operation[0] == "find":
+            found = cache.find(<uint64_t>operation[1])
+            out.append(None if found == NULL else found[0])
+        else:
+            out.append(cache.size())
+            cache.clear()
+    return out
+
+
 TRACE_FIELDS = ("cell", "round", "limit", "pops", "items_made", "partial_pops", "lowest_pop", "stop_key", "groups")
 
 
@@ -200,6 +217,9 @@ cdef class IncrementalSearch(ChartSearch):
         self.partial_rest = True
         self.trace = False
         self.initial_key = 0
+        cdef int k
+        for k in range(4 * SIDE_KEY_BLOCKS):
+            self.side_keys[k] = cky_mix(<uint64_t>0x7A11, <uint64_t>k)
         cdef const unsigned char[::1] packed
         self.sorted_rules_array = np.ascontiguousarray(arrays["sorted_rules"])
         if self.sorted_rules_array.dtype.itemsize != sizeof(SortedRule):
@@ -214,8 +234,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.node_states.clear()
         self.node_cuts.clear()
         self.trie_of_list.clear()
-        self.partial_lm_index.clear()
-        self.partial_lm_values.clear()
+        self.partial_lm.clear()
         self.list_score.clear()
         self.partial_pops = 0
         self.partial_pushes = 0
@@ -263,39 +282,62 @@ cdef class IncrementalSearch(ChartSearch):
 
     # ---- boundary tokens of an item (KenLM ChartStates, one per block)
 
-    cdef int _append_tokens(self, int32_t item) noexcept nogil:
-        """Append the item's boundary tokens, in reveal order, to trie_tokens, and to trie_token_bits the
-        (block, side) bit (side_bit) of each that changes _partial_state's result (0: a long block's end
-        tokens, which reveal no word); returns their number."""
+    cdef int _append_tokens(self, int32_t item, size_t base) noexcept nogil:
+        """Write the item's boundary tokens, in reveal order, to trie_tokens[base:] (the token's value: a left
+        state's n-gram pointer, a right state's word or an end token) and trie_token_sides (its side,
+        4 * block + SIDE_*: a token is the pair, hashed by _token_key only where the trie branches), and to
+        trie_token_bits the (block, side) bit (side_bit) of each that changes _partial_state's result (0: a
+        long block's end tokens, which reveal no word); returns their number. The arrays have room for
+        2 * KENLM_MAX_ORDER tokens a block (both sides' words and end tokens) from base on."""
         cdef const Item *it = &self.items[item]
         cdef const ChartState *st
         cdef int s, k, la, lb, total = 0
-        cdef uint64_t value, left_key, right_key
+        cdef uint32_t bit, left_side, right_side
+        cdef uint64_t *tokens
+        cdef uint32_t *sides
+        cdef uint32_t *bits
+        tokens = self.trie_tokens.data() + base
+        sides = self.trie_token_sides.data() + base
+        bits = self.trie_token_bits.data() + base
         for s in range(it.n_states):
             st = &self.states[it.state_offset + s]
-            left_key = cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + SIDE_LEFT))
+            left_side = 4 * s + SIDE_LEFT
             if not st.left.full:
-                for k in range(st.left.length + 1):
-                    value = st.left.pointers[k] if k < st.left.length else END_SHORT
-                    self.trie_tokens.push_back(cky_mix(left_key, value))
-                    self.trie_token_bits.push_back(side_bit(s, SIDE_SHORT))
-                total += st.left.length + 1
+                bit = side_bit(s, SIDE_SHORT)
+                for k in range(st.left.length):
+                    tokens[total] = st.left.pointers[k]
+                    sides[total] = left_side
+                    bits[total] = bit
+                    total += 1
+                tokens[total] = END_SHORT
+                sides[total] = left_side
+                bits[total] = bit
+                total += 1
                 continue
-            right_key = cky_mix(<uint64_t>0x7A11, <uint64_t>(4 * s + SIDE_RIGHT))
+            right_side = 4 * s + SIDE_RIGHT
             # Alternate left and right, outermost first, until one side runs out.
             la = st.left.length + 1
             lb = st.right.length + 1
             for k in range(la if la > lb else lb):
                 if k < la:
-                    value = st.left.pointers[k] if k < st.left.length else END_LONG
-                    self.trie_tokens.push_back(cky_mix(left_key, value))
-                    self.trie_token_bits.push_back(side_bit(s, SIDE_LEFT) if k < st.left.length else 0)
+                    tokens[total] = st.left.pointers[k] if k < st.left.length else END_LONG
+                    sides[total] = left_side
+                    bits[total] = side_bit(s, SIDE_LEFT) if k < st.left.length else 0
+                    total += 1
                 if k < lb:
-                    value = <uint64_t>st.right.words[k] if k < st.right.length else END_RIGHT
-                    self.trie_tokens.push_back(cky_mix(right_key, value))
-                    self.trie_token_bits.push_back(side_bit(s, SIDE_RIGHT) if k < st.right.length else 0)
-            total += la + lb
+                    tokens[total] = <uint64_t>st.right.words[k] if k < st.right.length else END_RIGHT
+                    sides[total] = right_side
+                    bits[total] = side_bit(s, SIDE_RIGHT) if k < st.right.length else 0
+                    total += 1
         return total
+
+    cdef inline uint64_t _token_key(self, size_t position) noexcept nogil:
+        """The hash of the token at trie_tokens[position]: its value mixed into its side's key, cky_mix(0x7A11,
+        side) (from a table for the first blocks)."""
+        cdef uint32_t side = self.trie_token_sides[position]
+        cdef uint64_t side_key = self.side_keys[side] if side < 4 * SIDE_KEY_BLOCKS else \
+            cky_mix(<uint64_t>0x7A11, <uint64_t>side)
+        return cky_mix(side_key, self.trie_tokens[position])
 
     cdef unsigned char _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil:
         """Block `block` of `item`'s state as far as its first `depth` tokens reveal it; returns what it leaves
@@ -340,17 +382,21 @@ cdef class IncrementalSearch(ChartSearch):
 
     # ---- tries
 
-    cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil:
-        """The trie over item_lists[list_lo:list_lo + list_n] (made once per sentence), or -1 for no tail.
-        Of two or more items, only the root's score and best item, until an edge over it is first popped
-        (_grow_trie): most vertices' tries are never needed (their groups' initial edges are never popped)."""
-        cdef int32_t root, best
+    cdef inline int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil:
+        """The trie over item_lists[list_lo:list_lo + list_n] (made once per sentence), or -1 for no tail."""
         if list_n <= 0 or self.item_lists[list_lo] < 0:
             return -1
+        if <size_t>list_lo < self.trie_of_list.size() and self.trie_of_list[list_lo] >= 0:
+            return self.trie_of_list[list_lo]
+        return self._new_trie(list_lo, list_n)
+
+    cdef int32_t _new_trie(self, int32_t list_lo, int32_t list_n) noexcept nogil:
+        """_trie's root, made: of two or more items, only the root's score and best item, until an edge over it
+        is first popped (_grow_trie): most vertices' tries are never needed (their groups' initial edges are
+        never popped)."""
+        cdef int32_t root, best
         if <size_t>list_lo >= self.trie_of_list.size():
             self.trie_of_list.resize(self.item_lists.size(), -1)
-        if self.trie_of_list[list_lo] >= 0:
-            return self.trie_of_list[list_lo]
         root = self.nodes.size()
         self.nodes.resize(root + 1)
         self.trie_of_list[list_lo] = root
@@ -374,17 +420,43 @@ cdef class IncrementalSearch(ChartSearch):
 
     cdef void _grow_trie(self, int32_t root, int32_t list_lo, int32_t list_n) noexcept nogil:
         """Build the trie of item_lists[list_lo:list_lo + list_n] below nodes[root]."""
-        cdef int32_t k
+        cdef int32_t k, item
+        cdef const Item *it
+        cdef const ChartState *st
+        cdef int s, n_tokens = 0
+        if list_n == 1:
+            # A single item: the leaf itself, as _build_node makes it (its tokens only counted; a root reveals
+            # everything and has nothing below).
+            item = self.item_lists[list_lo]
+            it = &self.items[item]
+            for s in range(it.n_states):
+                st = &self.states[it.state_offset + s]
+                n_tokens += (st.left.length + st.right.length + 2) if st.left.full else (st.left.length + 1)
+            self.nodes[root].score = it.score
+            self.nodes[root].item = item
+            self.nodes[root].rank = 0
+            self.nodes[root].n_items = 1
+            self.nodes[root].flat_lo = -1
+            self.nodes[root].first_child = -1
+            self.nodes[root].n_children = 0
+            self.nodes[root].depth = <int16_t>(n_tokens + 1)
+            self.nodes[root].reveals = 0xFFFFFFFFu
+            self.nodes[root].below = 0
+            self._set_node_states(root)
+            return
         self.ranks_scratch.resize(list_n)
         self.tokens_scratch.resize(list_n)
-        self.trie_tokens.clear()
-        self.trie_token_bits.clear()
         self.trie_token_lo.resize(list_n + 1)
         for k in range(list_n):
+            item = self.item_lists[list_lo + k]
             self.ranks_scratch[k] = k
-            self.trie_token_lo[k] = self.trie_tokens.size()
-            self._append_tokens(self.item_lists[list_lo + k])
-        self.trie_token_lo[list_n] = self.trie_tokens.size()
+            self.trie_token_lo[k] = n_tokens
+            if <size_t>(n_tokens + 2 * KENLM_MAX_ORDER * self.items[item].n_states) > self.trie_tokens.size():
+                self.trie_tokens.resize(2 * (n_tokens + 2 * KENLM_MAX_ORDER * self.items[item].n_states))
+                self.trie_token_sides.resize(self.trie_tokens.size())
+                self.trie_token_bits.resize(self.trie_tokens.size())
+            n_tokens += self._append_tokens(item, n_tokens)
+        self.trie_token_lo[list_n] = n_tokens
         self._build_node(root, list_lo, 0, list_n, 0, 0)
         self.nodes[root].reveals = 0xFFFFFFFFu  # (a root is never a refinement)
 
@@ -402,8 +474,10 @@ cdef class IncrementalSearch(ChartSearch):
                                                      # recursion: no allocation per node)
         cdef CkySortEntry entry
         cdef TrieNode leaf
-        cdef uint32_t reveals = 0, below = 0
-        cdef uint64_t token
+        cdef uint32_t reveals = 0, below = 0, side
+        cdef uint64_t value
+        cdef int32_t position
+        cdef bint shared
         self.nodes[slot].score = self.items[best].score
         self.nodes[slot].item = best
         self.nodes[slot].rank = -1
@@ -420,18 +494,19 @@ cdef class IncrementalSearch(ChartSearch):
             self.nodes[slot].below = 0
             self._set_node_states(slot)
             return
-        # Tokens the items all share: revealed at once.
+        # Tokens the items all share (value and side): revealed at once.
         while depth < n_tokens:
-            for k in range(lo, hi):
-                rank = self.ranks_scratch[k]
-                self.tokens_scratch[k] = self.trie_tokens[self.trie_token_lo[rank] + depth] \
-                    if self.trie_token_lo[rank] + depth < self.trie_token_lo[rank + 1] else 0
-            token = self.tokens_scratch[lo]
+            value = self.trie_tokens[best_lo + depth]
+            side = self.trie_token_sides[best_lo + depth]
+            shared = True
             for k in range(lo + 1, hi):
-                if self.tokens_scratch[k] != token:
-                    token = ~token
+                rank = self.ranks_scratch[k]
+                position = self.trie_token_lo[rank] + depth
+                if position >= self.trie_token_lo[rank + 1] or self.trie_tokens[position] != value or \
+                        self.trie_token_sides[position] != side:
+                    shared = False
                     break
-            if token != self.tokens_scratch[lo]:
+            if not shared:
                 break
             depth += 1
         for d in range(parent_depth, depth):
@@ -460,7 +535,11 @@ cdef class IncrementalSearch(ChartSearch):
                 self.nodes.push_back(leaf)
                 self._set_node_states(self.nodes.size() - 1)
             return
-        # tokens_scratch[lo:hi] hold the tokens at depth (they differ): one child per token.
+        # The tokens at depth (they differ), hashed (0: the item has no more): one child per token.
+        for k in range(lo, hi):
+            rank = self.ranks_scratch[k]
+            position = self.trie_token_lo[rank] + depth
+            self.tokens_scratch[k] = self._token_key(position) if position < self.trie_token_lo[rank + 1] else 0
         cky_stable_sort_by_key(&self.tokens_scratch[lo], &self.ranks_scratch[lo], hi - lo)
         start = lo
         for k in range(lo + 1, hi + 1):
@@ -546,23 +625,20 @@ cdef class IncrementalSearch(ChartSearch):
             return self.nodes[node].score
         return self.nodes[self.nodes[node].first_child + first].score
 
-    cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length,
+    cdef float _partial_lm(self, uint64_t key, const int32_t *target, Py_ssize_t length, unsigned long long calls,
                            const PartialEdge *edge) noexcept nogil:
         """The LM score of a target side over the edge's tails' partial states (KenLM RuleScore),
         through the partial-edge cache (key: the target's hash and the tail nodes' state keys).
-        Counted as LM queries as ChartSearch._score counts them (novel: not from the cache)."""
-        cdef unsigned long long calls = length
-        cdef int32_t *cached
+        Counted as `calls` LM queries (_lm_calls), as ChartSearch._score counts them (novel: not from the cache)."""
+        cdef const float *cached
         cdef int32_t node, item, offset
         cdef int t, s
         cdef float lm
         cdef ChartState out
-        if length > 0 and (target[0] < 0 or target == self.glue_start_target):
-            calls -= 1  # the first child is copied, not scored; <s> is context, not a query
         self.lm_queries += calls
-        cached = self.partial_lm_index.find(key)
+        cached = self.partial_lm.find(key)
         if cached != NULL:
-            return self.partial_lm_values[cached[0]]
+            return cached[0]
         self.child_pointers.clear()
         self.child_cuts.clear()
         for t in range(2):
@@ -586,9 +662,8 @@ cdef class IncrementalSearch(ChartSearch):
             lm = score_target(self.model, target, length, self.child_pointers.data(), &out, NULL)
         self.lm_queries_novel += calls
         self.partial_lm_novel += 1
-        if self.partial_lm_values.size() < PARTIAL_LM_ENTRIES:
-            self.partial_lm_index.set(key, self.partial_lm_values.size())
-            self.partial_lm_values.push_back(lm)
+        if self.partial_lm.size() < PARTIAL_LM_ENTRIES:
+            self.partial_lm.insert(key, lm)
         return lm
 
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil:
@@ -602,63 +677,65 @@ cdef class IncrementalSearch(ChartSearch):
         cdef int t, s
         cdef double score = self._tail_score(edge.node[0], edge.first[0], edge.flat[0]) + \
             self._tail_score(edge.node[1], edge.first[1], edge.flat[1])
-        cdef bint scores_lm, complete = True
-        cdef uint64_t key, out_hash
+        cdef bint complete = True
+        cdef uint64_t key
         cdef const int32_t *target
         cdef Py_ssize_t length
-        cdef ChartState out
+        cdef unsigned long long calls
         cdef float lm
         edge.complete = -1
         score += edge.fixed
         if not edge.scores_lm or edge.estimated:  # (the estimate stays in edge.lm)
             edge.score = score + self.weight_lm * edge.lm
             return
+        # (calls: the LM queries the target counts for, as ChartSearch._score counts them: a first child is
+        # copied, not scored, and <s> is context, not a query; from the record, not the target's first symbol)
         if group.kind == GROUP_RULES:
             sorted_rule = self._sorted_rule(group, edge.rule_rank)
             length = sorted_rule.target_length
             target = &self.rule_target_lm[sorted_rule.target_lo] if length > 0 else NULL
             key = sorted_rule.target_hash
+            calls = length - 1 if length > 0 and sorted_rule.target_first < 0 else length
         elif group.kind == GROUP_GLUE_START:
             target = self.glue_start_target
             length = 2
             key = CKY_GLUE_START_HASH
+            calls = 1
         else:
             target = CKY_GLUE_CONCAT_TARGET
             length = 2
             key = CKY_GLUE_CONCAT_HASH
+            calls = 1
         for t in range(2):
             if edge.node[t] >= 0 and self.nodes[edge.node[t]].rank < 0:
                 complete = False
         if complete:
             self.child_pointers.clear()
-            self.child_hashes.clear()
             for t in range(2):
                 if edge.node[t] < 0:
                     continue
                 item = self.nodes[edge.node[t]].item
                 for s in range(self.items[item].n_states):
                     self.child_pointers.push_back(&self.states[self.items[item].state_offset + s])
-                    self.child_hashes.push_back(self.state_hashes[self.items[item].state_offset + s])
-            lm = self._score_complete(target, length, &out, &out_hash)
-            edge.complete = self.complete_states.size()
+            edge.complete = self.n_complete
+            if <size_t>self.n_complete >= self.complete_states.size():  # (grown, never shrunk: no per-edge resize)
+                self.complete_states.resize(2 * self.n_complete + 64)
+            self.n_complete += 1
+            lm = self._score_complete(target, length, calls, &self.complete_states[edge.complete])
             self.complete_scored += 1
-            self.complete_states.push_back(out)
-            self.complete_hashes.push_back(out_hash)
         else:
             for t in range(2):
                 key = cky_mix(key, self.nodes[edge.node[t]].state_key if edge.node[t] >= 0 else ABSENT_TAIL_KEY)
-            lm = self._partial_lm(key, target, length, edge)
+            lm = self._partial_lm(key, target, length, calls, edge)
         edge.lm = lm
         edge.score = score + self.weight_lm * lm
 
-    cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, ChartState *out,
-                               uint64_t *out_hash) noexcept nogil:
+    cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, unsigned long long calls,
+                               ChartState *out) noexcept nogil:
         """The exact LM score of a complete edge over self.child_pointers, straight from KenLM: most are
-        novel (each is scored once), and a probe of the chart's large LM cache costs more than the query."""
-        cdef unsigned long long calls = length
+        novel (each is scored once), and a probe of the chart's large LM cache costs more than the query.
+        (The state's hash is made when the edge is popped: _complete_hypothesis.) Counted as `calls` LM queries."""
         cdef float lm
-        if length > 0 and (target[0] < 0 or target == self.glue_start_target):
-            calls -= 1
         self.lm_queries += calls
         self.lm_queries_novel += calls
         if length == 0:
@@ -666,7 +743,6 @@ cdef class IncrementalSearch(ChartSearch):
             lm = 0.0
         else:
             lm = score_target(self.model, target, length, self.child_pointers.data(), out, NULL)
-        out_hash[0] = chart_state_hash(out)
         return lm
 
     cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil:
@@ -679,7 +755,7 @@ cdef class IncrementalSearch(ChartSearch):
         hyp.right_rank = self.nodes[edge.node[1]].rank if edge.node[1] >= 0 else 0
         hyp.state_offset = self.pending_states.size()
         self.pending_states.push_back(self.complete_states[edge.complete])
-        self.pending_hashes.push_back(self.complete_hashes[edge.complete])
+        self.pending_hashes.push_back(chart_state_hash(&self.complete_states[edge.complete]))
         hyp.n_states = 1
         if group.kind == GROUP_RULES:
             sorted_rule = self._sorted_rule(group, edge.rule_rank)
@@ -697,28 +773,39 @@ cdef class IncrementalSearch(ChartSearch):
         return &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo + rule_rank]
 
     cdef void _set_rule(self, PartialEdge *edge) noexcept nogil:
-        """The edge's rule id and, per tail, the sides whose words its LM score sees (edge.relevant): read
-        only for edges that are scored or split, not for every initial edge (most are never popped)."""
+        """Per tail, the sides whose words the edge's LM score sees (edge.relevant): read only for edges that
+        are scored or split, not for every initial edge (most are never popped)."""
         cdef Group *group = &self.groups[edge.group]
         cdef const SortedRule *sorted_rule
         cdef int32_t first = CKY_GLUE_CONCAT_TARGET[0], last = CKY_GLUE_CONCAT_TARGET[1]
         cdef Py_ssize_t length = 2
         cdef int t, n_left_blocks
+        if not self.lm_visibility:
+            return
         if group.kind == GROUP_RULES:
             sorted_rule = self._sorted_rule(group, edge.rule_rank)
-            edge.rule = sorted_rule.rule
             first = sorted_rule.target_first
             last = sorted_rule.target_last
             length = sorted_rule.target_length
         elif group.kind == GROUP_GLUE_START:
             first = self.glue_start_target[0]
             last = self.glue_start_target[1]
-        if not self.lm_visibility:
-            return
         n_left_blocks = self.items[self.nodes[edge.node[0]].item].n_states if edge.node[0] >= 0 else 0
         for t in range(2):
             if edge.node[t] >= 0:
                 edge.relevant[t] = rule_relevant_sides(first, last, length, n_left_blocks, t)
+
+    cdef inline int32_t _store_edge(self, const PartialEdge *edge) noexcept nogil:
+        """Keep a partial edge for its queue entry: in the slot of the last edge popped, if free (in cache,
+        and partial_edges stays as small as the queue), else a new one; returns the slot."""
+        cdef int32_t slot
+        if self.free_edges.size() > 0:
+            slot = self.free_edges.back()
+            self.free_edges.pop_back()
+            self.partial_edges[slot] = edge[0]
+            return slot
+        self.partial_edges.push_back(edge[0])
+        return self.partial_edges.size() - 1
 
     cdef void _queue_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
         """Queue group g's initial edge of rule rule_rank (tails at their roots) as a bare queue entry,
@@ -741,7 +828,7 @@ cdef class IncrementalSearch(ChartSearch):
             score += group.fixed_score
         self.group_cursor[g].rank = rule_rank
         entry.score = score + self.weight_lm * lm
-        if self._keyed_at_corner(group, True):
+        if self.initial_key != 0 and self._keyed_at_corner(group, True):
             entry.score = self._corner_key(g, rule_rank)
         entry.index = ~g
         cky_queue_push(self.queue, entry.score, entry.index)
@@ -785,7 +872,6 @@ cdef class IncrementalSearch(ChartSearch):
         edge.flat[0] = 0
         edge.flat[1] = 0
         edge.lm = 0.0
-        edge.rule = -1
         edge.complete = -1
         edge.relevant[0] = edge.relevant[1] = 0xFFFFFFFFu
         if group.kind == GROUP_RULES:
@@ -840,17 +926,22 @@ cdef class IncrementalSearch(ChartSearch):
         cdef int32_t items_before = self.items.size()
         cdef unsigned long long partial_before = self.partial_pops
         cdef double lowest_pop = INFINITY
+        cdef int initial_key = self.initial_key
+        cdef double weight_lm = self.weight_lm, tails
+        cdef const SortedRule *sorted_rules = self.sorted_rules
+        cdef int64_t single_offset = self.single_offset
+        cdef CkyHeapEntry *batch
         if g_hi <= g_lo:
             return
         self.queue.clear()
         self.partial_edges.clear()
-        self.partial_lm_index.clear()  # (the cache of partial edges' LM scores: per cell and round, see the docstring)
-        self.partial_lm_values.clear()
-        self.complete_states.clear()
-        self.complete_hashes.clear()
+        self.free_edges.clear()
+        self.partial_lm.clear()  # (the cache of partial edges' LM scores: per cell and round, see the docstring)
+        self.n_complete = 0
         self.pending_states.clear()
         self.pending_hashes.clear()
-        self.group_cursor.resize(self.groups.size())
+        if self.group_cursor.size() < self.groups.size():  # (the batch below sets every cursor of g_lo:g_hi)
+            self.group_cursor.resize(self.groups.size())
         # Every group's initial edge of its first rule, as _queue_initial makes it, appended in one batch (ordered
         # at once below), through raw pointers; what the group PREFETCH_GROUPS on reads is prefetched (most of
         # those reads miss the cache).
@@ -858,35 +949,37 @@ cdef class IncrementalSearch(ChartSearch):
         groups = self.groups.data()
         cursor = self.group_cursor.data()
         list_score = self.list_score.data()
-        self.queue.reserve(n_groups - g_lo)
+        batch = self.queue.append_room(n_groups - g_lo)
         for g in range(g_lo, n_groups):
             if g + PREFETCH_GROUPS < n_groups:
                 ahead = &groups[g + PREFETCH_GROUPS]
                 cky_prefetch(&list_score[ahead.left_lo])
                 cky_prefetch(&list_score[ahead.right_lo])
                 if ahead.kind == GROUP_RULES:
-                    cky_prefetch(self._sorted_rule(ahead, 0))
+                    cky_prefetch(&sorted_rules[(single_offset if ahead.single else 0) + ahead.rules_lo])
             group = &groups[g]
-            cursor[g].tails = (list_score[group.left_lo] if group.n_left > 0 else 0.0) + \
+            tails = (list_score[group.left_lo] if group.n_left > 0 else 0.0) + \
                 (list_score[group.right_lo] if group.n_right > 0 else 0.0)
+            cursor[g].tails = tails
             cursor[g].rank = 0
             if group.n_rules <= 0:
                 continue
             lm = 0.0
             if group.kind == GROUP_RULES:
-                sorted_rule = self._sorted_rule(group, 0)
-                score = cursor[g].tails + sorted_rule.score
+                sorted_rule = &sorted_rules[(single_offset if group.single else 0) + group.rules_lo]
+                score = tails + sorted_rule.score
                 if not isnan(sorted_rule.estimate):
                     lm = sorted_rule.estimate
             else:
-                score = cursor[g].tails + group.fixed_score
-            entry.score = score + self.weight_lm * lm
-            if self._keyed_at_corner(group, False):
+                score = tails + group.fixed_score
+            entry.score = score + weight_lm * lm
+            if initial_key != 0 and self._keyed_at_corner(group, False):
                 entry.score = self._corner_key(g, 0)
                 groups = self.groups.data()
             entry.index = ~g
-            self.queue.push_back(entry)
+            batch[n_initial] = entry
             n_initial += 1
+        self.queue.set_size(self.queue.size() + n_initial)
         self.initial_edges += n_initial
         self.partial_pushes += n_initial
         cky_queue_make(self.queue)
@@ -900,6 +993,7 @@ cdef class IncrementalSearch(ChartSearch):
                     self._initial_edge(~top.index, top.score, &edge)
                 else:
                     edge = self.partial_edges[top.index]
+                    self.free_edges.push_back(top.index)
             self.partial_pops += 1
             for t in range(2):  # (an edge is scored over its tails' partial states or split only once popped)
                 node = edge.node[t]
@@ -925,8 +1019,7 @@ cdef class IncrementalSearch(ChartSearch):
                     edge.initial = 0
                     self._score_partial(&edge)
                     if self.queue.size() > 0 and edge.score < self.queue[0].score:
-                        self.partial_edges.push_back(edge)
-                        cky_queue_push(self.queue, edge.score, self.partial_edges.size() - 1)
+                        cky_queue_push(self.queue, edge.score, self._store_edge(&edge))
                         self.partial_pushes += 1
                         continue
                 self.pending_states.clear()
@@ -975,15 +1068,13 @@ cdef class IncrementalSearch(ChartSearch):
                 refined.first[split] = edge.first[split] + 1
                 refined.score = edge.score - self._tail_score(node, edge.first[split], edge.flat[split]) \
                     + self._tail_score(node, refined.first[split], edge.flat[split])
-                self.partial_edges.push_back(refined)
-                cky_queue_push(self.queue, refined.score, self.partial_edges.size() - 1)
+                cky_queue_push(self.queue, refined.score, self._store_edge(&refined))
                 self.partial_pushes += 1
             self.partial_pushes += 1
             if self.queue.size() == 0 or next_edge.score >= self.queue[0].score:
                 have_next = True  # the best edge: popped next, not through the queue
             else:
-                self.partial_edges.push_back(next_edge)
-                cky_queue_push(self.queue, next_edge.score, self.partial_edges.size() - 1)
+                cky_queue_push(self.queue, next_edge.score, self._store_edge(&next_edge))
         if self.trace:
             self.trace_rows.push_back(c)
             self.trace_rows.push_back(round)

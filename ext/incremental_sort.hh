@@ -1,10 +1,14 @@
 // The stable sort the incremental search's trie building needs (decoder._ext._incremental):
-// a vertex's items, best first, grouped by one boundary token without losing their order; and
-// its queue: a 4-ary max-heap of chart_containers.hh's CkyHeapEntry (made from a batch at once).
+// a vertex's items, best first, grouped by one boundary token without losing their order; its
+// queue: a 4-ary max-heap of chart_containers.hh's CkyHeapEntry (made from a batch at once); and
+// its cache of partial edges' LM scores.
 #ifndef CKY_INCREMENTAL_SORT_HH
 #define CKY_INCREMENTAL_SORT_HH
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -34,52 +38,174 @@ static inline void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n
 }
 
 /* The incremental search's queue: a 4-ary max-heap of CkyHeapEntry by score (half the levels of a
-   binary heap, and a node's four children in one cache line: most of its work is pops). */
-static inline void cky_queue_sift_down(std::vector<CkyHeapEntry> &heap, size_t hole, const CkyHeapEntry value) {
-    const size_t n = heap.size();
-    CkyHeapEntry *h = heap.data();
-    for (;;) {
-        const size_t first = 4 * hole + 1;
-        if (first >= n) break;
-        size_t best = first;
-        const size_t end = first + 4 < n ? first + 4 : n;
-        for (size_t c = first + 1; c < end; ++c)
-            if (h[best].score < h[c].score) best = c;
-        if (!(value.score < h[best].score)) break;
-        h[hole] = h[best];
-        hole = best;
+   binary heap; most of its work is pops). Logical entry i is at slot i + 3 of a 64-byte aligned block,
+   so that the four children of an entry (4i + 1 .. 4i + 4) are the four 16-byte entries of one cache
+   line. Sifting down picks the first of the children with the highest score, as a left-to-right scan
+   with `<` does, by a tournament (no data-dependent branch): the same heap, pop for pop, as
+   std::vector<CkyHeapEntry> with that scan (tests: queue_pops against a reference heap). */
+struct CkyQueue {
+    CkyHeapEntry *raw_ = nullptr;   /* the aligned block (slot 0) */
+    CkyHeapEntry *h_ = nullptr;     /* logical entry 0 (raw_ + 3) */
+    size_t n_ = 0, capacity_ = 0;
+
+    CkyQueue() {}
+    CkyQueue(const CkyQueue &) = delete;
+    CkyQueue &operator=(const CkyQueue &) = delete;
+    ~CkyQueue() { std::free(raw_); }
+
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    void clear() { n_ = 0; }
+    double top_score() const { return h_[0].score; }
+    const CkyHeapEntry &operator[](size_t i) const { return h_[i]; }  /* [0]: the best */
+
+    void reserve(size_t capacity) {
+        if (capacity <= capacity_) return;
+        size_t grown = capacity_ < 64 ? 64 : capacity_;
+        while (grown < capacity) grown *= 2;
+        void *block = nullptr;
+        if (posix_memalign(&block, 64, (grown + 4) * sizeof(CkyHeapEntry)) != 0) throw std::bad_alloc();
+        CkyHeapEntry *raw = static_cast<CkyHeapEntry *>(block);
+        if (n_ > 0) std::memcpy(raw + 3, h_, n_ * sizeof(CkyHeapEntry));
+        std::free(raw_);
+        raw_ = raw;
+        h_ = raw + 3;
+        capacity_ = grown;
     }
-    h[hole] = value;
-}
 
-/* Order entries appended without ordering into the queue's heap. */
-static inline void cky_queue_make(std::vector<CkyHeapEntry> &heap) {
-    const size_t n = heap.size();
-    if (n < 2) return;
-    for (size_t i = (n - 2) / 4 + 1; i-- > 0;) cky_queue_sift_down(heap, i, heap[i]);
-}
-
-static inline void cky_queue_push(std::vector<CkyHeapEntry> &heap, double score, int32_t index) {
-    heap.push_back(CkyHeapEntry{score, index});
-    CkyHeapEntry *h = heap.data();
-    size_t hole = heap.size() - 1;
-    const CkyHeapEntry value = h[hole];
-    while (hole > 0) {
-        const size_t parent = (hole - 1) / 4;
-        if (!(h[parent].score < value.score)) break;
-        h[hole] = h[parent];
-        hole = parent;
+    /* Room for k more entries appended in place (then set_size with how many were, and cky_queue_make). */
+    CkyHeapEntry *append_room(size_t k) {
+        reserve(n_ + k);
+        return h_ + n_;
     }
-    h[hole] = value;
-}
+    void set_size(size_t n) { n_ = n; }
 
-/* Remove and return the best entry (the queue is not empty). */
-static inline CkyHeapEntry cky_queue_pop(std::vector<CkyHeapEntry> &heap) {
-    const CkyHeapEntry top = heap[0];
-    const CkyHeapEntry last = heap.back();
-    heap.pop_back();
-    if (!heap.empty()) cky_queue_sift_down(heap, 0, last);
-    return top;
-}
+    /* Append without ordering (then cky_queue_make). */
+    void push_back(const CkyHeapEntry &entry) {
+        if (n_ == capacity_) reserve(n_ + 1);
+        h_[n_] = entry;
+        ++n_;
+    }
+
+    void sift_down(size_t hole, const CkyHeapEntry value) {
+        CkyHeapEntry *h = h_;
+        const size_t n = n_;
+        for (;;) {
+            const size_t first = 4 * hole + 1;
+            size_t best;
+            double best_score;
+            if (first + 4 <= n) {
+                const CkyHeapEntry *c = h + first;
+                const double s0 = c[0].score, s1 = c[1].score, s2 = c[2].score, s3 = c[3].score;
+                const bool x = s0 < s1, y = s2 < s3;
+                const double m01 = x ? s1 : s0, m23 = y ? s3 : s2;
+                const bool z = m01 < m23;
+                best = first + (z ? 2 + (size_t)y : (size_t)x);
+                best_score = z ? m23 : m01;
+            } else {
+                if (first >= n) break;
+                best = first;
+                for (size_t c = first + 1; c < n; ++c)
+                    if (h[best].score < h[c].score) best = c;
+                best_score = h[best].score;
+            }
+            if (!(value.score < best_score)) break;
+            h[hole] = h[best];
+            hole = best;
+        }
+        h[hole] = value;
+    }
+
+    /* Order the entries appended since the queue was empty. */
+    void make() {
+        if (n_ < 2) return;
+        for (size_t i = (n_ - 2) / 4 + 1; i-- > 0;) sift_down(i, h_[i]);
+    }
+
+    void push(double score, int32_t index) {
+        if (n_ == capacity_) reserve(n_ + 1);
+        CkyHeapEntry *h = h_;
+        size_t hole = n_++;
+        while (hole > 0) {
+            const size_t parent = (hole - 1) / 4;
+            if (!(h[parent].score < score)) break;
+            h[hole] = h[parent];
+            hole = parent;
+        }
+        h[hole].score = score;
+        h[hole].index = index;
+    }
+
+    /* Remove and return the best entry (the queue is not empty). */
+    CkyHeapEntry pop() {
+        const CkyHeapEntry top = h_[0];
+        --n_;
+        if (n_ > 0) sift_down(0, h_[n_]);
+        return top;
+    }
+};
+
+/* The partial edges' LM cache of one queue search: 64-bit keys (already mixed) to float scores, open
+   addressing with the score in the slot (one cache line per probe), O(1) clear by a generation stamp.
+   A clear after a search that used a sixteenth of the table or less makes it small again, so that the
+   probes of the many small cells' searches stay in the CPU cache, not spread over a table that one big
+   cell grew. */
+struct CkyScoreCache {
+    struct Slot { uint64_t key; float value; uint32_t stamp; };
+    std::vector<Slot> slots_;
+    uint32_t stamp_ = 1;
+    size_t mask_ = 0, size_ = 0;
+    static const size_t MIN_SLOTS = 1024;
+
+    CkyScoreCache() { reset(MIN_SLOTS); }
+    void reset(size_t capacity) {
+        slots_.assign(capacity, Slot{0, 0.0f, 0});
+        mask_ = capacity - 1;
+        size_ = 0;
+        stamp_ = 1;
+    }
+    size_t size() const { return size_; }
+    void clear() {
+        if (slots_.size() > MIN_SLOTS && size_ * 16 <= slots_.size()) {
+            size_t capacity = MIN_SLOTS;
+            while (capacity < 4 * size_) capacity *= 2;
+            reset(capacity);
+            return;
+        }
+        size_ = 0;
+        if (++stamp_ == 0) { for (Slot &slot : slots_) slot.stamp = 0; stamp_ = 1; }
+    }
+    /* The key's score, or nullptr. */
+    const float *find(uint64_t key) const {
+        size_t i = cky_home_slot(key) & mask_;
+        while (slots_[i].stamp == stamp_) {
+            if (slots_[i].key == key) return &slots_[i].value;
+            i = (i + 1) & mask_;
+        }
+        return nullptr;
+    }
+    /* Add a key not in the cache. */
+    void insert(uint64_t key, float value) {
+        if ((size_ + 1) * 2 > mask_ + 1) grow();
+        size_t i = cky_home_slot(key) & mask_;
+        while (slots_[i].stamp == stamp_) i = (i + 1) & mask_;
+        slots_[i].key = key;
+        slots_[i].value = value;
+        slots_[i].stamp = stamp_;
+        ++size_;
+    }
+    void grow() {
+        std::vector<Slot> old;
+        old.swap(slots_);
+        const uint32_t stamp = stamp_;
+        reset(2 * old.size());
+        for (const Slot &slot : old)
+            if (slot.stamp == stamp) insert(slot.key, slot.value);
+    }
+};
+
+static inline void cky_queue_make(CkyQueue &queue) { queue.make(); }
+static inline void cky_queue_push(CkyQueue &queue, double score, int32_t index) { queue.push(score, index); }
+static inline CkyHeapEntry cky_queue_pop(CkyQueue &queue) { return queue.pop(); }
 
 #endif

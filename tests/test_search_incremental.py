@@ -368,6 +368,91 @@ def test_search_queue_pops_best_first(seed):
     assert len({index for _, index in popped}) == len(popped)
 
 
+def _scan_heap_pops(batch, operations):
+    """A 4-ary max-heap whose sift-down scans a node's children left to right with `<` (the queue before its
+    tournament and cache-line layout): the (score, index) pops of queue_pops' protocol, ties and all."""
+    heap = [(score, index) for index, score in enumerate(batch)]
+
+    def sift_down(hole, value):
+        while 4 * hole + 1 < len(heap):
+            best = 4 * hole + 1
+            for child in range(best + 1, min(best + 4, len(heap))):
+                if heap[best][0] < heap[child][0]:
+                    best = child
+            if not value[0] < heap[best][0]:
+                break
+            heap[hole] = heap[best]
+            hole = best
+        heap[hole] = value
+
+    def pop():
+        top, last = heap[0], heap.pop()
+        if heap:
+            sift_down(0, last)
+        return top
+
+    if len(heap) >= 2:
+        for i in reversed(range((len(heap) - 2) // 4 + 1)):
+            sift_down(i, heap[i])
+    popped, index = [], len(batch)
+    for score in operations:
+        if math.isnan(score):
+            if heap:
+                popped.append(pop())
+        else:
+            heap.append((score, index))
+            hole = len(heap) - 1
+            while hole > 0 and heap[(hole - 1) // 4][0] < score:
+                heap[hole] = heap[(hole - 1) // 4]
+                hole = (hole - 1) // 4
+            heap[hole] = (score, index)
+        index += 1
+    while heap:
+        popped.append(pop())
+    return popped
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_partial_lm_cache_finds_what_was_inserted_since_the_last_clear(seed):
+    """The partial edges' LM cache against a dict: every key inserted since the last clear is found with its
+    score, no other; through growth (thousands of keys) and the shrinking clear after a small use of a big
+    table, and many clears (generation stamps)."""
+    rng = np.random.default_rng(seed)
+    operations, expected, current, previous = [], [], {}, []
+    for size in (3000, 10, 0, 1500, 5, 700, 2):
+        for key in rng.integers(0, 2 ** 63, size=size, dtype=np.uint64):
+            key = int(key)
+            if key not in current:
+                current[key] = float(np.float32(rng.normal()))
+                operations.append(("insert", key, current[key]))
+        probes = list(current)[:200] + previous[:50] + [int(k) for k in rng.integers(0, 2 ** 63, size=50,
+                                                                                   dtype=np.uint64)]
+        for key in probes:
+            operations.append(("find", key))
+            expected.append(current.get(key))
+        operations.append(("clear",))
+        expected.append(len(current))
+        previous = list(current)  # (found before the clear, not after)
+        current = {}
+    assert _incremental.score_cache_run(operations) == expected
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_search_queue_breaks_ties_as_the_scanning_heap(seed):
+    """The queue's tournament over a node's four children picks the first best child, as a left-to-right scan
+    does: among equal scores it pops the very entries of the scanning 4-ary heap in the same order (so the
+    search's pops, hence its output, do not depend on which of the two is built). Many ties: scores from a
+    few values; sizes across the first levels' boundaries."""
+    rng = np.random.default_rng(100 + seed)
+    for size in (0, 1, 2, 4, 5, 6, 20, 21, 22, 85, 86, 300):
+        batch = list(rng.integers(-3, 3, size=size) / 2.0)
+        operations = [float("nan") if rng.random() < 0.45 else float(rng.integers(-3, 3)) / 2.0
+                      for _ in range(400)]
+        popped = _incremental.queue_pops(batch, operations)
+        assert popped == _scan_heap_pops(batch, operations)
+        assert len({index for _, index in popped}) == len(popped)
+
+
 # ---------------------------------------------------------------------- initial edges' keys, the search trace
 
 
