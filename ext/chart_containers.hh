@@ -39,24 +39,26 @@ static inline size_t cky_home_slot(uint64_t key) {
     return (size_t)key;
 }
 
-/* Open-addressing hash map from (already mixed) 64-bit keys to int32 values: no
+/* Open-addressing hash map from (already mixed) 64-bit keys to values of type V: no
    allocation per entry, O(1) clear (a generation stamp per slot). A slot holds its
    key, value and stamp together: a probe reads one cache line. */
-struct CkyHashMap {
-    struct Slot { uint64_t key; int32_t value; uint32_t stamp; };
+template <class V> struct CkyStampedMap {
+    struct Slot { uint64_t key; V value; uint32_t stamp; };
     std::vector<Slot> slots_;
     uint32_t stamp_ = 1;
     size_t mask_ = 0, size_ = 0;
-    CkyHashMap() { reserve_slots(1024); }
+    static const size_t MIN_SLOTS = 1024;
+    CkyStampedMap() { reserve_slots(MIN_SLOTS); }
     void reserve_slots(size_t capacity) {
-        slots_.assign(capacity, Slot{0, 0, 0});
+        slots_.assign(capacity, Slot{0, V(), 0});
         mask_ = capacity - 1; size_ = 0; stamp_ = 1;
     }
+    size_t size() const { return size_; }
     void clear() {
         size_ = 0;
         if (++stamp_ == 0) { for (Slot &slot : slots_) slot.stamp = 0; stamp_ = 1; }
     }
-    int32_t *find(uint64_t key) {
+    V *find(uint64_t key) {
         size_t i = cky_home_slot(key) & mask_;
         while (slots_[i].stamp == stamp_) {
             if (slots_[i].key == key) return &slots_[i].value;
@@ -65,7 +67,7 @@ struct CkyHashMap {
         return nullptr;
     }
     /* Set key's value; true if the key was new. */
-    bool set(uint64_t key, int32_t value) {
+    bool set(uint64_t key, V value) {
         if ((size_ + 1) * 2 > mask_ + 1) grow();
         size_t i = cky_home_slot(key) & mask_;
         while (slots_[i].stamp == stamp_) {
@@ -84,6 +86,9 @@ struct CkyHashMap {
             if (slot.stamp == live) set(slot.key, slot.value);
     }
 };
+
+/* int32 values: item and group indexes (the chart's tables). */
+typedef CkyStampedMap<int32_t> CkyHashMap;
 
 /* A max-heap of (score, hypothesis index): small entries to move around. */
 struct CkyHeapEntry { double score; int32_t index; };

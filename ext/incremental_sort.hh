@@ -150,58 +150,18 @@ struct CkyQueue {
    A clear after a search that used a sixteenth of the table or less makes it small again, so that the
    probes of the many small cells' searches stay in the CPU cache, not spread over a table that one big
    cell grew. */
-struct CkyScoreCache {
-    struct Slot { uint64_t key; float value; uint32_t stamp; };
-    std::vector<Slot> slots_;
-    uint32_t stamp_ = 1;
-    size_t mask_ = 0, size_ = 0;
-    static const size_t MIN_SLOTS = 1024;
-
-    CkyScoreCache() { reset(MIN_SLOTS); }
-    void reset(size_t capacity) {
-        slots_.assign(capacity, Slot{0, 0.0f, 0});
-        mask_ = capacity - 1;
-        size_ = 0;
-        stamp_ = 1;
-    }
-    size_t size() const { return size_; }
+struct CkyScoreCache : CkyStampedMap<float> {
     void clear() {
         if (slots_.size() > MIN_SLOTS && size_ * 16 <= slots_.size()) {
             size_t capacity = MIN_SLOTS;
             while (capacity < 4 * size_) capacity *= 2;
-            reset(capacity);
+            reserve_slots(capacity);
             return;
         }
-        size_ = 0;
-        if (++stamp_ == 0) { for (Slot &slot : slots_) slot.stamp = 0; stamp_ = 1; }
-    }
-    /* The key's score, or nullptr. */
-    const float *find(uint64_t key) const {
-        size_t i = cky_home_slot(key) & mask_;
-        while (slots_[i].stamp == stamp_) {
-            if (slots_[i].key == key) return &slots_[i].value;
-            i = (i + 1) & mask_;
-        }
-        return nullptr;
+        CkyStampedMap<float>::clear();
     }
     /* Add a key not in the cache. */
-    void insert(uint64_t key, float value) {
-        if ((size_ + 1) * 2 > mask_ + 1) grow();
-        size_t i = cky_home_slot(key) & mask_;
-        while (slots_[i].stamp == stamp_) i = (i + 1) & mask_;
-        slots_[i].key = key;
-        slots_[i].value = value;
-        slots_[i].stamp = stamp_;
-        ++size_;
-    }
-    void grow() {
-        std::vector<Slot> old;
-        old.swap(slots_);
-        const uint32_t stamp = stamp_;
-        reset(2 * old.size());
-        for (const Slot &slot : old)
-            if (slot.stamp == stamp) insert(slot.key, slot.value);
-    }
+    void insert(uint64_t key, float value) { set(key, value); }
 };
 
 static inline void cky_queue_make(CkyQueue &queue) { queue.make(); }
