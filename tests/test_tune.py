@@ -174,6 +174,10 @@ def test_cky_tune_refuses_bad_arguments_before_decoding(tmp_path, monkeypatch, c
     assert main(base + ["--out", str(tmp_path / "tuned.toml"), "--fixed", "f3"]) == 1
     assert "fixed feature `f3` is not a feature of" in capsys.readouterr().err
     assert not os.path.exists(tmp_path / "tuned.toml")
+    (tmp_path / "tuned.toml.mert.npz").mkdir()  # where the checkpoint goes: refused before the first decoding
+    assert main(base + ["--out", str(tmp_path / "tuned.toml")]) == 1
+    assert "tuned.toml.mert.npz: is not a regular file" in capsys.readouterr().err
+    assert len(decoded) == 1  # (the decoder built to read the features; no k-best list decoded)
 
 
 def test_trust_region_clips_the_line_search():
@@ -274,6 +278,9 @@ def test_a_checkpoint_of_another_run_or_a_damaged_one_is_refused_naming_the_file
         load_state(path, {"seed": 0, "kbest": 3})
     with pytest.raises(ResumeError, match=r"nothere\.npz: no MERT checkpoint"):
         load_state(str(tmp_path / "nothere.npz"), {})
+    (tmp_path / "text.npz").write_text("not numpy\n")
+    with pytest.raises(ResumeError, match=r"text\.npz: unreadable MERT checkpoint \(not a whole npz file\)"):
+        load_state(str(tmp_path / "text.npz"), {})
 
 
 def test_cky_tune_interrupted_then_resumed_writes_what_an_uninterrupted_run_writes(tmp_path, monkeypatch, capsys):

@@ -63,6 +63,9 @@ def save_state(path: str, state: MertState, identity: dict) -> None:
 
 def load_state(path: str, identity: dict) -> MertState:
     """The state saved at `path` for a run of this identity, or a ResumeError naming the file."""
+    if os.path.isfile(path) and not zipfile.is_zipfile(path):
+        raise ResumeError(path, "unreadable MERT checkpoint (not a whole npz file); run without --resume to "
+                                "start over")
     try:
         with open(path, "rb") as f, np.load(f, allow_pickle=False) as data:  # (a damaged file: closed too)
             arrays = {name: data[name] for name in ("features", "stats", "offsets", "texts", "meta")}

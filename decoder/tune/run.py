@@ -15,7 +15,8 @@ import os
 import time
 
 from ..config import relocate_paths
-from ..errors import ConfigError, Interrupted, SettingsError
+from ..errors import ConfigError, Interrupted, OutputError, SettingsError
+from ..outputs import is_stream
 from .checkpoint import checkpoint_path, file_digest, load_state, save_state, text_digest
 from .config import check_output_path, read_config, with_settings, write_config
 from .decoding import decoder_from_config, derived_config, kbest_lists, model_weights
@@ -35,6 +36,10 @@ def tune(config_path: str, dev_sentences: list[str], references, out_path: str, 
     `resume`, continue the run whose checkpoint is beside out_path (see the module docstring)."""
     started = time.perf_counter()
     check_output_path(out_path)  # before the decoding, not after it
+    state_path = checkpoint_path(out_path)
+    if is_stream(state_path):  # (else it would fail only after the first iteration's decoding)
+        raise OutputError(state_path, "is not a regular file (a directory, device or pipe): MERT's checkpoint is "
+                                      "written there, beside --out; move it away")
     config = read_config(config_path)
 
     def decoder_for(weights: dict | None = None):
@@ -60,7 +65,6 @@ def tune(config_path: str, dev_sentences: list[str], references, out_path: str, 
                 "dev_sha256": text_digest(dev_sentences),
                 "references_sha256": [text_digest(stream) for stream in references],
                 "initial_weights": initial, "fixed": sorted(fixed), **settings}
-    state_path = checkpoint_path(out_path)
     resume_from = load_state(state_path, identity) if resume else None
 
     def decode_kbest(weights: dict) -> list:
