@@ -76,9 +76,9 @@ def load_state(path: str, identity: dict) -> MertState:
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as error:
         raise ResumeError(path, f"unreadable MERT checkpoint ({error}); run without --resume to start over") \
             from None
-    saved = meta.get("identity")
-    if saved != json_identity(identity):
-        changes = "; ".join(identity_changes(saved, json_identity(identity))) or "unknown"
+    saved, expected = meta.get("identity"), json_identity(identity)
+    if saved != expected:
+        changes = "; ".join(identity_changes(saved, expected)) or "unknown"
         raise ResumeError(path, f"was written by another tuning run ({changes}); run without --resume to start "
                                 f"over")
     offsets = arrays["offsets"]
@@ -86,6 +86,7 @@ def load_state(path: str, identity: dict) -> MertState:
     if len(texts) != int(offsets[-1]) or len(arrays["features"]) != len(texts):
         raise ResumeError(path, f"unreadable MERT checkpoint ({len(texts)} texts for {int(offsets[-1])} "
                                 f"hypotheses); run without --resume to start over")
-    return MertState(iteration=int(meta["iteration"]), weights=np.asarray(meta["weights"], dtype=np.float64),
-                     history=meta["history"], decoded=[(bleu, np.asarray(w)) for bleu, w in meta["decoded"]],
+    # (run_mert makes the weights arrays)
+    return MertState(iteration=int(meta["iteration"]), weights=meta["weights"], history=meta["history"],
+                     decoded=[(bleu, weights) for bleu, weights in meta["decoded"]],
                      rng_state=meta["rng_state"], pool_rows=(texts, arrays["features"], arrays["stats"], offsets))

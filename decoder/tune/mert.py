@@ -75,15 +75,17 @@ class KbestPool:
     def add(self, sentence: int, text: str, features: dict) -> bool:
         """Add a hypothesis unless the same output with the same features is there; True if new."""
         vector = self.vector(features)
-        key = (text, tuple(vector))
-        if key in self._seen[sentence]:
+        if (text, tuple(vector)) in self._seen[sentence]:
             return False
-        self._seen[sentence].add(key)
+        self._append(sentence, text, vector, self.bleu.sentence(sentence, text))
+        return True
+
+    def _append(self, sentence: int, text: str, vector: np.ndarray, stats: np.ndarray) -> None:
+        self._seen[sentence].add((text, tuple(vector)))
         self._texts[sentence].append(text)
         self._features[sentence].append(vector)
-        self._stats[sentence].append(self.bleu.sentence(sentence, text))
+        self._stats[sentence].append(stats)
         self._arrays = None
-        return True
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(features float64[H, F], stats int64[H, N_STATS], offsets int64[S+1]): sentence s owns rows
@@ -115,12 +117,8 @@ class KbestPool:
                              f"of {len(self._texts)} sentences and {len(self.feature_names)} features")
         for sentence in range(len(self._texts)):
             for row in range(int(offsets[sentence]), int(offsets[sentence + 1])):
-                vector = np.asarray(features[row], dtype=np.float64)
-                self._seen[sentence].add((texts[row], tuple(vector)))
-                self._texts[sentence].append(texts[row])
-                self._features[sentence].append(vector)
-                self._stats[sentence].append(np.asarray(stats[row], dtype=np.int64))
-        self._arrays = None
+                self._append(sentence, texts[row], np.asarray(features[row], dtype=np.float64),
+                             np.asarray(stats[row], dtype=np.int64))
 
 
 # ---- exact line search ----------------------------------------------------------------------------
