@@ -477,11 +477,20 @@ def json_identity(identity) -> Any:
     return json.loads(json.dumps(identity, sort_keys=True, default=str))
 
 
-def identity_changes(old, new, prefix: str = "") -> list[str]:
+def changed_identity(saved, identity) -> str | None:
+    """None if a saved identity (as read back from JSON) is `identity`, else what changed
+    ("key: old -> new; ...")."""
+    expected = json_identity(identity)
+    if saved == expected:
+        return None
+    return "; ".join(_identity_changes(saved, expected)) or "unknown"
+
+
+def _identity_changes(old, new, prefix: str = "") -> list[str]:
     """"key: old -> new" for each leaf where two JSON values differ."""
     if isinstance(old, dict) and isinstance(new, dict):
         return [change for key in sorted(set(old) | set(new), key=str)
-                for change in identity_changes(old.get(key), new.get(key), f"{prefix}{key}.")]
+                for change in _identity_changes(old.get(key), new.get(key), f"{prefix}{key}.")]
     return [] if old == new else [f"{prefix.rstrip('.') or 'identity'}: {old!r} -> {new!r}"]
 
 
@@ -498,8 +507,8 @@ def _read_checkpoint(path: str, digest: str, outputs: dict[str, str], identity) 
     if checkpoint.get("input_sha256") != digest or checkpoint.get("outputs") != outputs:
         log.warning("%s is for another input or other outputs: starting over", path)
         return None
-    if checkpoint.get("identity") != json_identity(identity):
-        changes = "; ".join(identity_changes(checkpoint.get("identity"), json_identity(identity))) or "unknown"
+    changes = changed_identity(checkpoint.get("identity"), identity)
+    if changes is not None:
         raise ResumeError(path, f"was written with another model or other settings ({changes}): resuming would "
                                 f"mix two models in one output; run without --resume to start over")
     for name, output in outputs.items():

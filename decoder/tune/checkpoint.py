@@ -20,7 +20,7 @@ import zipfile
 
 import numpy as np
 
-from ..batch import identity_changes, json_identity
+from ..batch import changed_identity, json_identity
 from ..errors import ResumeError
 from .mert import MertState
 
@@ -76,9 +76,8 @@ def load_state(path: str, identity: dict) -> MertState:
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as error:
         raise ResumeError(path, f"unreadable MERT checkpoint ({error}); run without --resume to start over") \
             from None
-    saved, expected = meta.get("identity"), json_identity(identity)
-    if saved != expected:
-        changes = "; ".join(identity_changes(saved, expected)) or "unknown"
+    changes = changed_identity(meta.get("identity"), identity)
+    if changes is not None:
         raise ResumeError(path, f"was written by another tuning run ({changes}); run without --resume to start "
                                 f"over")
     offsets = arrays["offsets"]
