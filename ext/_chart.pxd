@@ -271,8 +271,6 @@ cdef class ChartSearch:
     cdef vector[WidePair] wide_pairs
     cdef vector[int32_t] goal_list_lo           # per j: GOAL items over [0, j) in item_lists
     cdef vector[int32_t] goal_list_n
-    cdef vector[int32_t] cell_first_item        # items of a cell are contiguous
-    cdef vector[int32_t] cell_end_item
     cdef vector[Group] groups
     cdef vector[CkyHeapEntry] heap               # cube pruning: (score, index into hypotheses)
     cdef vector[Hypothesis] hypotheses

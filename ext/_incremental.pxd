@@ -26,7 +26,7 @@ cdef extern from "incremental_sort.hh":
         size_t size() nogil
         void clear() nogil
         const float *find(uint64_t key) nogil
-        void insert(uint64_t key, float value) nogil  # (a key not in it)
+        bint set(uint64_t key, float value) nogil
 
 
 # One node of a vertex's boundary-word trie; a node's children are contiguous, best first.

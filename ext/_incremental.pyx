@@ -191,7 +191,7 @@ def score_cache_run(operations):
     out = []
     for operation in operations:
         if operation[0] == "insert":
-            cache.insert(<uint64_t>operation[1], <float>operation[2])
+            cache.set(<uint64_t>operation[1], <float>operation[2])
         elif operation[0] == "find":
             found = cache.find(<uint64_t>operation[1])
             out.append(None if found == NULL else found[0])
@@ -663,7 +663,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.lm_queries_novel += calls
         self.partial_lm_novel += 1
         if self.partial_lm.size() < PARTIAL_LM_ENTRIES:
-            self.partial_lm.insert(key, lm)
+            self.partial_lm.set(key, lm)
         return lm
 
     cdef void _score_partial(self, PartialEdge *edge) noexcept nogil:

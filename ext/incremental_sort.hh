@@ -160,8 +160,6 @@ struct CkyScoreCache : CkyStampedMap<float> {
         }
         CkyStampedMap<float>::clear();
     }
-    /* Add a key not in the cache. */
-    void insert(uint64_t key, float value) { set(key, value); }
 };
 
 static inline void cky_queue_make(CkyQueue &queue) { queue.make(); }
