@@ -113,7 +113,7 @@ cdef uint64_t END_LONG = 0x51A7E5E0D0000002ULL
 cdef uint64_t END_RIGHT = 0x51A7E5E0D0000003ULL
 # GOAL -> GOAL X's target side: the two blocks in order (as ChartSearch scores it).
 cdef uint64_t ABSENT_TAIL_KEY = 0x3C6EF372FE94F82BULL
-# At most this many partial-edge LM scores are cached per cell and round (16 bytes each, with the index).
+# At most this many partial-edge LM scores are cached per cell and round (a 16-byte slot each: key, score, stamp).
 cdef size_t PARTIAL_LM_ENTRIES = 1 << 21
 # The group loop of a cell's initial edges prefetches what the group this many on reads.
 cdef enum:
