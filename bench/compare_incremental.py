@@ -16,8 +16,14 @@ weights and search space (two drivers over them); for each (search, pop limit): 
 model score per sentence, CPU seconds per sentence (the whole translate call, and the
 compiled search alone), edges proposed, LM queries (total and novel), and on how many
 sentences incremental beats / ties cube's score at the same pop limit. Each row also
-carries the load average, as the machine may be shared; the JSON file also has each
-sentence's model score.
+carries the load average (the highest seen), as the machine may be shared; the JSON file
+also has each sentence's model score.
+
+The machine's load changes while a run goes on, and CPU seconds grow with it (shared
+caches and cores), so the searches take turns every --interleave sentences (the turn's
+first search alternating) instead of each decoding all sentences in a row; and each
+first decodes --warmup sentences untimed, so that the first row does not pay for the
+store's and LM's first page touches.
 """
 from __future__ import annotations
 
@@ -57,49 +63,77 @@ def equal_score_table(rows, reference="cube", other="incremental"):
     return out
 
 
-def run(decoder, driver, sentences, pop_limit, virtual_pop_ratio=None, engine_attributes=()):
-    """One search at one pop limit over the sentences; virtual_pop_ratio: virtual_pop_limit = this times
-    the pop limit (for pop_count = "real"; None: the driver's own virtual_pop_limit); engine_attributes:
-    (name, text) of public attributes of the compiled engine to set (as the type of their value)."""
-    decoder.chart = driver
+TOTALS = ("edges_proposed", "lm_queries", "lm_queries_novel", "partial_edges_popped", "partial_edges_pushed",
+          "initial_edges", "partial_lm_novel", "complete_edges_scored", "items", "edges")
+
+
+def configure(driver, pop_limit, virtual_pop_ratio=None, engine_attributes=()):
+    """Set one search's pop limit; virtual_pop_ratio: virtual_pop_limit = this times the pop limit (for
+    pop_count = "real"; None: the driver's own virtual_pop_limit); engine_attributes: (name, text) of public
+    attributes of the compiled engine to set (as the type of their value)."""
     if virtual_pop_ratio is None:
         driver.configure(pop_limit=pop_limit)
     else:
         driver.configure(pop_limit=pop_limit, virtual_pop_limit=round(virtual_pop_ratio * pop_limit))
     for name, text in engine_attributes:  # (after configure: it may make a new engine)
         setattr(driver.engine, name, _setting_value(driver.engine, name, text))
-    scores, totals = [], dict(edges_proposed=0, lm_queries=0, lm_queries_novel=0, partial_edges_popped=0,
-                              partial_edges_pushed=0, initial_edges=0, partial_lm_novel=0,
-                              complete_edges_scored=0, items=0, edges=0)
-    search_cpu = 0.0
-    original_run = driver.run
 
-    def timed_run(words):  # the compiled search alone (CPU), besides the whole translate call
-        nonlocal search_cpu
+
+class Tally:
+    """One search's scores, counters and CPU at one pop limit, summed over the chunks it decoded."""
+
+    def __init__(self):
+        self.scores, self.totals = [], dict.fromkeys(TOTALS, 0)
+        self.seconds = self.search_seconds = 0.0
+        self.loads = []
+
+    def decode(self, decoder, driver, sentences):
+        """Translate the sentences with this search, timing the whole translate call and the compiled
+        search alone (CPU seconds of this process)."""
+        decoder.chart = driver
+        original_run = driver.run
+
+        def timed_run(words):
+            started = time.process_time()
+            result = original_run(words)
+            self.search_seconds += time.process_time() - started
+            return result
+
+        driver.run = timed_run
+        self.loads.append(os.getloadavg()[0])
         started = time.process_time()
-        result = original_run(words)
-        search_cpu += time.process_time() - started
-        return result
+        try:
+            for words in sentences:
+                t = decoder.translate(words)
+                self.scores.append(t.score)
+                for key in self.totals:
+                    self.totals[key] += t.stats.get(key, 0)
+        finally:
+            self.seconds += time.process_time() - started
+            del driver.run
 
-    driver.run = timed_run
-    load = os.getloadavg()[0]
-    cpu = time.process_time()
-    try:
-        for words in sentences:
-            t = decoder.translate(words)
-            scores.append(t.score)
-            for key in totals:
-                totals[key] += t.stats.get(key, 0)
-    finally:
-        del driver.run
-    seconds = time.process_time() - cpu
-    n = len(sentences)
-    return scores, {"pop_limit": pop_limit, "pop_count": driver.settings.pop_count,
-                    "virtual_pop_limit": driver.settings.virtual_pop_limit, "sentences": n, "model_score_per_sentence": round(sum(scores) / n, 4),
-                    "cpu_seconds_per_sentence": round(seconds / n, 4),
-                    "search_cpu_seconds_per_sentence": round(search_cpu / n, 4),
-                    **{f"{k}_per_sentence": round(v / n, 1) for k, v in totals.items()},
-                    "load_average": round(load, 2)}
+    def row(self, driver, pop_limit):
+        n = len(self.scores)
+        return {"pop_limit": pop_limit, "pop_count": driver.settings.pop_count,
+                "virtual_pop_limit": driver.settings.virtual_pop_limit, "sentences": n,
+                "model_score_per_sentence": round(sum(self.scores) / n, 4),
+                "cpu_seconds_per_sentence": round(self.seconds / n, 4),
+                "search_cpu_seconds_per_sentence": round(self.search_seconds / n, 4),
+                **{f"{k}_per_sentence": round(v / n, 1) for k, v in self.totals.items()},
+                "load_average": round(max(self.loads), 2)}
+
+
+def schedule(names, n_sentences, chunk):
+    """The order in which the searches decode the sentences at one pop limit: (name, start, stop) triples.
+    chunk 0: each search decodes all of them in turn; otherwise the searches take turns chunk by chunk,
+    the turn's first search alternating, so that a change in the machine's load falls on all of them."""
+    if chunk <= 0 or n_sentences == 0:
+        return [(name, 0, n_sentences) for name in names]
+    order = []
+    for k, start in enumerate(range(0, n_sentences, chunk)):
+        turn = names if k % 2 == 0 else names[::-1]
+        order += [(name, start, min(start + chunk, n_sentences)) for name in turn]
+    return order
 
 
 def _setting_value(settings, name, text):
@@ -136,10 +170,18 @@ def main(argv=None):
     parser.add_argument("--virtual-pop-ratio", type=float, default=None, metavar="R",
                         help="virtual_pop_limit = R x the pop limit at each pop limit (for pop_count = real, "
                              "e.g. --set cube=pop_count=real incremental=pop_count=real); default: the settings'")
+    parser.add_argument("--interleave", type=int, default=10, metavar="N",
+                        help="the searches take turns every N sentences at each pop limit, so that a change in "
+                             "the machine's load falls on all of them (0: each decodes all sentences in turn)")
+    parser.add_argument("--warmup", type=int, default=3, metavar="N",
+                        help="each search first decodes the first N sentences untimed (the store's and LM's "
+                             "pages touched, caches grown), so that no search pays for them in its row")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     if args.virtual_pop_ratio is not None and not args.virtual_pop_ratio > 0:
         raise SystemExit("--virtual-pop-ratio must be positive")
+    if args.interleave < 0 or args.warmup < 0:
+        raise SystemExit("--interleave and --warmup take a number of sentences (0 or more)")
     if args.system == "synthetic":
         from bench.bench_decoder import build_store, synthetic_system
 
@@ -185,11 +227,17 @@ def main(argv=None):
     with open(args.test, encoding="utf-8") as f:
         sentences = [line.split() for line in f if line.strip()][args.skip: args.skip + args.sentences]
     rows = []
-    for pop_limit in args.pop_limits:
+    for k, pop_limit in enumerate(args.pop_limits):
+        for name, driver in drivers.items():
+            configure(driver, pop_limit, args.virtual_pop_ratio, engine_attributes[name])
+            if k == 0 and args.warmup:  # first touches of the store's and LM's pages, caches grown: untimed
+                Tally().decode(decoder, driver, sentences[: args.warmup])
+        tallies = {name: Tally() for name in drivers}
+        for name, start, stop in schedule(list(drivers), len(sentences), args.interleave):
+            tallies[name].decode(decoder, drivers[name], sentences[start:stop])
         scores = {}
         for name, driver in drivers.items():
-            scores[name], row = run(decoder, driver, sentences, pop_limit, args.virtual_pop_ratio,
-                                    engine_attributes[name])
+            scores[name], row = tallies[name].scores, tallies[name].row(driver, pop_limit)
             rows.append({"search": name, "rule_order": driver.settings.rule_order,
                          **({"lm": lm_paths[name]} if name in lm_paths else {}),
                          **({"engine": dict(engine_attributes[name])} if engine_attributes[name] else {}), **row})

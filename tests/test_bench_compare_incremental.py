@@ -1,0 +1,52 @@
+"""bench.compare_incremental: the turn order of the searches, the equal-score interpolation, and that taking
+turns (and warming up) decodes every sentence once per search with the scores of an uninterrupted run."""
+import json
+import math
+
+import pytest
+
+from bench import compare_incremental
+
+from test_decoder import write_toy_system
+
+SENTENCES = ["la casa es pequeña", "el perro es verde", "la casa verde", "un perro", "la casa pequeña es verde",
+             "el perro verde es pequeña la casa es verde", "la casa", "el perro"]
+
+
+def test_schedule_covers_each_sentence_once_per_search_and_alternates_the_first():
+    order = compare_incremental.schedule(["cube", "incremental"], 25, 10)
+    assert order == [("cube", 0, 10), ("incremental", 0, 10), ("incremental", 10, 20), ("cube", 10, 20),
+                     ("cube", 20, 25), ("incremental", 20, 25)]
+    for names in (["a"], ["a", "b", "c"]):
+        for n, chunk in ((0, 3), (1, 3), (7, 3), (9, 3), (9, 0), (9, 100)):
+            order = compare_incremental.schedule(names, n, chunk)
+            for name in names:
+                covered = [i for who, lo, hi in order if who == name for i in range(lo, hi)]
+                assert covered == list(range(n))
+
+
+def test_cpu_at_score_is_log_linear_between_pop_limits():
+    rows = [{"pop_limit": 10, "model_score_per_sentence": -12.0, "cpu_seconds_per_sentence": 0.01},
+            {"pop_limit": 100, "model_score_per_sentence": -10.0, "cpu_seconds_per_sentence": 0.04}]
+    assert compare_incremental.cpu_at_score(rows, -11.0) == pytest.approx(math.sqrt(0.01 * 0.04))
+    assert compare_incremental.cpu_at_score(rows, -13.0) == 0.01
+    assert compare_incremental.cpu_at_score(rows, -9.0) is None
+
+
+@pytest.mark.parametrize("interleave, warmup", [(0, 0), (3, 2)])
+def test_turns_and_warmup_keep_every_sentence_and_its_score(tmp_path, interleave, warmup):
+    write_toy_system(tmp_path, sentences=SENTENCES)
+    out = tmp_path / f"runs-{interleave}.json"
+    compare_incremental.main(["--config", str(tmp_path / "config.toml"), "--test", str(tmp_path / "test.es"),
+                              "--sentences", "8", "--pop-limits", "1", "1000", "--interleave", str(interleave),
+                              "--warmup", str(warmup), "--out", str(out)])
+    runs = json.loads(out.read_text())["runs"]
+    assert [(r["search"], r["pop_limit"]) for r in runs] == [("cube", 1), ("incremental", 1), ("cube", 1000),
+                                                             ("incremental", 1000)]
+    from decoder.decoder import Decoder
+
+    decoder = Decoder.from_config(tmp_path / "config.toml")
+    for run in runs:
+        decoder.reconfigure(search=run["search"], pop_limit=run["pop_limit"])
+        expected = [round(decoder.translate(s).score, 4) for s in SENTENCES]
+        assert run["sentence_scores"] == expected and run["sentences"] == 8
