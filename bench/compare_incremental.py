@@ -10,6 +10,7 @@
         --lm-of cube@rest=lm.rest.bin incremental@rest=lm.rest.bin   # another LM for some searches
     ... --searches cube incremental incremental@off --engine incremental@off=partial_rest=0
                                         # a public attribute of one search's compiled engine (A/B)
+    ... --more-pop-limits incremental=150,200,450   # more points on one search's curve
 
 Both searches decode the same sentences in this process with one Decoder's store, LM,
 weights and search space (two drivers over them); for each (search, pop limit): average
@@ -156,6 +157,10 @@ def main(argv=None):
     parser.add_argument("--skip", type=int, default=0, help="sentences of TEST to skip first")
     parser.add_argument("--pop-limits", type=int, nargs="+", default=[10, 30, 100, 300, 1000])
     parser.add_argument("--searches", nargs="+", default=["cube", "incremental"])
+    parser.add_argument("--more-pop-limits", nargs="+", default=[], metavar="SEARCH=P,P,...",
+                        help="pop limits run by one search only, besides --pop-limits (e.g. "
+                             "incremental@rest=150,200: more points on its curve, so that the CPU at cube's "
+                             "score is interpolated over a shorter stretch)")
     parser.add_argument("--rule-order", nargs="+", default=[], metavar="SEARCH=ORDER",
                         help="a search's rule_order setting (e.g. incremental=estimate); default: the config's")
     parser.add_argument("--set", nargs="+", default=[], metavar="SEARCH=NAME=VALUE",
@@ -207,6 +212,15 @@ def main(argv=None):
     from decoder.lm import LanguageModel
 
     lms = {path: LanguageModel(path) for path in set(lm_paths.values())}
+    more_pop_limits = {}
+    for item in args.more_pop_limits:
+        search, _, values = item.partition("=")
+        if search not in args.searches:
+            raise SystemExit(f"--more-pop-limits names a search not in --searches: {search}")
+        try:
+            more_pop_limits[search] = [int(v) for v in values.split(",")]
+        except ValueError:
+            raise SystemExit(f"--more-pop-limits {item!r}: not SEARCH=P,P,... with whole numbers") from None
     engine_attributes = {name: [] for name in args.searches}
     for item in args.engine:
         search, name, value = item.split("=", 2)
@@ -227,16 +241,20 @@ def main(argv=None):
     with open(args.test, encoding="utf-8") as f:
         sentences = [line.split() for line in f if line.strip()][args.skip: args.skip + args.sentences]
     rows = []
-    for k, pop_limit in enumerate(args.pop_limits):
-        for name, driver in drivers.items():
+    pop_limits = {name: sorted(set(args.pop_limits) | set(more_pop_limits.get(name, ()))) for name in drivers}
+    warm = set()
+    for pop_limit in sorted(set().union(*pop_limits.values())):
+        active = {name: driver for name, driver in drivers.items() if pop_limit in pop_limits[name]}
+        for name, driver in active.items():
             configure(driver, pop_limit, args.virtual_pop_ratio, engine_attributes[name])
-            if k == 0 and args.warmup:  # first touches of the store's and LM's pages, caches grown: untimed
+            if name not in warm and args.warmup:  # first touches of the store's and LM's pages: untimed
                 Tally().decode(decoder, driver, sentences[: args.warmup])
-        tallies = {name: Tally() for name in drivers}
-        for name, start, stop in schedule(list(drivers), len(sentences), args.interleave):
+                warm.add(name)
+        tallies = {name: Tally() for name in active}
+        for name, start, stop in schedule(list(active), len(sentences), args.interleave):
             tallies[name].decode(decoder, drivers[name], sentences[start:stop])
         scores = {}
-        for name, driver in drivers.items():
+        for name, driver in active.items():
             scores[name], row = tallies[name].scores, tallies[name].row(driver, pop_limit)
             rows.append({"search": name, "rule_order": driver.settings.rule_order,
                          **({"lm": lm_paths[name]} if name in lm_paths else {}),

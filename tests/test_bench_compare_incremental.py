@@ -33,16 +33,17 @@ def test_cpu_at_score_is_log_linear_between_pop_limits():
     assert compare_incremental.cpu_at_score(rows, -9.0) is None
 
 
-@pytest.mark.parametrize("interleave, warmup", [(0, 0), (3, 2)])
-def test_turns_and_warmup_keep_every_sentence_and_its_score(tmp_path, interleave, warmup):
+@pytest.mark.parametrize("interleave, warmup, more", [(0, 0, []), (3, 2, ["--more-pop-limits", "incremental=2,1"])])
+def test_turns_and_warmup_keep_every_sentence_and_its_score(tmp_path, interleave, warmup, more):
     write_toy_system(tmp_path, sentences=SENTENCES)
     out = tmp_path / f"runs-{interleave}.json"
     compare_incremental.main(["--config", str(tmp_path / "config.toml"), "--test", str(tmp_path / "test.es"),
                               "--sentences", "8", "--pop-limits", "1", "1000", "--interleave", str(interleave),
-                              "--warmup", str(warmup), "--out", str(out)])
+                              "--warmup", str(warmup), "--out", str(out)] + more)
     runs = json.loads(out.read_text())["runs"]
-    assert [(r["search"], r["pop_limit"]) for r in runs] == [("cube", 1), ("incremental", 1), ("cube", 1000),
-                                                             ("incremental", 1000)]
+    extra = [("incremental", 2)] if more else []
+    assert [(r["search"], r["pop_limit"]) for r in runs] == [("cube", 1), ("incremental", 1)] + extra + [
+        ("cube", 1000), ("incremental", 1000)]
     from decoder.decoder import Decoder
 
     decoder = Decoder.from_config(tmp_path / "config.toml")
@@ -50,3 +51,12 @@ def test_turns_and_warmup_keep_every_sentence_and_its_score(tmp_path, interleave
         decoder.reconfigure(search=run["search"], pop_limit=run["pop_limit"])
         expected = [round(decoder.translate(s).score, 4) for s in SENTENCES]
         assert run["sentence_scores"] == expected and run["sentences"] == 8
+
+
+def test_more_pop_limits_must_name_a_search_and_numbers(tmp_path):
+    write_toy_system(tmp_path, sentences=SENTENCES)
+    base = ["--config", str(tmp_path / "config.toml"), "--test", str(tmp_path / "test.es"), "--sentences", "1"]
+    with pytest.raises(SystemExit, match="not in --searches: cube@x"):
+        compare_incremental.main(base + ["--more-pop-limits", "cube@x=5"])
+    with pytest.raises(SystemExit, match="whole numbers"):
+        compare_incremental.main(base + ["--more-pop-limits", "cube=5,x"])
