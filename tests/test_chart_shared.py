@@ -93,3 +93,23 @@ def test_chart_cells_count_the_items_and_the_edges_into_alive_items_of_each_cell
         assert result.stats["chart_cells"] == expected
         cells += len(expected)
     assert cells > 0
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_entries_sort_by_class_then_best_score_then_id(seed):
+    """cky_sort_entries (a cell's items, rule groups, trie children), through sort_rules_by_score: groups of
+    every size (insertion sort below 16 entries, 128-bit keys from 16 on), many equal scores and classes,
+    -0.0 beside 0.0 (equal: the id decides), infinities; against Python's sort of (class, -score, id)."""
+    rng = np.random.default_rng(seed)
+    n_rules = 3000
+    scores = rng.choice([-np.inf, -3.5, -1.0, -0.0, 0.0, 0.25, 7.0, np.inf], size=n_rules)
+    scores = np.where(rng.random(n_rules) < 0.4, np.round(rng.normal(size=n_rules), 1), scores)
+    classes = rng.integers(-2, 3, size=n_rules).astype(np.int32)
+    sizes = rng.choice([0, 1, 2, 5, 15, 16, 17, 40, 200], size=60)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    rules = rng.integers(0, n_rules, size=offsets[-1]).astype(np.int32)  # a rule may repeat: equal entries
+    got = _chart.sort_rules_by_score(rules, offsets, scores, classes).tolist()
+    for g in range(len(sizes)):
+        group = rules[offsets[g]:offsets[g + 1]].tolist()
+        expected = sorted(group, key=lambda r: (classes[r], -scores[r], r))
+        assert got[offsets[g]:offsets[g + 1]] == expected, g
