@@ -7,56 +7,18 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 /* 16 bytes (the score first: no padding). */
 struct CkySortEntry { double score; int32_t symbol; int32_t id; };
 
-/* A 64-bit key whose unsigned order is the descending order of the scores (equal scores, -0.0 and 0.0
-   included, get equal keys; NaN has none: scores are not NaN), and back. */
-static inline uint64_t cky_descending_score_key(double score) {
-    score += 0.0;  /* -0.0 + 0.0 = 0.0 */
-    uint64_t bits;
-    std::memcpy(&bits, &score, sizeof bits);
-    bits ^= (bits >> 63) ? ~0ULL : 0x8000000000000000ULL;  /* ascending doubles: ascending integers */
-    return ~bits;
-}
-static inline double cky_score_of_descending_key(uint64_t key) {
-    uint64_t bits = ~key;
-    bits ^= (bits >> 63) ? 0x8000000000000000ULL : ~0ULL;
-    double score;
-    std::memcpy(&score, &bits, sizeof score);
-    return score;
-}
-
-/* By symbol, then best score first, then by id (for the chart's items: older item first). From 16 entries on
-   they are sorted as 128-bit integers (symbol, descending score, id), which one comparison orders, instead of by a
-   three-way comparison with a branch per field; the same order (an entry with score -0.0 comes back with
-   0.0, which compares equal). */
+/* By symbol, then best score first (ties: older item first). */
 static inline void cky_sort_entries(CkySortEntry *first, size_t n) {
-    typedef unsigned __int128 Key;
-    if (n < 16) {  /* an insertion sort: the comparison's branches cost less than making the keys */
-        std::sort(first, first + n, [](const CkySortEntry &a, const CkySortEntry &b) {
-            if (a.symbol != b.symbol) return a.symbol < b.symbol;
-            if (a.score != b.score) return a.score > b.score;
-            return a.id < b.id;
-        });
-        return;
-    }
-    static thread_local std::vector<Key> keys;
-    keys.resize(n);
-    for (size_t i = 0; i < n; ++i)
-        keys[i] = ((Key)((uint32_t)first[i].symbol ^ 0x80000000u) << 96)
-                  | ((Key)cky_descending_score_key(first[i].score) << 32)
-                  | (Key)((uint32_t)first[i].id ^ 0x80000000u);
-    std::sort(keys.begin(), keys.end());
-    for (size_t i = 0; i < n; ++i) {
-        const Key key = keys[i];
-        first[i].symbol = (int32_t)((uint32_t)(key >> 96) ^ 0x80000000u);
-        first[i].score = cky_score_of_descending_key((uint64_t)(key >> 32));
-        first[i].id = (int32_t)((uint32_t)key ^ 0x80000000u);
-    }
+    std::sort(first, first + n, [](const CkySortEntry &a, const CkySortEntry &b) {
+        if (a.symbol != b.symbol) return a.symbol < b.symbol;
+        if (a.score != b.score) return a.score > b.score;
+        return a.id < b.id;
+    });
 }
 
 /* A new element at the end of v, value-initialized (all zero for a C struct), to be filled in place.

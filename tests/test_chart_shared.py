@@ -98,7 +98,7 @@ def test_chart_cells_count_the_items_and_the_edges_into_alive_items_of_each_cell
 @pytest.mark.parametrize("seed", range(8))
 def test_entries_sort_by_class_then_best_score_then_id(seed):
     """cky_sort_entries (a cell's items, rule groups, trie children), through sort_rules_by_score: groups of
-    every size (insertion sort below 16 entries, 128-bit keys from 16 on), many equal scores and classes,
+    every size (std::sort's insertion sort below 16 entries, introsort above), many equal scores and classes,
     -0.0 beside 0.0 (equal: the id decides), infinities; against Python's sort of (class, -score, id)."""
     rng = np.random.default_rng(seed)
     n_rules = 3000
