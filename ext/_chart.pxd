@@ -29,6 +29,7 @@ cdef extern from "chart_containers.hh":
     uint64_t cky_mix(uint64_t h, uint64_t x) nogil
     T *cky_append[T](vector[T] &v) nogil
     size_t cky_home_slot(uint64_t key) nogil
+    int cky_popcount64(uint64_t x) nogil
 
 cdef extern from "prefetch.hh":
     void cky_prefetch(const void *address) nogil

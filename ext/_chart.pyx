@@ -1328,14 +1328,10 @@ cdef inline uint32_t right_home_slot(int32_t symbol, int bits) noexcept nogil:
     return (<uint32_t>symbol * <uint32_t>2654435769u) >> (32 - bits)
 
 
-cdef extern from *:
-    int popcount64 "__builtin_popcountll"(unsigned long long x) nogil
-
-
 cdef inline int wide_rank(uint64_t mask, int wide_bit) noexcept nogil:
     """The position of wide bit `wide_bit` among the bits of a right symbol's mask (which has it): its
     entry's offset in the symbol's wide_rules."""
-    return popcount64(mask & (((<uint64_t>1) << wide_bit) - 1))
+    return cky_popcount64(mask & (((<uint64_t>1) << wide_bit) - 1))
 
 
 cdef inline uint32_t right_filter_bit(int32_t symbol) noexcept nogil:
@@ -1522,7 +1518,7 @@ def pair_key_index(pair_keys, pair_offsets, pair_left_offsets, int64_t n_symbols
     cdef int64_t[::1] offset_view = symbol_wide_offset
     cdef Py_ssize_t b
     for b in range(n_symbols):
-        offset_view[b + 1] = offset_view[b] + popcount64(mask_view[b])
+        offset_view[b + 1] = offset_view[b] + cky_popcount64(mask_view[b])
     wide_rules = np.zeros(offset_view[n_symbols], dtype=WIDE_RULES_DTYPE)
     cdef WideRules[::1] rules_view = wide_rules
     cdef int64_t right, at
@@ -1533,7 +1529,7 @@ def pair_key_index(pair_keys, pair_offsets, pair_left_offsets, int64_t n_symbols
                 if offsets[q + 1] <= offsets[q]:
                     continue
                 right = keys[q] - <int64_t>a * n_symbols
-                at = offset_view[right] + popcount64(mask_view[right] & (((<uint64_t>1) << k) - 1))
+                at = offset_view[right] + cky_popcount64(mask_view[right] & (((<uint64_t>1) << k) - 1))
                 rules_view[at].rules_lo = <int32_t>offsets[q]
                 rules_view[at].n_rules = <int32_t>(offsets[q + 1] - offsets[q])
     return dict(pair_slots=table, symbol_wide_bit=symbol_wide_bit, symbol_right_mask=symbol_right_mask,

@@ -30,6 +30,9 @@ template <class T> static inline T *cky_append(std::vector<T> &v) {
     return &v.back();
 }
 
+/* The number of bits set in x (the position of a wide left symbol's bit among a right symbol's mask). */
+static inline int cky_popcount64(uint64_t x) { return __builtin_popcountll(x); }
+
 /* The home slot (before the mask) of a 64-bit key in an open-addressing table: CkyHashMap's, and
    the pair-key table of binary rule keys (_chart.pair_key_index). */
 static inline size_t cky_home_slot(uint64_t key) {
