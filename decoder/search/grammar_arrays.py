@@ -5,8 +5,8 @@ decoder._ext._chart.ChartSearch: rule scores (weights . features + word-count we
 * target words), target sides in KenLM ids, each key's rules sorted best first
 (rule_order: by rule score plus weighted LM estimate, or by rule score),
 dense per-symbol look-up offsets, the binary keys as (right child, rules) pairs
-(_chart.pair_right_keys), the keys of the left symbols with the most keys in a
-hash table with each symbol's mask of them (_chart.pair_key_index), and glue
+(_chart.pair_right_keys), the keys of the left symbols with the most keys listed
+by right symbol with each symbol's mask of them (_chart.pair_key_index), and glue
 values. It also names the symbols: the store's, then the unknown-word labels the
 grammar lacks, then GOAL. With a
 `table_limit` (> 0) only the best rules of each source side are in the sorted rule
