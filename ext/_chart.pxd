@@ -22,11 +22,14 @@ cdef extern from "chart_containers.hh":
     cdef cppclass CkyHashMap:
         CkyHashMap() nogil
         void clear() nogil
+        void clear_fitted() nogil  # clear, the table sized for as many keys as it held
+        size_t size() nogil
         int32_t *find(uint64_t key) nogil
         bint set(uint64_t key, int32_t value) nogil
     uint64_t cky_mix(uint64_t h, uint64_t x) nogil
     T *cky_append[T](vector[T] &v) nogil
     size_t cky_home_slot(uint64_t key) nogil
+    int cky_popcount64(uint64_t x) nogil
 
 cdef extern from "prefetch.hh":
     void cky_prefetch(const void *address) nogil
@@ -80,6 +83,12 @@ cdef struct PairKey:
     int32_t rules_lo      # pair_rules_sorted[rules_lo : the next entry's rules_lo]: the key's rules
 
 
+# The rules of one key (wide left symbol, right symbol) in ChartSearch.wide_rules (pair_key_index in _chart.pyx).
+cdef struct WideRules:
+    int32_t rules_lo      # pair_rules_sorted[rules_lo : rules_lo + n_rules]
+    int32_t n_rules
+
+
 # One slot of the pair-key hash table (pair_key_index in _chart.pyx): the rules of binary key
 # left * n_symbols + right (a range of pair_rules_sorted); key -1: an empty slot.
 cdef struct PairSlot:
@@ -102,16 +111,27 @@ cdef struct CellLeftSymbol:
 # ... and those that are the right child of some key with rules, with their item list.
 cdef struct CellRightSymbol:
     uint64_t left_mask    # symbol_right_mask
+    int64_t wide_offset   # symbol_wide_offset: its keys with the wide left symbols in wide_rules
     int32_t symbol
     int32_t list_lo       # into item_lists
     int32_t list_n
 
 
 # One slot of a cell's table of its CellRightSymbols by symbol (ChartSearch.right_slots; open addressing,
-# linear probing from right_home_slot): symbol -1 is an empty slot; index: into cell_right_symbols.
+# linear probing from right_home_slot): symbol -1 is an empty slot; index: into cell_right_symbols; the
+# symbol's item list (the CellRightSymbol's) beside it, so that a key found reads one slot (16 bytes).
 cdef struct RightSlot:
     int32_t symbol
     int32_t index
+    int32_t list_lo
+    int32_t list_n
+
+
+# The bits of a cell's filter of its right symbols (ChartSearch.right_filters): bit right_filter_bit(symbol)
+# is set for each of its CellRightSymbols, so that most keys whose right child is not there are rejected by
+# one bit (one cache line per cell) before its table is probed.
+cdef enum:
+    RIGHT_FILTER_WORDS = 8    # 512 bits
 
 
 # The keys of one wide left symbol among one cell's CellRightSymbols (ChartSearch.wide_pairs): the key's rules
@@ -191,8 +211,8 @@ cdef class ChartSearch:
     # the wide left symbols (the <= 64 with the most keys, _chart.pair_key_index): their keys with rules
     # in a hash table (open addressing, linear probing), and per symbol the wide left symbols it is the
     # right child of, so that a wide left symbol finds its keys among a cell's right symbols by a bit test
-    cdef const PairSlot[::1] pair_slots
-    cdef uint64_t pair_slot_mask
+    cdef const int64_t[::1] symbol_wide_offset  # [n_symbols + 1]: each symbol's keys with wide symbols in wide_rules
+    cdef const WideRules[::1] wide_rules        # by right symbol, then wide bit
     cdef const int8_t[::1] symbol_wide_bit      # [n_symbols]: index among the wide left symbols, or -1
     cdef const uint64_t[::1] symbol_right_mask  # [n_symbols]: bit k: (wide symbol k, this) is a key with rules
     cdef const int64_t[:, ::1] single_range     # [all symbols, 2]: range in single_rules_sorted
@@ -264,6 +284,10 @@ cdef class ChartSearch:
     cdef vector[int32_t] cell_right_slots_lo
     cdef vector[int8_t] cell_right_bits
     cdef vector[RightSlot] right_slots
+    # per cell: its filter of right symbols, RIGHT_FILTER_WORDS words from cell_right_filter_lo[c] in
+    # right_filters (0: the empty filter, for a cell with no right symbols)
+    cdef vector[int32_t] cell_right_filter_lo
+    cdef vector[uint64_t] right_filters
     # per cell with CellRightSymbols: its WIDE_BITS WideLists from cell_wide_lo[c] in wide_lists
     # (per wide bit, the keys of that wide left symbol among the cell's right symbols), found on first use
     cdef vector[int32_t] cell_wide_lo
@@ -285,8 +309,9 @@ cdef class ChartSearch:
     cdef vector[uint64_t] child_hashes
     cdef vector[int32_t] scratch
     cdef vector[CkySortEntry] sort_entries      # _prune_and_sort: the cell's items by score, then the survivors
+    cdef vector[CkySortEntry] kept_entries      # _finish_cell, _build_goal: the survivors (_prune_and_sort's kept)
+    cdef vector[CkySortEntry] unary_entries     # _add_unary_groups: the previous round's items
     cdef vector[uint64_t] sort_keys             # _prune_and_sort: (symbol, rank by score) of each survivor
-    cdef vector[int64_t] probe_slots             # _find_wide_pairs: (right symbol, pair slot) of each key found
 
     # ---- per-sentence counters
     cdef public unsigned long long edges_proposed, edges_kept, lm_queries, lm_queries_novel

@@ -13,8 +13,8 @@ entry and exit runs without the GIL and without Python objects:
   symbol, its keys (right child and rules side by side, pair_right_keys) are
   looked up in the right cell's table, or, with more keys than the right cell
   has symbols, the right symbols among its keys: for the <= 64 "wide" left
-  symbols with the most keys, by a bit of each right symbol's mask and a hash
-  table of their keys (pair_key_index, no probe that misses), found once per
+  symbols with the most keys, by a bit of each right symbol's mask and its
+  entry for that bit (pair_key_index's wide_rules, by right symbol), found once per
   (right cell, wide symbol) and kept for the later splits (WideList), for the
   others by galloping. The groups' order, which breaks cube pruning's ties, is
   the one of a plain merge;
@@ -79,8 +79,8 @@ cdef class ChartSearch:
         self.pair_right_keys = arrays["pair_right_keys"]
         self.pair_rules_sorted = arrays["pair_rules_sorted"]
         self.pair_left_offsets = arrays["pair_left_offsets"]
-        self.pair_slots = arrays["pair_slots"]
-        self.pair_slot_mask = self.pair_slots.shape[0] - 1
+        self.symbol_wide_offset = arrays["symbol_wide_offset"]
+        self.wide_rules = arrays["wide_rules"]
         self.symbol_wide_bit = arrays["symbol_wide_bit"]
         self.symbol_right_mask = arrays["symbol_right_mask"]
         self.single_range = arrays["single_range"]
@@ -194,15 +194,9 @@ cdef class ChartSearch:
         cdef int32_t[::1] i_symbol = item_symbol, i_cell = item_cell, i_best = item_best_edge, i_first = item_first_edge
         cdef double[::1] i_score = item_score
         cdef uint8_t[::1] i_alive = item_alive
-        for t in range(n_items):
-            i_symbol[t] = self.items[t].symbol
-            i_cell[t] = self.items[t].cell
-            i_score[t] = self.items[t].score
-            i_best[t] = self.items[t].best_edge
-            i_first[t] = self.items[t].first_edge
-            i_alive[t] = self.items[t].alive
-            item_round[t] = self.items[t].round
-            item_hash[t] = self.items[t].hash
+        cdef int8_t[::1] i_round = item_round
+        cdef uint64_t[::1] i_hash = item_hash
+        cdef const Item *item
         edge_head = np.empty(n_edges, np.int32)
         edge_rule = np.empty(n_edges, np.int32)
         edge_tail0 = np.empty(n_edges, np.int32)
@@ -212,14 +206,27 @@ cdef class ChartSearch:
         edge_next = np.empty(n_edges, np.int32)
         cdef int32_t[::1] e_head = edge_head, e_rule = edge_rule, e_t0 = edge_tail0, e_t1 = edge_tail1, e_next = edge_next
         cdef double[::1] e_score = edge_score, e_lm = edge_lm
-        for t in range(n_edges):
-            e_head[t] = self.edges[t].head
-            e_rule[t] = self.edges[t].rule
-            e_t0[t] = self.edges[t].tail0
-            e_t1[t] = self.edges[t].tail1
-            e_score[t] = self.edges[t].score
-            e_lm[t] = self.edges[t].lm
-            e_next[t] = self.edges[t].next_edge
+        cdef const Edge *edge
+        with nogil:  # every column typed: no Python object per item or edge
+            for t in range(n_items):
+                item = &self.items[t]
+                i_symbol[t] = item.symbol
+                i_cell[t] = item.cell
+                i_score[t] = item.score
+                i_best[t] = item.best_edge
+                i_first[t] = item.first_edge
+                i_alive[t] = item.alive
+                i_round[t] = item.round
+                i_hash[t] = item.hash
+            for t in range(n_edges):
+                edge = &self.edges[t]
+                e_head[t] = edge.head
+                e_rule[t] = edge.rule
+                e_t0[t] = edge.tail0
+                e_t1[t] = edge.tail1
+                e_score[t] = edge.score
+                e_lm[t] = edge.lm
+                e_next[t] = edge.next_edge
         return dict(item_symbol=item_symbol, item_cell=item_cell, item_score=item_score,
                     item_best_edge=item_best_edge, item_first_edge=item_first_edge, item_alive=item_alive,
                     item_round=item_round, item_hash=item_hash,
@@ -235,6 +242,36 @@ cdef class ChartSearch:
         for i in range(n1):
             for j in range(n1):
                 view[i, j] = self.items_in_cell[i * n1 + j]
+        return out
+
+    def chart_cells(self):
+        """int64[k, 4]: (start, length, items, edges) of every cell holding an item after pruning, by start
+        then end: its items (GOAL items not counted, as items_per_cell) and the edges into its alive
+        items (GOAL items' not counted), for heat maps."""
+        cdef int n1 = self.n + 1, i, j, c, k = 0
+        cdef Py_ssize_t t
+        cdef vector[int32_t] edges_in_cell
+        cdef const Item *head
+        edges_in_cell.assign(n1 * n1, 0)
+        with nogil:
+            for t in range(<Py_ssize_t>self.edges.size()):
+                head = &self.items[self.edges[t].head]
+                if head.alive and head.symbol != self.goal_symbol:
+                    edges_in_cell[head.cell] += 1
+            for c in range(n1 * n1):
+                k += self.items_in_cell[c] != 0
+        out = np.empty((k, 4), dtype=np.int64)
+        cdef int64_t[:, ::1] view = out
+        k = 0
+        for i in range(n1):
+            for j in range(n1):
+                c = i * n1 + j
+                if self.items_in_cell[c] != 0:
+                    view[k, 0] = i
+                    view[k, 1] = j - i
+                    view[k, 2] = self.items_in_cell[c]
+                    view[k, 3] = edges_in_cell[c]
+                    k += 1
         return out
 
     def right_symbols_of_cell(self, int i, int j):
@@ -253,6 +290,22 @@ cdef class ChartSearch:
         for symbol in symbols:
             r = find_right_slot(self.right_slots.data() + self.cell_right_slots_lo[c], self.cell_right_bits[c], symbol)
             out.append(r - self.cell_right_lo[c] if r >= 0 else -1)
+        return out
+
+    def right_lists_of_cell(self, int i, int j, symbols):
+        """For tests: per symbol of `symbols`, the (list_lo, list_n) that a key with that right child finds in
+        the last sentence's cell (i, j) as _add_binary_groups looks it up (the cell's filter of right symbols,
+        then its table), or None."""
+        cdef int c = self._cell_index(i, j)
+        cdef const RightSlot *slot
+        cdef const uint64_t *filter = self.right_filters.data() + self.cell_right_filter_lo[c]
+        out = []
+        for symbol in symbols:
+            slot = NULL
+            if in_right_filter(filter, symbol):
+                slot = find_right_entry(self.right_slots.data() + self.cell_right_slots_lo[c], self.cell_right_bits[c],
+                                        symbol)
+            out.append((slot.list_lo, slot.list_n) if slot != NULL else None)
         return out
 
     def wide_pairs_of_cell(self, int i, int j, int wide_bit, int32_t wide_symbol):
@@ -315,6 +368,8 @@ cdef class ChartSearch:
         self.cell_right_slots_lo.assign(cells, 0)
         self.cell_right_bits.assign(cells, 0)
         self.right_slots.clear()
+        self.cell_right_filter_lo.assign(cells, 0)
+        self.right_filters.assign(RIGHT_FILTER_WORDS, 0)  # [0:RIGHT_FILTER_WORDS]: the empty filter
         self.cell_wide_lo.assign(cells, -1)
         self.wide_lists.clear()
         self.wide_pairs.clear()
@@ -337,7 +392,7 @@ cdef class ChartSearch:
         cdef int k, r
         cdef int32_t run
         cdef int32_t first_item = self.items.size()
-        self.recombine_map.clear()
+        self.recombine_map.clear_fitted()  # a table the size of the last cell's items: few cache lines
         if length <= self.max_span:
             if length == 1 and self.oov_at[i]:
                 self._add_oov_items(i, c)
@@ -653,9 +708,9 @@ cdef class ChartSearch:
     cdef void _add_binary_groups(self, int left_cell, int right_cell) noexcept nogil:
         """One group per binary rule key whose children are present in the two cells: for each left
         symbol (the cell's run first, then the cell's CellLeftSymbols), either its keys are looked
-        up among the right cell's symbols, or (more keys than the right cell has symbols) the right
-        symbols among its keys: for a wide left symbol, those whose mask has its bit, in the hash
-        table; for another, by galloping through its keys.
+        up among the right cell's symbols (its filter, then its table), or (more keys than the right cell
+        has symbols) the right symbols among its keys: for a wide left symbol, those whose mask has its
+        bit, with their entries of wide_rules; for another, by galloping through its keys.
         The groups come in that order (the branch is chosen by the right cell's count of symbols,
         right children or not), which decides cube pruning's ties: keep it."""
         cdef int32_t left_run = self.run_at[left_cell], right_run = self.run_at[right_cell]
@@ -669,13 +724,30 @@ cdef class ChartSearch:
         cdef const CellLeftSymbol *left
         cdef const CellRightSymbol *right
         cdef const RightSlot *right_slots
+        cdef const RightSlot *slot
+        cdef const uint64_t *right_filter = self.right_filters.data() + self.cell_right_filter_lo[right_cell]
+        cdef const WideList *wide_lists
+        cdef int32_t wide_lo
         cdef int right_bits = self.cell_right_bits[right_cell]
         if (n_right == 0 and right_run < 0) or (n_left == 0 and left_run < 0):
             return
         right_slots = self.right_slots.data() + self.cell_right_slots_lo[right_cell]
+        if 0 <= right_run < self.n_symbols:
+            cky_prefetch(&self.symbol_right_mask[right_run])
         # the first keys of every left symbol, requested at once (each is a cache miss otherwise)
         for a_index in range(n_left):
             cky_prefetch(&self.pair_right_keys[self.cell_left_symbols[self.cell_left_lo[left_cell] + a_index].keys_lo])
+        # and the first WidePair of each wide left symbol's WideList in the right cell found before: the
+        # WideLists are read here one after another (independent loads that overlap), not each just before
+        # its pairs
+        if self.cell_wide_lo[right_cell] >= 0:
+            wide_lists = self.wide_lists.data() + self.cell_wide_lo[right_cell]
+            for a_index in range(n_left):
+                left = &self.cell_left_symbols[self.cell_left_lo[left_cell] + a_index]
+                if left.wide_bit >= 0 and left.keys_hi - left.keys_lo > n_right_symbols:
+                    wide_lo = wide_lists[left.wide_bit].lo
+                    if wide_lo >= 0 and wide_lists[left.wide_bit].n > 0:
+                        cky_prefetch(&self.wide_pairs[wide_lo])
         for a_index in range(-1, n_left):
             if a_index < 0:
                 if left_run < 0 or left_run >= self.n_symbols:
@@ -704,17 +776,19 @@ cdef class ChartSearch:
                         right_lo = 0
                         right_n = 1
                     else:
-                        r = find_right_slot(right_slots, right_bits, b)
-                        if r < 0:
+                        if not in_right_filter(right_filter, b):
                             continue
-                        right_lo = self.cell_right_symbols[r].list_lo
-                        right_n = self.cell_right_symbols[r].list_n
+                        slot = find_right_entry(right_slots, right_bits, b)
+                        if slot == NULL:
+                            continue
+                        right_lo = slot.list_lo
+                        right_n = slot.list_n
                     append_group(&self.groups, GROUP_RULES, self.goal_symbol, self.pair_right_keys[q].rules_lo,
                                  self.pair_right_keys[q + 1].rules_lo - self.pair_right_keys[q].rules_lo,
                                  0, left_lo, left_n, right_lo, right_n, 0.0)
             elif wide_bit >= 0:
                 # A wide left symbol: the right symbols (the run, if any, first, then ascending,
-                # as below) whose masks say they pair with it, found in the hash table.
+                # as below) whose masks say they pair with it, with their entries of wide_rules.
                 self._add_wide_groups(key_base, wide_bit, left_lo, left_n, right_run, right_cell)
             else:
                 # Right symbols ascend (the run, if any, first: it is looked up on its own), so
@@ -748,15 +822,15 @@ cdef class ChartSearch:
         masks) with the run of right_cell, then each of its CellRightSymbols (ascending). The latter are
         the cell's WideList for the bit: found (_find_wide_pairs) the first time, read every later time
         the cell is the right child of a cell with this wide left symbol."""
-        cdef const PairSlot *entry
+        cdef const WideRules *entry
         cdef const WidePair *pair
         cdef WideList *wide
         cdef int32_t t, lo, n
-        if 0 <= right_run < self.n_symbols and self.symbol_right_mask[right_run] & ((<uint64_t>1) << wide_bit):
-            entry = probe_pair_slots(&self.pair_slots[0], self.pair_slot_mask,
-                                     <uint64_t>(cky_home_slot(<uint64_t>(key_base + right_run)) & self.pair_slot_mask),
-                                     key_base + right_run)
-            if entry != NULL:
+        cdef uint64_t run_mask
+        if 0 <= right_run < self.n_symbols:
+            run_mask = self.symbol_right_mask[right_run]
+            if (run_mask >> wide_bit) & 1:
+                entry = &self.wide_rules[self.symbol_wide_offset[right_run] + wide_rank(run_mask, wide_bit)]
                 append_group(&self.groups, GROUP_RULES, self.goal_symbol, entry.rules_lo, entry.n_rules, 0,
                              left_lo, left_n, 0, 1, 0.0)
         if self.cell_wide_lo[right_cell] < 0:
@@ -774,30 +848,18 @@ cdef class ChartSearch:
 
     cdef void _find_wide_pairs(self, int64_t key_base, int8_t wide_bit, int right_cell) noexcept nogil:
         """The WideList of (right_cell, wide_bit): the right symbols whose mask has the bit are the
-        keys; their slots are requested first, then read, so that their cache misses overlap."""
+        keys; each key's rules are its right symbol's entry of wide_rules for the bit (wide_rank), next to
+        its entries for the other wide symbols (read by them too)."""
         cdef int n_right = self.cell_right_n[right_cell], first = self.cell_right_lo[right_cell]
-        cdef int t, n_found = 0
-        cdef uint64_t bit = (<uint64_t>1) << wide_bit
-        cdef const PairSlot *entry
+        cdef int t
+        cdef const WideRules *entry
         cdef const CellRightSymbol *right
-        cdef const PairSlot *slots = &self.pair_slots[0]
-        cdef uint64_t mask = self.pair_slot_mask
-        cdef int64_t *found
         cdef WidePair *pair
         cdef int32_t lo = self.wide_pairs.size()
-        self.probe_slots.resize(2 * n_right)
-        found = self.probe_slots.data()  # pairs (index in the cell's right symbols, slot)
         for t in range(n_right):
             right = &self.cell_right_symbols[first + t]
-            if right.left_mask & bit:
-                found[2 * n_found] = t
-                found[2 * n_found + 1] = <int64_t>(cky_home_slot(<uint64_t>(key_base + right.symbol)) & mask)
-                cky_prefetch(&slots[found[2 * n_found + 1]])
-                n_found += 1
-        for t in range(n_found):
-            right = &self.cell_right_symbols[first + found[2 * t]]
-            entry = probe_pair_slots(slots, mask, <uint64_t>found[2 * t + 1], key_base + right.symbol)
-            if entry != NULL:
+            if (right.left_mask >> wide_bit) & 1:
+                entry = &self.wide_rules[right.wide_offset + wide_rank(right.left_mask, wide_bit)]
                 pair = cky_append(self.wide_pairs)
                 pair.rules_lo = entry.rules_lo
                 pair.n_rules = entry.n_rules
@@ -808,26 +870,32 @@ cdef class ChartSearch:
 
     cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil:
         """Groups of unary rules over the items the previous round made in this cell."""
-        cdef vector[CkySortEntry] entries
-        cdef CkySortEntry entry
+        cdef vector[CkySortEntry] *entries = &self.unary_entries
+        cdef CkySortEntry *entry
         cdef int32_t t, start, symbol, list_lo
         cdef size_t p, q
+        entries.clear()
         for t in range(first_item, self.items.size()):
             if self.items[t].round == round and self.items[t].alive:
+                entry = cky_append(entries[0])
                 entry.symbol = self.items[t].symbol
                 entry.score = self.items[t].score
                 entry.id = t
-                entries.push_back(entry)
         if entries.size() == 0:
             return False
         cky_sort_entries(entries.data(), entries.size())
+        # each symbol's range of one-child rules (a cache miss each), requested at once
+        for p in range(entries.size()):
+            if p == 0 or entries[0][p].symbol != entries[0][p - 1].symbol:
+                if 0 <= entries[0][p].symbol < self.single_range.shape[0]:
+                    cky_prefetch(&self.single_range[entries[0][p].symbol, 0])
         p = 0
         while p < entries.size():
-            symbol = entries[p].symbol
+            symbol = entries[0][p].symbol
             q = p
             list_lo = self.item_lists.size()
-            while q < entries.size() and entries[q].symbol == symbol:
-                self.item_lists.push_back(entries[q].id)
+            while q < entries.size() and entries[0][q].symbol == symbol:
+                self.item_lists.push_back(entries[0][q].id)
                 q += 1
             self._add_single_group(symbol, list_lo, <int32_t>(q - p))
             p = q
@@ -1070,8 +1138,8 @@ cdef class ChartSearch:
             entry.id = t
             entries.push_back(entry)
         cky_sort_entries(entries.data(), entries.size())  # by (symbol, score); with beams: best first
-        if not beams:  # every item survives
-            kept[0] = entries[0]
+        if not beams:  # every item survives (kept takes the sorted entries; entries, kept's old buffer)
+            kept.swap(entries[0])
         else:
             keys.clear()
             for t in range(entries.size()):
@@ -1098,7 +1166,9 @@ cdef class ChartSearch:
         return kept.size()
 
     cdef void _finish_cell(self, int c, int32_t first_item) noexcept nogil:
-        cdef vector[CkySortEntry] kept
+        cdef vector[CkySortEntry] *kept_entries = &self.kept_entries
+        cdef const CkySortEntry *kept
+        cdef size_t n_kept
         cdef WideList unfound
         unfound.lo = -1
         unfound.n = 0
@@ -1106,21 +1176,32 @@ cdef class ChartSearch:
         cdef int32_t symbol, g
         cdef CellLeftSymbol left
         cdef CellRightSymbol right
-        self.items_in_cell[c] = self._prune_and_sort(first_item, self.items.size(), False, &kept)
+        self.items_in_cell[c] = self._prune_and_sort(first_item, self.items.size(), False, kept_entries)
+        kept = kept_entries.data()
+        n_kept = kept_entries.size()
         self.cell_group_lo[c] = self.cell_groups_symbol.size()
         p = 0
-        while p < kept.size():
+        while p < n_kept:
             symbol = kept[p].symbol
             self.cell_groups_symbol.push_back(symbol)
             self.cell_groups_list.push_back(self.item_lists.size())
             q = p
-            while q < kept.size() and kept[q].symbol == symbol:
+            while q < n_kept and kept[q].symbol == symbol:
                 self.item_lists.push_back(kept[q].id)
                 q += 1
             self.cell_groups_size.push_back(<int32_t>(q - p))
             p = q
         self.cell_group_n[c] = self.cell_groups_symbol.size() - self.cell_group_lo[c]
-        # what binary rules read of the cell's symbols (every later cell it is a child of)
+        # what binary rules read of the cell's symbols (every later cell it is a child of): four arrays by
+        # symbol (a cache miss each), requested at once for all of them
+        for g in range(self.cell_group_lo[c], self.cell_group_lo[c] + self.cell_group_n[c]):
+            symbol = self.cell_groups_symbol[g]
+            if symbol < self.n_symbols:
+                cky_prefetch(&self.pair_left_offsets[symbol])
+                cky_prefetch(&self.symbol_is_right_child[symbol])
+                cky_prefetch(&self.symbol_right_mask[symbol])
+                cky_prefetch(&self.symbol_wide_bit[symbol])
+                cky_prefetch(&self.symbol_wide_offset[symbol])
         self.cell_left_lo[c] = self.cell_left_symbols.size()
         self.cell_right_lo[c] = self.cell_right_symbols.size()
         for g in range(self.cell_group_lo[c], self.cell_group_lo[c] + self.cell_group_n[c]):
@@ -1138,6 +1219,7 @@ cdef class ChartSearch:
             if self.symbol_is_right_child[symbol]:
                 right.symbol = symbol
                 right.left_mask = self.symbol_right_mask[symbol]
+                right.wide_offset = self.symbol_wide_offset[symbol]
                 right.list_lo = self.cell_groups_list[g]
                 right.list_n = self.cell_groups_size[g]
                 self.cell_right_symbols.push_back(right)
@@ -1157,8 +1239,12 @@ cdef class ChartSearch:
         cdef RightSlot empty
         cdef RightSlot *table
         cdef int32_t symbol
+        cdef uint64_t *filter
+        cdef uint32_t bit
         empty.symbol = -1
         empty.index = -1
+        empty.list_lo = 0
+        empty.list_n = 0
         while (1 << bits) < 2 * n:
             bits += 1
         mask = (1u << bits) - 1
@@ -1166,6 +1252,9 @@ cdef class ChartSearch:
         self.cell_right_bits[c] = bits
         self.right_slots.resize(self.right_slots.size() + (1 << bits), empty)
         table = self.right_slots.data() + self.cell_right_slots_lo[c]
+        self.cell_right_filter_lo[c] = self.right_filters.size()
+        self.right_filters.resize(self.right_filters.size() + RIGHT_FILTER_WORDS, 0)
+        filter = self.right_filters.data() + self.cell_right_filter_lo[c]
         for t in range(first, first + n):
             symbol = self.cell_right_symbols[t].symbol
             slot = right_home_slot(symbol, bits)
@@ -1173,6 +1262,10 @@ cdef class ChartSearch:
                 slot = (slot + 1) & mask
             table[slot].symbol = symbol
             table[slot].index = t
+            table[slot].list_lo = self.cell_right_symbols[t].list_lo
+            table[slot].list_n = self.cell_right_symbols[t].list_n
+            bit = right_filter_bit(symbol)
+            filter[bit >> 6] |= (<uint64_t>1) << (bit & 63)
 
     cdef void _build_goal(self, int j) noexcept nogil:
         """GOAL over [0, j): glue start from cell (0, j), glue concatenation GOAL[0, k] + X[k, j]."""
@@ -1180,7 +1273,7 @@ cdef class ChartSearch:
         cdef int c = j, k, g, g_end, right_cell
         cdef int32_t symbol, first_item = self.items.size()
         cdef double value
-        cdef vector[CkySortEntry] kept
+        cdef vector[CkySortEntry] *kept = &self.kept_entries
         cdef size_t t
         self.groups.clear()
         g_end = self.cell_group_lo[c] + self.cell_group_n[c]
@@ -1201,12 +1294,12 @@ cdef class ChartSearch:
                 if self.symbol_is_real[symbol] and not isnan(value):
                     self._push_group(GROUP_GLUE_CONCAT, -1, 1, 0, self.goal_list_lo[k], self.goal_list_n[k],
                                      self.cell_groups_list[g], self.cell_groups_size[g], self.weight_glue * value)
-        self.recombine_map.clear()
+        self.recombine_map.clear_fitted()
         self._search(c, 0)
-        self._prune_and_sort(first_item, self.items.size(), True, &kept)
+        self._prune_and_sort(first_item, self.items.size(), True, kept)
         self.goal_list_lo[j] = self.item_lists.size()
         for t in range(kept.size()):
-            self.item_lists.push_back(kept[t].id)
+            self.item_lists.push_back(kept[0][t].id)
         self.goal_list_n[j] = kept.size()
 
 
@@ -1235,19 +1328,45 @@ cdef inline uint32_t right_home_slot(int32_t symbol, int bits) noexcept nogil:
     return (<uint32_t>symbol * <uint32_t>2654435769u) >> (32 - bits)
 
 
+cdef inline int wide_rank(uint64_t mask, int wide_bit) noexcept nogil:
+    """The position of wide bit `wide_bit` among the bits of a right symbol's mask (which has it): its
+    entry's offset in the symbol's wide_rules."""
+    return cky_popcount64(mask & (((<uint64_t>1) << wide_bit) - 1))
+
+
+cdef inline uint32_t right_filter_bit(int32_t symbol) noexcept nogil:
+    """A symbol's bit in a cell's filter of right symbols (RIGHT_FILTER_WORDS * 64 = 512 bits): the top 9
+    bits of the product right_home_slot takes its top bits of."""
+    return (<uint32_t>symbol * <uint32_t>2654435769u) >> 23
+
+
+cdef inline bint in_right_filter(const uint64_t *filter, int32_t symbol) noexcept nogil:
+    """False if `symbol` is not among the right symbols of the cell whose filter this is (True: it may be)."""
+    cdef uint32_t bit = right_filter_bit(symbol)
+    return (filter[bit >> 6] >> (bit & 63)) & 1
+
+
 cdef inline int find_right_slot(const RightSlot *table, int bits, int32_t symbol) noexcept nogil:
     """Index of `symbol` in cell_right_symbols, through its cell's table (_index_right_symbols) of
     2 ** bits slots, or -1 if the cell has no such right symbol (bits 0: the cell has none)."""
     cdef uint32_t mask, slot
+    cdef const RightSlot *found = find_right_entry(table, bits, symbol)
+    return found.index if found != NULL else -1
+
+
+cdef inline const RightSlot *find_right_entry(const RightSlot *table, int bits, int32_t symbol) noexcept nogil:
+    """`symbol`'s slot in its cell's table (_index_right_symbols) of 2 ** bits slots, or NULL if the cell
+    has no such right symbol (bits 0: the cell has none)."""
+    cdef uint32_t mask, slot
     if bits == 0:
-        return -1
+        return NULL
     mask = (1u << bits) - 1
     slot = right_home_slot(symbol, bits)
     while table[slot].symbol != symbol:
         if table[slot].symbol < 0:
-            return -1
+            return NULL
         slot = (slot + 1) & mask
-    return table[slot].index
+    return &table[slot]
 
 
 cdef inline const PairSlot *probe_pair_slots(const PairSlot *slots, uint64_t mask, uint64_t slot,
@@ -1304,13 +1423,14 @@ def target_hashes(targets, offsets):
 # The left symbols with the most binary keys (at most this many: the bits of a uint64, and more than
 # WIDE_MIN_KEYS keys each; on the Bible system these 64 hold 41% of the keys and make 98% of the
 # look-ups of right symbols among a left symbol's keys) are "wide": every symbol has a mask of the
-# wide left symbols it is the right child of, and their keys are in a hash table.
+# wide left symbols it is the right child of, and their keys are listed by right symbol (wide_rules).
 MAX_WIDE_LEFT_SYMBOLS = WIDE_BITS
 WIDE_MIN_KEYS = 8
 PAIR_SLOT_DTYPE = np.dtype([("key", np.int64), ("rules_lo", np.int32), ("n_rules", np.int32)], align=True)
 
 
 PAIR_KEY_DTYPE = np.dtype([("right", np.int32), ("rules_lo", np.int32)], align=True)
+WIDE_RULES_DTYPE = np.dtype([("rules_lo", np.int32), ("n_rules", np.int32)], align=True)
 
 
 def pair_right_keys(pair_keys, pair_offsets, int64_t n_symbols):
@@ -1344,10 +1464,13 @@ def pair_key_index(pair_keys, pair_offsets, pair_left_offsets, int64_t n_symbols
     """What ChartSearch needs to combine a wide left symbol (wide_symbols: at most 64 symbols) with a
     cell's right symbols: symbol_wide_bit (int8[n_symbols]: each wide symbol's index in wide_symbols,
     -1 for the others), symbol_right_mask (uint64[n_symbols]: bit k set when (wide_symbols[k], symbol)
-    is a key with rules) and pair_slots, the hash table of those keys, each with its range of
-    pair_rules_sorted (pair_offsets): a PAIR_SLOT_DTYPE array, a power of two long, key -1 where
-    empty, at most 5/8 full (the search looks up only keys that are there, which the masks tell);
-    open addressing, linear probing from cky_home_slot(key)."""
+    is a key with rules), and those keys' ranges of pair_rules_sorted (pair_offsets) by right symbol:
+    wide_rules (a WIDE_RULES_DTYPE array) holds symbol b's from symbol_wide_offset[b] (int64[n_symbols
+    + 1]) in the order of the bits of its mask, so that key (wide_symbols[k], b) is at
+    symbol_wide_offset[b] + popcount(mask[b] & (2**k - 1)): the keys of one right symbol side by side,
+    which every wide symbol meeting it reads. Also pair_slots, the same keys in a hash table
+    (lookup_pair_slots; the search no longer reads it): a PAIR_SLOT_DTYPE array, a power of two long,
+    key -1 where empty, at most 5/8 full; open addressing, linear probing from cky_home_slot(key)."""
     cdef const int64_t[::1] keys = np.ascontiguousarray(pair_keys, dtype=np.int64)
     cdef const int64_t[::1] offsets = np.ascontiguousarray(pair_offsets, dtype=np.int64)
     cdef const int64_t[::1] left = np.ascontiguousarray(pair_left_offsets, dtype=np.int64)
@@ -1388,7 +1511,29 @@ def pair_key_index(pair_keys, pair_offsets, pair_left_offsets, int64_t n_symbols
                 slots[slot].key = keys[q]
                 slots[slot].rules_lo = <int32_t>offsets[q]
                 slots[slot].n_rules = <int32_t>(offsets[q + 1] - offsets[q])
-    return dict(pair_slots=table, symbol_wide_bit=symbol_wide_bit, symbol_right_mask=symbol_right_mask)
+    # the same keys by right symbol: symbol b's keys with rules of the wide symbols whose bits its mask has, in
+    # bit order, from symbol_wide_offset[b] in wide_rules; (wide bit k, b) is at symbol_wide_offset[b] +
+    # popcount(mask[b] & (2**k - 1))
+    symbol_wide_offset = np.zeros(n_symbols + 1, dtype=np.int64)
+    cdef int64_t[::1] offset_view = symbol_wide_offset
+    cdef Py_ssize_t b
+    for b in range(n_symbols):
+        offset_view[b + 1] = offset_view[b] + cky_popcount64(mask_view[b])
+    wide_rules = np.zeros(offset_view[n_symbols], dtype=WIDE_RULES_DTYPE)
+    cdef WideRules[::1] rules_view = wide_rules
+    cdef int64_t right, at
+    with nogil:
+        for k in range(wide.shape[0]):
+            a = wide[k]
+            for q in range(left[a], left[a + 1]):
+                if offsets[q + 1] <= offsets[q]:
+                    continue
+                right = keys[q] - <int64_t>a * n_symbols
+                at = offset_view[right] + cky_popcount64(mask_view[right] & (((<uint64_t>1) << k) - 1))
+                rules_view[at].rules_lo = <int32_t>offsets[q]
+                rules_view[at].n_rules = <int32_t>(offsets[q + 1] - offsets[q])
+    return dict(pair_slots=table, symbol_wide_bit=symbol_wide_bit, symbol_right_mask=symbol_right_mask,
+                symbol_wide_offset=symbol_wide_offset, wide_rules=wide_rules)
 
 
 def lookup_pair_slots(table, keys):

@@ -30,6 +30,9 @@ template <class T> static inline T *cky_append(std::vector<T> &v) {
     return &v.back();
 }
 
+/* The number of bits set in x (the position of a wide left symbol's bit among a right symbol's mask). */
+static inline int cky_popcount64(uint64_t x) { return __builtin_popcountll(x); }
+
 /* The home slot (before the mask) of a 64-bit key in an open-addressing table: CkyHashMap's, and
    the pair-key table of binary rule keys (_chart.pair_key_index). */
 static inline size_t cky_home_slot(uint64_t key) {
@@ -57,6 +60,17 @@ template <class V> struct CkyStampedMap {
     void clear() {
         size_ = 0;
         if (++stamp_ == 0) { for (Slot &slot : slots_) slot.stamp = 0; stamp_ = 1; }
+    }
+    /* Clear, and size the table for about as many keys as it held (at most a quarter full with them, at
+       least FITTED_MIN_SLOTS slots): a map cleared for every cell of a sentence then probes a table that fits
+       its cells (a small cell's probes stay in a few cache lines), growing when a cell needs more. The
+       buffer is kept (assign within its capacity), so shrinking allocates nothing. */
+    static const size_t FITTED_MIN_SLOTS = 64;
+    void clear_fitted() {
+        size_t target = FITTED_MIN_SLOTS;
+        while (target < 4 * size_) target *= 2;
+        if (target == mask_ + 1) clear();
+        else reserve_slots(target);
     }
     V *find(uint64_t key) {
         size_t i = cky_home_slot(key) & mask_;

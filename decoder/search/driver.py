@@ -129,7 +129,7 @@ class ChartSearchDriver:
             "items": int(engine.n_items),
             "edges": int(engine.n_edges),
             "items_per_cell": _items_per_cell_by_span(items_in_cells, min(n, engine.max_span)),
-            "chart_cells": _chart_cells(items_in_cells, chart, self.grammar.goal_symbol),
+            "chart_cells": engine.chart_cells().tolist(),
             "search_seconds": time.perf_counter() - started,
         }
         if self.count_minimized_recombinations:  # of the recombinations, those only KenLM's state minimization allowed
@@ -187,18 +187,6 @@ def _items_per_cell_by_span(counts: np.ndarray, max_length: int) -> dict:
         np.multiply(cells, cells, out=cells)
         out[length] = [float(mean), float(np.add.reduce(cells) / size)]
     return out
-
-
-def _chart_cells(items_in_cells: np.ndarray, chart: dict, goal_symbol: int) -> list:
-    """[[start, length, items, edges], ...] for every cell holding an item: the items left after
-    pruning and the edges into them (GOAL items and their edges not counted), for heat maps."""
-    n1 = items_in_cells.shape[0]
-    heads = chart["edge_head"]
-    kept = (chart["item_alive"][heads] != 0) & (chart["item_symbol"][heads] != goal_symbol)
-    edges_in_cells = np.bincount(chart["item_cell"][heads[kept]], minlength=n1 * n1).reshape(n1, n1)
-    starts, ends = np.nonzero(items_in_cells)
-    return np.stack([starts, ends - starts, items_in_cells[starts, ends], edges_in_cells[starts, ends]],
-                    axis=1).astype(np.int64).tolist()
 
 
 def _grammar_settings(settings: SearchSettings) -> tuple:

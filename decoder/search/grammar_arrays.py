@@ -5,8 +5,8 @@ decoder._ext._chart.ChartSearch: rule scores (weights . features + word-count we
 * target words), target sides in KenLM ids, each key's rules sorted best first
 (rule_order: by rule score plus weighted LM estimate, or by rule score),
 dense per-symbol look-up offsets, the binary keys as (right child, rules) pairs
-(_chart.pair_right_keys), the keys of the left symbols with the most keys in a
-hash table with each symbol's mask of them (_chart.pair_key_index), and glue
+(_chart.pair_right_keys), the keys of the left symbols with the most keys listed
+by right symbol with each symbol's mask of them (_chart.pair_key_index), and glue
 values. It also names the symbols: the store's, then the unknown-word labels the
 grammar lacks, then GOAL. With a
 `table_limit` (> 0) only the best rules of each source side are in the sorted rule
@@ -164,6 +164,7 @@ class GrammarArrays:
             glue_concat_value=glue_concat,
             oov_symbols=np.array(oov_symbols, dtype=np.int32),
         )
+        del self.arrays["pair_slots"]  # the search reads the wide keys by right symbol (wide_rules), not this table
 
     def has_single_rule(self, symbol: int) -> bool:
         """Whether a one-child rule (a lexical rule, for a terminal run) rewrites `symbol`."""
