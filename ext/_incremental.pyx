@@ -390,6 +390,12 @@ cdef class IncrementalSearch(ChartSearch):
             return self.trie_of_list[list_lo]
         return self._new_trie(list_lo, list_n)
 
+    cdef inline void _set_item(self, int32_t slot, int32_t item) noexcept nogil:
+        """nodes[slot]'s item, with the item's fields a pop reads copied in (n_states, state_offset)."""
+        self.nodes[slot].item = item
+        self.nodes[slot].n_states = self.items[item].n_states
+        self.nodes[slot].item_state_offset = self.items[item].state_offset
+
     cdef int32_t _new_trie(self, int32_t list_lo, int32_t list_n) noexcept nogil:
         """_trie's root, made: of two or more items, only the root's score and best item, until an edge over it
         is first popped (_grow_trie): most vertices' tries are never needed (their groups' initial edges are
@@ -405,7 +411,7 @@ cdef class IncrementalSearch(ChartSearch):
             return root
         best = self.item_lists[list_lo]
         self.nodes[root].score = self.items[best].score
-        self.nodes[root].item = best
+        self._set_item(root, best)
         self.nodes[root].rank = -1
         self.nodes[root].n_items = list_n
         self.nodes[root].flat_lo = -1
@@ -433,7 +439,7 @@ cdef class IncrementalSearch(ChartSearch):
                 st = &self.states[it.state_offset + s]
                 n_tokens += (st.left.length + st.right.length + 2) if st.left.full else (st.left.length + 1)
             self.nodes[root].score = it.score
-            self.nodes[root].item = item
+            self._set_item(root, item)
             self.nodes[root].rank = 0
             self.nodes[root].n_items = 1
             self.nodes[root].flat_lo = -1
@@ -479,7 +485,7 @@ cdef class IncrementalSearch(ChartSearch):
         cdef int32_t position
         cdef bint shared
         self.nodes[slot].score = self.items[best].score
-        self.nodes[slot].item = best
+        self._set_item(slot, best)
         self.nodes[slot].rank = -1
         self.nodes[slot].n_items = hi - lo
         self.nodes[slot].flat_lo = -1
@@ -527,6 +533,8 @@ cdef class IncrementalSearch(ChartSearch):
                 leaf.n_children = 0
                 leaf.rank = self.ranks_scratch[k]
                 leaf.item = item
+                leaf.n_states = self.items[item].n_states
+                leaf.item_state_offset = self.items[item].state_offset
                 leaf.depth = <int16_t>(depth + 1)
                 leaf.reveals = 0
                 leaf.below = 0
@@ -568,14 +576,14 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _set_node_states(self, int32_t slot) noexcept nogil:
         """A node's partial states (made once: every partial edge over the node reads them) and their key."""
         cdef int32_t item = self.nodes[slot].item
-        cdef int s, n_states = self.items[item].n_states
+        cdef int s, n_states = self.nodes[slot].n_states
         cdef int32_t offset
         cdef uint64_t key = 0x6A09E667F3BCC909ULL
         cdef unsigned char cut
         if self.nodes[slot].rank >= 0:  # a leaf: the item's own states
             self.nodes[slot].state_offset = -1
             for s in range(n_states):
-                key = cky_mix(key, self.state_hashes[self.items[item].state_offset + s])
+                key = cky_mix(key, self.state_hashes[self.nodes[slot].item_state_offset + s])
         else:
             offset = self.node_states.size()
             self.node_states.resize(offset + n_states)
@@ -631,7 +639,7 @@ cdef class IncrementalSearch(ChartSearch):
         through the partial-edge cache (key: the target's hash and the tail nodes' state keys).
         Counted as `calls` LM queries (_lm_calls), as ChartSearch._score counts them (novel: not from the cache)."""
         cdef const float *cached
-        cdef int32_t node, item, offset
+        cdef int32_t node, offset
         cdef int t, s
         cdef float lm
         cdef ChartState out
@@ -645,11 +653,10 @@ cdef class IncrementalSearch(ChartSearch):
             node = edge.node[t]
             if node < 0:
                 continue
-            item = self.nodes[node].item
             offset = self.nodes[node].state_offset
-            for s in range(self.items[item].n_states):
+            for s in range(self.nodes[node].n_states):
                 if offset < 0:
-                    self.child_pointers.push_back(&self.states[self.items[item].state_offset + s])
+                    self.child_pointers.push_back(&self.states[self.nodes[node].item_state_offset + s])
                     self.child_cuts.push_back(0)
                 else:
                     self.child_pointers.push_back(&self.node_states[offset + s])
@@ -673,7 +680,7 @@ cdef class IncrementalSearch(ChartSearch):
         (_score_complete) and keeps its state for its pop."""
         cdef Group *group = &self.groups[edge.group]
         cdef const SortedRule *sorted_rule
-        cdef int32_t item
+        cdef int32_t node
         cdef int t, s
         cdef double score = self._tail_score(edge.node[0], edge.first[0], edge.flat[0]) + \
             self._tail_score(edge.node[1], edge.first[1], edge.flat[1])
@@ -714,9 +721,9 @@ cdef class IncrementalSearch(ChartSearch):
             for t in range(2):
                 if edge.node[t] < 0:
                     continue
-                item = self.nodes[edge.node[t]].item
-                for s in range(self.items[item].n_states):
-                    self.child_pointers.push_back(&self.states[self.items[item].state_offset + s])
+                node = edge.node[t]
+                for s in range(self.nodes[node].n_states):
+                    self.child_pointers.push_back(&self.states[self.nodes[node].item_state_offset + s])
             edge.complete = self.n_complete
             if <size_t>self.n_complete >= self.complete_states.size():  # (grown, never shrunk: no per-edge resize)
                 self.complete_states.resize(2 * self.n_complete + 64)
@@ -790,7 +797,7 @@ cdef class IncrementalSearch(ChartSearch):
         elif group.kind == GROUP_GLUE_START:
             first = self.glue_start_target[0]
             last = self.glue_start_target[1]
-        n_left_blocks = self.items[self.nodes[edge.node[0]].item].n_states if edge.node[0] >= 0 else 0
+        n_left_blocks = self.nodes[edge.node[0]].n_states if edge.node[0] >= 0 else 0
         for t in range(2):
             if edge.node[t] >= 0:
                 edge.relevant[t] = rule_relevant_sides(first, last, length, n_left_blocks, t)
@@ -931,6 +938,10 @@ cdef class IncrementalSearch(ChartSearch):
         cdef const SortedRule *sorted_rules = self.sorted_rules
         cdef int64_t single_offset = self.single_offset
         cdef CkyHeapEntry *batch
+        cdef int32_t ahead_index
+        cdef const PartialEdge *ahead_edge
+        cdef const Group *ahead_group
+        cdef bint have_ahead
         if g_hi <= g_lo:
             return
         self.queue.clear()
@@ -995,6 +1006,16 @@ cdef class IncrementalSearch(ChartSearch):
                     edge = self.partial_edges[top.index]
                     self.free_edges.push_back(top.index)
             self.partial_pops += 1
+            # What the queue's best entry (most often the next pop) reads first, requested now: its edge's line
+            # (or its group's), here; the tails' trie nodes (or the group's tries and rule) once that line is in.
+            have_ahead = self.queue.size() > 0
+            if have_ahead:
+                ahead_index = self.queue[0].index
+                if ahead_index >= 0:
+                    cky_prefetch(self.partial_edges.data() + ahead_index)
+                else:
+                    cky_prefetch(self.groups.data() + ~ahead_index)
+                    cky_prefetch(self.group_cursor.data() + ~ahead_index)
             for t in range(2):  # (an edge is scored over its tails' partial states or split only once popped)
                 node = edge.node[t]
                 if node >= 0 and self.nodes[node].n_children < 0:
@@ -1003,6 +1024,19 @@ cdef class IncrementalSearch(ChartSearch):
                 self._queue_initial(edge.group, edge.rule_rank + 1)
                 if edge.scores_lm and edge.estimated:
                     self._set_rule(&edge)
+            if have_ahead and ahead_index >= 0:  # (no edge stored since: the slot holds it)
+                ahead_edge = self.partial_edges.data() + ahead_index
+                for t in range(2):
+                    if ahead_edge.node[t] >= 0:
+                        cky_prefetch(self.nodes.data() + ahead_edge.node[t])
+            elif have_ahead:
+                ahead_group = self.groups.data() + ~ahead_index
+                if ahead_group.kind == GROUP_RULES:
+                    cky_prefetch(self._sorted_rule(ahead_group, self.group_cursor[~ahead_index].rank))
+                if ahead_group.n_left > 0 and <size_t>ahead_group.left_lo < self.trie_of_list.size():
+                    cky_prefetch(self.trie_of_list.data() + ahead_group.left_lo)
+                if ahead_group.n_right > 0 and <size_t>ahead_group.right_lo < self.trie_of_list.size():
+                    cky_prefetch(self.trie_of_list.data() + ahead_group.right_lo)
             # The most general open tail: fewest boundary words revealed (ties: the left one); a flat tail
             # (whose words left to reveal cannot change the score) last.
             split = -1
