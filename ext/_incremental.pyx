@@ -117,7 +117,7 @@ cdef uint64_t ABSENT_TAIL_KEY = 0x3C6EF372FE94F82BULL
 cdef size_t PARTIAL_LM_ENTRIES = 1 << 21
 # The group loop of a cell's initial edges prefetches what the group this many on reads.
 cdef enum:
-    PREFETCH_GROUPS = 8
+    PREFETCH_GROUPS = 16
 cdef int SIDE_LEFT = 0
 cdef int SIDE_RIGHT = 1
 cdef int SIDE_SHORT = 2  # a block whose left state is not full: its words, all on the left
@@ -942,6 +942,7 @@ cdef class IncrementalSearch(ChartSearch):
         cdef const PartialEdge *ahead_edge
         cdef const Group *ahead_group
         cdef bint have_ahead
+        cdef int32_t list_lo
         if g_hi <= g_lo:
             return
         self.queue.clear()
@@ -994,7 +995,17 @@ cdef class IncrementalSearch(ChartSearch):
         self.initial_edges += n_initial
         self.partial_pushes += n_initial
         cky_queue_make(self.queue)
+        have_ahead = False
         while (have_next or self.queue.size() > 0) and (limit <= 0 or pops < limit):
+            if have_ahead and ahead_index < 0 and not have_next:
+                # The last pop's look-ahead was a group's initial edge: its tries' roots, now that their slots
+                # (requested mid-pop) are in, while the queue pops.
+                ahead_group = self.groups.data() + ~ahead_index
+                for t in range(2):
+                    list_lo = ahead_group.left_lo if t == 0 else ahead_group.right_lo
+                    if (ahead_group.n_left if t == 0 else ahead_group.n_right) > 0 and \
+                            <size_t>list_lo < self.trie_of_list.size() and self.trie_of_list[list_lo] >= 0:
+                        cky_prefetch(self.nodes.data() + self.trie_of_list[list_lo])
             if have_next:  # the last split's best child, at least as good as the queue's best
                 edge = next_edge
                 have_next = False
