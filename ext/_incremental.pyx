@@ -997,15 +997,25 @@ cdef class IncrementalSearch(ChartSearch):
         cky_queue_make(self.queue)
         have_ahead = False
         while (have_next or self.queue.size() > 0) and (limit <= 0 or pops < limit):
-            if have_ahead and ahead_index < 0 and not have_next:
-                # The last pop's look-ahead was a group's initial edge: its tries' roots, now that their slots
-                # (requested mid-pop) are in, while the queue pops.
-                ahead_group = self.groups.data() + ~ahead_index
-                for t in range(2):
-                    list_lo = ahead_group.left_lo if t == 0 else ahead_group.right_lo
-                    if (ahead_group.n_left if t == 0 else ahead_group.n_right) > 0 and \
-                            <size_t>list_lo < self.trie_of_list.size() and self.trie_of_list[list_lo] >= 0:
-                        cky_prefetch(self.nodes.data() + self.trie_of_list[list_lo])
+            if have_ahead and not have_next and self.queue[0].index == ahead_index:
+                # The last pop's look-ahead is the next pop: what its split reads next, now that the lines
+                # requested mid-pop are in, while the queue pops: a group's tries' roots, or the children
+                # the split of an edge's tails reads (the best one and the next).
+                if ahead_index < 0:
+                    ahead_group = self.groups.data() + ~ahead_index
+                    for t in range(2):
+                        list_lo = ahead_group.left_lo if t == 0 else ahead_group.right_lo
+                        if (ahead_group.n_left if t == 0 else ahead_group.n_right) > 0 and \
+                                <size_t>list_lo < self.trie_of_list.size() and self.trie_of_list[list_lo] >= 0:
+                            cky_prefetch(self.nodes.data() + self.trie_of_list[list_lo])
+                else:
+                    ahead_edge = self.partial_edges.data() + ahead_index
+                    for t in range(2):
+                        node = ahead_edge.node[t]
+                        if node >= 0 and not ahead_edge.flat[t] and self.nodes[node].n_children > 0:
+                            child = self.nodes[node].first_child + ahead_edge.first[t]
+                            cky_prefetch(self.nodes.data() + child)
+                            cky_prefetch(self.nodes.data() + child + 1)
             if have_next:  # the last split's best child, at least as good as the queue's best
                 edge = next_edge
                 have_next = False
