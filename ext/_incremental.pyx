@@ -262,14 +262,24 @@ cdef class IncrementalSearch(ChartSearch):
     def trie_nodes(self):
         """The last sentence's trie nodes as arrays (for tests): score, first_child, n_children,
         rank (-1: inner node), item, depth (tokens revealed; a leaf: its item's tokens + 1), n_items
-        (leaves below), reveals and below (side bits, see TrieNode)."""
+        (leaves below), reveals and below (side bits, see TrieNode); n_states and item_state_offset (the
+        item's fields copied into the node) beside the chart's own (item_n_states_of_chart,
+        item_state_offset_of_chart), and whether the node starts a 64-byte cache line (aligned)."""
         cdef Py_ssize_t n = self.nodes.size(), t
         out = {name: np.empty(n, np.int32) for name in ("first_child", "n_children", "rank", "item", "depth", "n_items")}
         out["score"] = np.empty(n, np.float64)
+        for name in ("n_states", "item_state_offset", "item_n_states_of_chart", "item_state_offset_of_chart"):
+            out[name] = np.empty(n, np.int32)
+        out["aligned"] = np.empty(n, np.bool_)
         out["reveals"] = np.empty(n, np.uint32)
         out["below"] = np.empty(n, np.uint32)
         for t in range(n):
             out["n_items"][t] = self.nodes[t].n_items
+            out["n_states"][t] = self.nodes[t].n_states
+            out["item_state_offset"][t] = self.nodes[t].item_state_offset
+            out["item_n_states_of_chart"][t] = self.items[self.nodes[t].item].n_states
+            out["item_state_offset_of_chart"][t] = self.items[self.nodes[t].item].state_offset
+            out["aligned"][t] = (<size_t>&self.nodes[t]) % 64 == 0
             out["reveals"][t] = self.nodes[t].reveals
             out["below"][t] = self.nodes[t].below
             out["score"][t] = self.nodes[t].score
