@@ -30,6 +30,8 @@ def main(argv=None):
     parser.add_argument("--skip", type=int, default=0)
     parser.add_argument("--lm", help="another LM file (e.g. lm.rest.bin, the LM with rest costs); default: the config's")
     parser.add_argument("--ready", action="store_true", help="print READY once loaded (to attach a profiler)")
+    parser.add_argument("--engine-flag", action="append", default=[], metavar="NAME=INT",
+                        help="set an engine flag (an attribute of the compiled search, e.g. split_queue=1); repeatable")
     args = parser.parse_args(argv)
 
     from decoder.decoder import Decoder
@@ -44,6 +46,11 @@ def main(argv=None):
         lm = LanguageModel(args.lm)
     driver = search_driver(settings.search)(decoder.store, lm, decoder.weights, decoder.space, settings)
     driver.configure(pop_limit=args.pop_limit)
+    for flag in args.engine_flag:
+        name, _, value = flag.partition("=")
+        if not hasattr(driver.engine, name):
+            parser.error(f"--engine-flag {flag}: the {args.search} engine has no flag {name!r}")
+        setattr(driver.engine, name, int(value))
     decoder.chart = driver
     with open(args.test, encoding="utf-8") as f:
         sentences = [line.split() for line in f if line.strip()][args.skip: args.skip + args.sentences]

@@ -29,42 +29,45 @@ cdef extern from "incremental_sort.hh":
         bint set(uint64_t key, float value) nogil
 
 
-# One node of a vertex's boundary-word trie; a node's children are contiguous, best first.
-cdef struct TrieNode:
-    double score          # best descendant item's inside score
-    int32_t first_child   # into IncrementalSearch.nodes
-    int32_t n_children    # -1: a root not grown yet (first_child: its item list's offset)
-    int32_t rank          # leaf: the item's position in its item list; inner node: -1
-    int32_t item          # leaf: the item; inner node: its best descendant (whose words it reveals)
-    int16_t depth         # boundary tokens revealed
-    uint32_t reveals      # the (block, side) bits (_incremental.side_bit) of the tokens it reveals beyond its
-                          # parent's that change its partial LM state (0: end tokens of a long block's sides, or
-                          # the item itself: the LM estimate is the parent's)
-    uint32_t below        # the same of every node below it (0: a leaf, or its items' states are equal)
-    int32_t state_offset  # its partial states (one per block) in IncrementalSearch.node_states; -1: a
-                          # leaf, whose states are its item's
-    uint64_t state_key    # hash of its partial states (the partial LM cache's key with a rule's target)
-    int32_t n_items       # items (leaves) below it
-    int32_t flat_lo       # its leaves best first in IncrementalSearch.flat_leaves (made when first needed; -1)
+cdef extern from "incremental_layout.hh":
+    # One node of a vertex's boundary-word trie; a node's children are contiguous, best first. 64 bytes,
+    # aligned (one cache line): the item's fields a pop reads (n_states, state_offset) are copied in.
+    cdef struct TrieNode:
+        double score          # best descendant item's inside score
+        int32_t first_child   # into IncrementalSearch.nodes
+        int32_t n_children    # -1: a root not grown yet (first_child: its item list's offset)
+        int32_t rank          # leaf: the item's position in its item list; inner node: -1
+        int32_t item          # leaf: the item; inner node: its best descendant (whose words it reveals)
+        int16_t n_states      # that item's n_states and state_offset (its states in ChartSearch.states)
+        int32_t item_state_offset
+        int16_t depth         # boundary tokens revealed
+        uint32_t reveals      # the (block, side) bits (_incremental.side_bit) of the tokens it reveals beyond its
+                              # parent's that change its partial LM state (0: end tokens of a long block's sides,
+                              # or the item itself: the LM estimate is the parent's)
+        uint32_t below        # the same of every node below it (0: a leaf, or its items' states are equal)
+        int32_t state_offset  # its partial states (one per block) in IncrementalSearch.node_states; -1: a
+                              # leaf, whose states are its item's
+        uint64_t state_key    # hash of its partial states (the partial LM cache's key with a rule's target)
+        int32_t n_items       # items (leaves) below it
+        int32_t flat_lo       # its leaves best first in IncrementalSearch.flat_leaves (made when first needed; -1)
 
-
-# A hyperedge with tails still being refined: tail t is children[first[t]:] of node[t]
-# (first 0: the whole node); node -1: no tail (a terminal run or an absent child). 64 bytes (one cache
-# line; it is copied a few times per pop).
-cdef struct PartialEdge:
-    double score
-    double fixed          # the rule's score (a glue group's fixed score)
-    float lm              # the LM estimate in score (weight not applied)
-    int32_t group
-    int32_t rule_rank
-    int32_t complete      # every tail an item: its LM state in IncrementalSearch.complete_states; else -1
-    uint32_t relevant[2]  # per tail: the side bits (TrieNode.reveals) whose words can change the LM score
-    int32_t node[2]
-    int32_t first[2]
-    int8_t flat[2]        # tail t is the items of node[t] (flat_leaves) from first[t] on, not its children
-    int8_t initial        # tails still at their roots: popping it lets the group's next rule in
-    int8_t scores_lm      # the rule (or glue concatenation) has an LM score
-    int8_t estimated      # lm is the rule's words-only estimate (initial edges and their rest edges)
+    # A hyperedge with tails still being refined: tail t is children[first[t]:] of node[t]
+    # (first 0: the whole node); node -1: no tail (a terminal run or an absent child). 64 bytes, aligned
+    # (one cache line; it is copied a few times per pop).
+    cdef struct PartialEdge:
+        double score
+        double fixed          # the rule's score (a glue group's fixed score)
+        float lm              # the LM estimate in score (weight not applied)
+        int32_t group
+        int32_t rule_rank
+        int32_t complete      # every tail an item: its LM state in IncrementalSearch.complete_states; else -1
+        uint32_t relevant[2]  # per tail: the side bits (TrieNode.reveals) whose words can change the LM score
+        int32_t node[2]
+        int32_t first[2]
+        int8_t flat[2]        # tail t is the items of node[t] (flat_leaves) from first[t] on, not its children
+        int8_t initial        # tails still at their roots: popping it lets the group's next rule in
+        int8_t scores_lm      # the rule (or glue concatenation) has an LM score
+        int8_t estimated      # lm is the rule's words-only estimate (initial edges and their rest edges)
 
 
 # Per position of the sorted rule arrays (a group's rules, in order; decoder.search.incremental.sorted_rule_arrays
@@ -145,6 +148,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored, flat_tails
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
+    cdef void _set_item(self, int32_t slot, int32_t item) noexcept nogil
     cdef int32_t _new_trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _grow_trie(self, int32_t root, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,

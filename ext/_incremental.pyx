@@ -117,7 +117,7 @@ cdef uint64_t ABSENT_TAIL_KEY = 0x3C6EF372FE94F82BULL
 cdef size_t PARTIAL_LM_ENTRIES = 1 << 21
 # The group loop of a cell's initial edges prefetches what the group this many on reads.
 cdef enum:
-    PREFETCH_GROUPS = 8
+    PREFETCH_GROUPS = 16
 cdef int SIDE_LEFT = 0
 cdef int SIDE_RIGHT = 1
 cdef int SIDE_SHORT = 2  # a block whose left state is not full: its words, all on the left
@@ -262,14 +262,24 @@ cdef class IncrementalSearch(ChartSearch):
     def trie_nodes(self):
         """The last sentence's trie nodes as arrays (for tests): score, first_child, n_children,
         rank (-1: inner node), item, depth (tokens revealed; a leaf: its item's tokens + 1), n_items
-        (leaves below), reveals and below (side bits, see TrieNode)."""
+        (leaves below), reveals and below (side bits, see TrieNode); n_states and item_state_offset (the
+        item's fields copied into the node) beside the chart's own (item_n_states_of_chart,
+        item_state_offset_of_chart), and whether the node starts a 64-byte cache line (aligned)."""
         cdef Py_ssize_t n = self.nodes.size(), t
         out = {name: np.empty(n, np.int32) for name in ("first_child", "n_children", "rank", "item", "depth", "n_items")}
         out["score"] = np.empty(n, np.float64)
+        for name in ("n_states", "item_state_offset", "item_n_states_of_chart", "item_state_offset_of_chart"):
+            out[name] = np.empty(n, np.int32)
+        out["aligned"] = np.empty(n, np.bool_)
         out["reveals"] = np.empty(n, np.uint32)
         out["below"] = np.empty(n, np.uint32)
         for t in range(n):
             out["n_items"][t] = self.nodes[t].n_items
+            out["n_states"][t] = self.nodes[t].n_states
+            out["item_state_offset"][t] = self.nodes[t].item_state_offset
+            out["item_n_states_of_chart"][t] = self.items[self.nodes[t].item].n_states
+            out["item_state_offset_of_chart"][t] = self.items[self.nodes[t].item].state_offset
+            out["aligned"][t] = (<size_t>&self.nodes[t]) % 64 == 0
             out["reveals"][t] = self.nodes[t].reveals
             out["below"][t] = self.nodes[t].below
             out["score"][t] = self.nodes[t].score
@@ -390,6 +400,12 @@ cdef class IncrementalSearch(ChartSearch):
             return self.trie_of_list[list_lo]
         return self._new_trie(list_lo, list_n)
 
+    cdef inline void _set_item(self, int32_t slot, int32_t item) noexcept nogil:
+        """nodes[slot]'s item, with the item's fields a pop reads copied in (n_states, state_offset)."""
+        self.nodes[slot].item = item
+        self.nodes[slot].n_states = self.items[item].n_states
+        self.nodes[slot].item_state_offset = self.items[item].state_offset
+
     cdef int32_t _new_trie(self, int32_t list_lo, int32_t list_n) noexcept nogil:
         """_trie's root, made: of two or more items, only the root's score and best item, until an edge over it
         is first popped (_grow_trie): most vertices' tries are never needed (their groups' initial edges are
@@ -405,7 +421,7 @@ cdef class IncrementalSearch(ChartSearch):
             return root
         best = self.item_lists[list_lo]
         self.nodes[root].score = self.items[best].score
-        self.nodes[root].item = best
+        self._set_item(root, best)
         self.nodes[root].rank = -1
         self.nodes[root].n_items = list_n
         self.nodes[root].flat_lo = -1
@@ -433,7 +449,7 @@ cdef class IncrementalSearch(ChartSearch):
                 st = &self.states[it.state_offset + s]
                 n_tokens += (st.left.length + st.right.length + 2) if st.left.full else (st.left.length + 1)
             self.nodes[root].score = it.score
-            self.nodes[root].item = item
+            self._set_item(root, item)
             self.nodes[root].rank = 0
             self.nodes[root].n_items = 1
             self.nodes[root].flat_lo = -1
@@ -479,7 +495,7 @@ cdef class IncrementalSearch(ChartSearch):
         cdef int32_t position
         cdef bint shared
         self.nodes[slot].score = self.items[best].score
-        self.nodes[slot].item = best
+        self._set_item(slot, best)
         self.nodes[slot].rank = -1
         self.nodes[slot].n_items = hi - lo
         self.nodes[slot].flat_lo = -1
@@ -527,6 +543,8 @@ cdef class IncrementalSearch(ChartSearch):
                 leaf.n_children = 0
                 leaf.rank = self.ranks_scratch[k]
                 leaf.item = item
+                leaf.n_states = self.items[item].n_states
+                leaf.item_state_offset = self.items[item].state_offset
                 leaf.depth = <int16_t>(depth + 1)
                 leaf.reveals = 0
                 leaf.below = 0
@@ -568,14 +586,14 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _set_node_states(self, int32_t slot) noexcept nogil:
         """A node's partial states (made once: every partial edge over the node reads them) and their key."""
         cdef int32_t item = self.nodes[slot].item
-        cdef int s, n_states = self.items[item].n_states
+        cdef int s, n_states = self.nodes[slot].n_states
         cdef int32_t offset
         cdef uint64_t key = 0x6A09E667F3BCC909ULL
         cdef unsigned char cut
         if self.nodes[slot].rank >= 0:  # a leaf: the item's own states
             self.nodes[slot].state_offset = -1
             for s in range(n_states):
-                key = cky_mix(key, self.state_hashes[self.items[item].state_offset + s])
+                key = cky_mix(key, self.state_hashes[self.nodes[slot].item_state_offset + s])
         else:
             offset = self.node_states.size()
             self.node_states.resize(offset + n_states)
@@ -631,7 +649,7 @@ cdef class IncrementalSearch(ChartSearch):
         through the partial-edge cache (key: the target's hash and the tail nodes' state keys).
         Counted as `calls` LM queries (_lm_calls), as ChartSearch._score counts them (novel: not from the cache)."""
         cdef const float *cached
-        cdef int32_t node, item, offset
+        cdef int32_t node, offset
         cdef int t, s
         cdef float lm
         cdef ChartState out
@@ -645,11 +663,10 @@ cdef class IncrementalSearch(ChartSearch):
             node = edge.node[t]
             if node < 0:
                 continue
-            item = self.nodes[node].item
             offset = self.nodes[node].state_offset
-            for s in range(self.items[item].n_states):
+            for s in range(self.nodes[node].n_states):
                 if offset < 0:
-                    self.child_pointers.push_back(&self.states[self.items[item].state_offset + s])
+                    self.child_pointers.push_back(&self.states[self.nodes[node].item_state_offset + s])
                     self.child_cuts.push_back(0)
                 else:
                     self.child_pointers.push_back(&self.node_states[offset + s])
@@ -673,7 +690,7 @@ cdef class IncrementalSearch(ChartSearch):
         (_score_complete) and keeps its state for its pop."""
         cdef Group *group = &self.groups[edge.group]
         cdef const SortedRule *sorted_rule
-        cdef int32_t item
+        cdef int32_t node
         cdef int t, s
         cdef double score = self._tail_score(edge.node[0], edge.first[0], edge.flat[0]) + \
             self._tail_score(edge.node[1], edge.first[1], edge.flat[1])
@@ -714,9 +731,9 @@ cdef class IncrementalSearch(ChartSearch):
             for t in range(2):
                 if edge.node[t] < 0:
                     continue
-                item = self.nodes[edge.node[t]].item
-                for s in range(self.items[item].n_states):
-                    self.child_pointers.push_back(&self.states[self.items[item].state_offset + s])
+                node = edge.node[t]
+                for s in range(self.nodes[node].n_states):
+                    self.child_pointers.push_back(&self.states[self.nodes[node].item_state_offset + s])
             edge.complete = self.n_complete
             if <size_t>self.n_complete >= self.complete_states.size():  # (grown, never shrunk: no per-edge resize)
                 self.complete_states.resize(2 * self.n_complete + 64)
@@ -790,7 +807,7 @@ cdef class IncrementalSearch(ChartSearch):
         elif group.kind == GROUP_GLUE_START:
             first = self.glue_start_target[0]
             last = self.glue_start_target[1]
-        n_left_blocks = self.items[self.nodes[edge.node[0]].item].n_states if edge.node[0] >= 0 else 0
+        n_left_blocks = self.nodes[edge.node[0]].n_states if edge.node[0] >= 0 else 0
         for t in range(2):
             if edge.node[t] >= 0:
                 edge.relevant[t] = rule_relevant_sides(first, last, length, n_left_blocks, t)
@@ -931,6 +948,11 @@ cdef class IncrementalSearch(ChartSearch):
         cdef const SortedRule *sorted_rules = self.sorted_rules
         cdef int64_t single_offset = self.single_offset
         cdef CkyHeapEntry *batch
+        cdef int32_t ahead_index
+        cdef const PartialEdge *ahead_edge
+        cdef const Group *ahead_group
+        cdef bint have_ahead
+        cdef int32_t list_lo
         if g_hi <= g_lo:
             return
         self.queue.clear()
@@ -983,7 +1005,27 @@ cdef class IncrementalSearch(ChartSearch):
         self.initial_edges += n_initial
         self.partial_pushes += n_initial
         cky_queue_make(self.queue)
+        have_ahead = False
         while (have_next or self.queue.size() > 0) and (limit <= 0 or pops < limit):
+            if have_ahead and not have_next and self.queue[0].index == ahead_index:
+                # The last pop's look-ahead is the next pop: what its split reads next, now that the lines
+                # requested mid-pop are in, while the queue pops: a group's tries' roots, or the children
+                # the split of an edge's tails reads (the best one and the next).
+                if ahead_index < 0:
+                    ahead_group = self.groups.data() + ~ahead_index
+                    for t in range(2):
+                        list_lo = ahead_group.left_lo if t == 0 else ahead_group.right_lo
+                        if (ahead_group.n_left if t == 0 else ahead_group.n_right) > 0 and \
+                                <size_t>list_lo < self.trie_of_list.size() and self.trie_of_list[list_lo] >= 0:
+                            cky_prefetch(self.nodes.data() + self.trie_of_list[list_lo])
+                else:
+                    ahead_edge = self.partial_edges.data() + ahead_index
+                    for t in range(2):
+                        node = ahead_edge.node[t]
+                        if node >= 0 and not ahead_edge.flat[t] and self.nodes[node].n_children > 0:
+                            child = self.nodes[node].first_child + ahead_edge.first[t]
+                            cky_prefetch(self.nodes.data() + child)
+                            cky_prefetch(self.nodes.data() + child + 1)
             if have_next:  # the last split's best child, at least as good as the queue's best
                 edge = next_edge
                 have_next = False
@@ -995,6 +1037,16 @@ cdef class IncrementalSearch(ChartSearch):
                     edge = self.partial_edges[top.index]
                     self.free_edges.push_back(top.index)
             self.partial_pops += 1
+            # What the queue's best entry (most often the next pop) reads first, requested now: its edge's line
+            # (or its group's), here; the tails' trie nodes (or the group's tries and rule) once that line is in.
+            have_ahead = self.queue.size() > 0
+            if have_ahead:
+                ahead_index = self.queue[0].index
+                if ahead_index >= 0:
+                    cky_prefetch(self.partial_edges.data() + ahead_index)
+                else:
+                    cky_prefetch(self.groups.data() + ~ahead_index)
+                    cky_prefetch(self.group_cursor.data() + ~ahead_index)
             for t in range(2):  # (an edge is scored over its tails' partial states or split only once popped)
                 node = edge.node[t]
                 if node >= 0 and self.nodes[node].n_children < 0:
@@ -1003,6 +1055,19 @@ cdef class IncrementalSearch(ChartSearch):
                 self._queue_initial(edge.group, edge.rule_rank + 1)
                 if edge.scores_lm and edge.estimated:
                     self._set_rule(&edge)
+            if have_ahead and ahead_index >= 0:  # (no edge stored since: the slot holds it)
+                ahead_edge = self.partial_edges.data() + ahead_index
+                for t in range(2):
+                    if ahead_edge.node[t] >= 0:
+                        cky_prefetch(self.nodes.data() + ahead_edge.node[t])
+            elif have_ahead:
+                ahead_group = self.groups.data() + ~ahead_index
+                if ahead_group.kind == GROUP_RULES:
+                    cky_prefetch(self._sorted_rule(ahead_group, self.group_cursor[~ahead_index].rank))
+                if ahead_group.n_left > 0 and <size_t>ahead_group.left_lo < self.trie_of_list.size():
+                    cky_prefetch(self.trie_of_list.data() + ahead_group.left_lo)
+                if ahead_group.n_right > 0 and <size_t>ahead_group.right_lo < self.trie_of_list.size():
+                    cky_prefetch(self.trie_of_list.data() + ahead_group.right_lo)
             # The most general open tail: fewest boundary words revealed (ties: the left one); a flat tail
             # (whose words left to reveal cannot change the score) last.
             split = -1

@@ -136,11 +136,56 @@ struct CkyQueue {
         h[hole].index = index;
     }
 
-    /* Remove and return the best entry (the queue is not empty). */
+    /* Remove and return the best entry (the queue is not empty). Bottom-up (Wegener): the hole left at the
+       root goes down to the bottom along the best children (the first of the best, as sift_down picks them:
+       a branch-free choice, the loop's trip count set by the heap's depth alone), then the last entry is
+       sifted up from there while its parent's score is <= its own. Along the path the scores do not
+       increase, so it stops below the last score greater than its own: where sift_down, which stops at
+       the first child score <= its own, puts it. The same heap, pop for pop, ties included. Each level
+       requests the next one's child lines (its children's children: four lines in a row). */
     CkyHeapEntry pop() {
-        const CkyHeapEntry top = h_[0];
-        --n_;
-        if (n_ > 0) sift_down(0, h_[n_]);
+        CkyHeapEntry *h = h_;
+        const CkyHeapEntry top = h[0];
+        const size_t n = --n_;
+        if (n == 0) return top;
+        const CkyHeapEntry value = h[n];
+        size_t hole = 0;
+        for (;;) {
+            const size_t first = 4 * hole + 1;
+            if (first + 4 > n) break;
+            const CkyHeapEntry *c = h + first;
+            if (16 * hole + 5 < n) {
+                const char *next = reinterpret_cast<const char *>(h + 16 * hole + 5);
+                __builtin_prefetch(next);
+                __builtin_prefetch(next + 64);
+                __builtin_prefetch(next + 128);
+                __builtin_prefetch(next + 192);
+            }
+            const double s0 = c[0].score, s1 = c[1].score, s2 = c[2].score, s3 = c[3].score;
+            const size_t x = s0 < s1, y = s2 < s3;
+            const double m01 = x ? s1 : s0, m23 = y ? s3 : s2;
+            const size_t z = m01 < m23;
+            const size_t best = first + 2 * z + (x ^ ((x ^ y) & (0 - z)));
+            h[hole] = h[best];
+            hole = best;
+        }
+        {   /* a last level with fewer than four children (entries first..n-1): scanned as sift_down does */
+            const size_t first = 4 * hole + 1;
+            if (first < n) {
+                size_t best = first;
+                for (size_t c = first + 1; c < n; ++c)
+                    if (h[best].score < h[c].score) best = c;
+                h[hole] = h[best];
+                hole = best;
+            }
+        }
+        while (hole > 0) {
+            const size_t parent = (hole - 1) / 4;
+            if (!(h[parent].score <= value.score)) break;
+            h[hole] = h[parent];
+            hole = parent;
+        }
+        h[hole] = value;
         return top;
     }
 };

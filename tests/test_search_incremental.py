@@ -278,6 +278,26 @@ def test_compiled_tries_are_path_compressed_and_scored_by_best_descendant(models
     assert inner_nodes > 20  # the vertices had items to group
 
 
+def test_trie_nodes_are_cache_lines_carrying_their_items_state_fields(models, stores):
+    """Every trie node (grown or a stub root) starts a 64-byte line, and the fields of its item that a pop
+    reads through it (n_states, state_offset) are the chart's item's, for every item a node points to."""
+    _, lm = models
+    weights = Weights(FEATURES, WEIGHTS)
+    checked = 0
+    for seed in range(6):
+        _, store = stores(seed, "left", n_rules=20, max_arity=4)
+        for pop_limit in (0, 3):
+            decoder = IncrementalDecoder(store, lm, weights, pop_limit=pop_limit)
+            decoder.search(random_sentence(seed, 6))
+            nodes = decoder.engine.trie_nodes()
+            assert nodes["aligned"].all()
+            assert (nodes["n_states"] == nodes["item_n_states_of_chart"]).all()
+            assert (nodes["item_state_offset"] == nodes["item_state_offset_of_chart"]).all()
+            assert (nodes["n_states"] >= 1).all()
+            checked += len(nodes["n_states"])
+    assert checked > 100
+
+
 @pytest.mark.parametrize("strategy", ("left", "right", "icr"))
 def test_what_the_lm_cannot_see_changes_no_search_result(models, stores, strategy):
     """Refinements that reveal only words a rule's LM score cannot see (a block's left words at the start of

@@ -1,0 +1,47 @@
+// The incremental search's per-pop records (decoder._ext._incremental, declared in _incremental.pxd),
+// each one 64-byte cache line, aligned: a trie node or a partial edge read at random costs one line,
+// never two (at 56 bytes, or 64 bytes at malloc's 16-byte alignment, most straddled two).
+#ifndef CKY_INCREMENTAL_LAYOUT_HH
+#define CKY_INCREMENTAL_LAYOUT_HH
+
+#include <cstdint>
+
+/* One node of a vertex's boundary-word trie (fields: _incremental.pxd). */
+struct alignas(64) TrieNode {
+    double score;
+    uint64_t state_key;
+    int32_t first_child;
+    int32_t n_children;
+    int32_t rank;
+    int32_t item;
+    uint32_t reveals;
+    uint32_t below;
+    int32_t state_offset;
+    int32_t n_items;
+    int32_t flat_lo;
+    int32_t item_state_offset;
+    int16_t depth;
+    int16_t n_states;
+};
+
+/* A hyperedge with tails still being refined (fields: _incremental.pxd). */
+struct alignas(64) PartialEdge {
+    double score;
+    double fixed;
+    float lm;
+    int32_t group;
+    int32_t rule_rank;
+    int32_t complete;
+    uint32_t relevant[2];
+    int32_t node[2];
+    int32_t first[2];
+    int8_t flat[2];
+    int8_t initial;
+    int8_t scores_lm;
+    int8_t estimated;
+};
+
+static_assert(sizeof(TrieNode) == 64, "TrieNode: one cache line");
+static_assert(sizeof(PartialEdge) == 64, "PartialEdge: one cache line");
+
+#endif  // CKY_INCREMENTAL_LAYOUT_HH
