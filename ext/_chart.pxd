@@ -89,13 +89,6 @@ cdef struct WideRules:
     int32_t n_rules
 
 
-# One slot of the pair-key hash table (pair_key_index in _chart.pyx): the rules of binary key
-# left * n_symbols + right (a range of pair_rules_sorted); key -1: an empty slot.
-cdef struct PairSlot:
-    int64_t key
-    int32_t rules_lo
-    int32_t n_rules
-
 
 # A cell's symbols as binary rules read them, listed once when the cell is finished (ascending symbol):
 # those that are the left child of some key, with their range of keys ...

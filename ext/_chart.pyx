@@ -1369,17 +1369,6 @@ cdef inline const RightSlot *find_right_entry(const RightSlot *table, int bits, 
     return &table[slot]
 
 
-cdef inline const PairSlot *probe_pair_slots(const PairSlot *slots, uint64_t mask, uint64_t slot,
-                                             int64_t key) noexcept nogil:
-    """Binary key `key` in the pair-key table (pair_key_index), probing from its home slot `slot`
-    (cky_home_slot(key) & mask); NULL if it is not there."""
-    while slots[slot].key != key:
-        if slots[slot].key < 0:
-            return NULL
-        slot = (slot + 1) & mask
-    return &slots[slot]
-
-
 cdef inline bint same_boundaries(const BoundaryWords *a, const BoundaryWords *b) noexcept nogil:
     cdef int u
     if a.n != b.n:
@@ -1426,7 +1415,6 @@ def target_hashes(targets, offsets):
 # wide left symbols it is the right child of, and their keys are listed by right symbol (wide_rules).
 MAX_WIDE_LEFT_SYMBOLS = WIDE_BITS
 WIDE_MIN_KEYS = 8
-PAIR_SLOT_DTYPE = np.dtype([("key", np.int64), ("rules_lo", np.int32), ("n_rules", np.int32)], align=True)
 
 
 PAIR_KEY_DTYPE = np.dtype([("right", np.int32), ("rules_lo", np.int32)], align=True)
@@ -1468,9 +1456,7 @@ def pair_key_index(pair_keys, pair_offsets, pair_left_offsets, int64_t n_symbols
     wide_rules (a WIDE_RULES_DTYPE array) holds symbol b's from symbol_wide_offset[b] (int64[n_symbols
     + 1]) in the order of the bits of its mask, so that key (wide_symbols[k], b) is at
     symbol_wide_offset[b] + popcount(mask[b] & (2**k - 1)): the keys of one right symbol side by side,
-    which every wide symbol meeting it reads. Also pair_slots, the same keys in a hash table
-    (lookup_pair_slots; the search no longer reads it): a PAIR_SLOT_DTYPE array, a power of two long,
-    key -1 where empty, at most 5/8 full; open addressing, linear probing from cky_home_slot(key)."""
+    which every wide symbol meeting it reads."""
     cdef const int64_t[::1] keys = np.ascontiguousarray(pair_keys, dtype=np.int64)
     cdef const int64_t[::1] offsets = np.ascontiguousarray(pair_offsets, dtype=np.int64)
     cdef const int64_t[::1] left = np.ascontiguousarray(pair_left_offsets, dtype=np.int64)
@@ -1481,36 +1467,19 @@ def pair_key_index(pair_keys, pair_offsets, pair_left_offsets, int64_t n_symbols
     symbol_right_mask = np.zeros(n_symbols, dtype=np.uint64)
     cdef int8_t[::1] bit_view = symbol_wide_bit
     cdef uint64_t[::1] mask_view = symbol_right_mask
-    cdef Py_ssize_t k, q, n_entries = 0
+    cdef Py_ssize_t k, q
     cdef int32_t a
-    cdef uint64_t mask, slot
     for k in range(wide.shape[0]):
         a = wide[k]
         if a < 0 or a >= n_symbols or bit_view[a] >= 0:
             raise ValueError(f"wide left symbol {a}: not a symbol below {n_symbols}, or repeated")
         bit_view[a] = <int8_t>k
-        for q in range(left[a], left[a + 1]):
-            n_entries += offsets[q + 1] > offsets[q]
-    size = 1
-    while 8 * n_entries > 5 * size:
-        size *= 2
-    table = np.zeros(size, dtype=PAIR_SLOT_DTYPE)
-    table["key"] = -1
-    cdef PairSlot[::1] slots = table
-    mask = size - 1
     with nogil:
         for k in range(wide.shape[0]):
             a = wide[k]
             for q in range(left[a], left[a + 1]):
-                if offsets[q + 1] <= offsets[q]:
-                    continue
-                mask_view[keys[q] - <int64_t>a * n_symbols] |= (<uint64_t>1) << k
-                slot = cky_home_slot(<uint64_t>keys[q]) & mask
-                while slots[slot].key >= 0:
-                    slot = (slot + 1) & mask
-                slots[slot].key = keys[q]
-                slots[slot].rules_lo = <int32_t>offsets[q]
-                slots[slot].n_rules = <int32_t>(offsets[q + 1] - offsets[q])
+                if offsets[q + 1] > offsets[q]:
+                    mask_view[keys[q] - <int64_t>a * n_symbols] |= (<uint64_t>1) << k
     # the same keys by right symbol: symbol b's keys with rules of the wide symbols whose bits its mask has, in
     # bit order, from symbol_wide_offset[b] in wide_rules; (wide bit k, b) is at symbol_wide_offset[b] +
     # popcount(mask[b] & (2**k - 1))
@@ -1532,27 +1501,8 @@ def pair_key_index(pair_keys, pair_offsets, pair_left_offsets, int64_t n_symbols
                 at = offset_view[right] + cky_popcount64(mask_view[right] & (((<uint64_t>1) << k) - 1))
                 rules_view[at].rules_lo = <int32_t>offsets[q]
                 rules_view[at].n_rules = <int32_t>(offsets[q + 1] - offsets[q])
-    return dict(pair_slots=table, symbol_wide_bit=symbol_wide_bit, symbol_right_mask=symbol_right_mask,
+    return dict(symbol_wide_bit=symbol_wide_bit, symbol_right_mask=symbol_right_mask,
                 symbol_wide_offset=symbol_wide_offset, wide_rules=wide_rules)
-
-
-def lookup_pair_slots(table, keys):
-    """(rules_lo, n_rules) of each binary key in a pair_key_index table, by ChartSearch's probe;
-    (-1, 0) for a key not there."""
-    cdef const PairSlot[::1] slots = table
-    cdef const int64_t[::1] wanted = np.ascontiguousarray(keys, dtype=np.int64)
-    cdef uint64_t mask = slots.shape[0] - 1
-    cdef Py_ssize_t t
-    cdef const PairSlot *entry
-    rules_lo = np.full(wanted.shape[0], -1, dtype=np.int64)
-    n_rules = np.zeros(wanted.shape[0], dtype=np.int64)
-    cdef int64_t[::1] lo_view = rules_lo, n_view = n_rules
-    for t in range(wanted.shape[0]):
-        entry = probe_pair_slots(&slots[0], mask, cky_home_slot(<uint64_t>wanted[t]) & mask, wanted[t])
-        if entry != NULL:
-            lo_view[t] = entry.rules_lo
-            n_view[t] = entry.n_rules
-    return rules_lo, n_rules
 
 
 def sort_rules_by_score(rules, offsets, scores, classes=None):

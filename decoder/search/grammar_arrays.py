@@ -164,7 +164,6 @@ class GrammarArrays:
             glue_concat_value=glue_concat,
             oov_symbols=np.array(oov_symbols, dtype=np.int32),
         )
-        del self.arrays["pair_slots"]  # the search reads the wide keys by right symbol (wide_rules), not this table
 
     def has_single_rule(self, symbol: int) -> bool:
         """Whether a one-child rule (a lexical rule, for a terminal run) rewrites `symbol`."""
