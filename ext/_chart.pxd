@@ -202,8 +202,8 @@ cdef class ChartSearch:
     cdef const int32_t[::1] pair_rules_sorted   # within a key, best rule first
     cdef const int64_t[::1] pair_left_offsets   # [n_symbols + 1]: keys with left child a
     # the wide left symbols (the <= 64 with the most keys, _chart.pair_key_index): their keys with rules
-    # in a hash table (open addressing, linear probing), and per symbol the wide left symbols it is the
-    # right child of, so that a wide left symbol finds its keys among a cell's right symbols by a bit test
+    # listed by right symbol, and per symbol the wide left symbols it is the right child of, so that a
+    # wide left symbol finds its keys among a cell's right symbols by a bit test
     cdef const int64_t[::1] symbol_wide_offset  # [n_symbols + 1]: each symbol's keys with wide symbols in wide_rules
     cdef const WideRules[::1] wide_rules        # by right symbol, then wide bit
     cdef const int8_t[::1] symbol_wide_bit      # [n_symbols]: index among the wide left symbols, or -1

@@ -33,8 +33,7 @@ template <class T> static inline T *cky_append(std::vector<T> &v) {
 /* The number of bits set in x (the position of a wide left symbol's bit among a right symbol's mask). */
 static inline int cky_popcount64(uint64_t x) { return __builtin_popcountll(x); }
 
-/* The home slot (before the mask) of a 64-bit key in an open-addressing table: CkyHashMap's, and
-   the pair-key table of binary rule keys (_chart.pair_key_index). */
+/* The home slot (before the mask) of a 64-bit key in an open-addressing table (CkyStampedMap's). */
 static inline size_t cky_home_slot(uint64_t key) {
     key ^= key >> 33;
     key *= 0xff51afd7ed558ccdULL;
