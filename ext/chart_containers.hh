@@ -66,10 +66,15 @@ template <class V> struct CkyStampedMap {
        buffer is kept (assign within its capacity), so shrinking allocates nothing. */
     static const size_t FITTED_MIN_SLOTS = 64;
     void clear_fitted() {
-        size_t target = FITTED_MIN_SLOTS;
-        while (target < 4 * size_) target *= 2;
+        const size_t target = fitted_slots(FITTED_MIN_SLOTS);
         if (target == mask_ + 1) clear();
         else reserve_slots(target);
+    }
+    /* The table size (a power of two, at least min_slots) at which the keys held now fill a quarter. */
+    size_t fitted_slots(size_t min_slots) const {
+        size_t target = min_slots;
+        while (target < 4 * size_) target *= 2;
+        return target;
     }
     V *find(uint64_t key) {
         size_t i = cky_home_slot(key) & mask_;

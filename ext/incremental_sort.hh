@@ -198,9 +198,7 @@ struct CkyQueue {
 struct CkyScoreCache : CkyStampedMap<float> {
     void clear() {
         if (slots_.size() > MIN_SLOTS && size_ * 16 <= slots_.size()) {
-            size_t capacity = MIN_SLOTS;
-            while (capacity < 4 * size_) capacity *= 2;
-            reserve_slots(capacity);
+            reserve_slots(fitted_slots(MIN_SLOTS));
             return;
         }
         CkyStampedMap<float>::clear();
