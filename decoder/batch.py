@@ -54,6 +54,7 @@ import time
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .errors import OutputError, ResumeError, WorkerError
+from .outputs import durable_replacement
 from .translation import Translation
 
 log = logging.getLogger("cky.batch")
@@ -528,12 +529,8 @@ def _read_checkpoint(path: str, digest: str, outputs: dict[str, str], identity) 
 
 
 def _write_checkpoint(path: str, checkpoint: dict) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
+    with durable_replacement(path) as f:
         json.dump(checkpoint, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[str, str], job: Job,

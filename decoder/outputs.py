@@ -1,7 +1,8 @@
 """Checks of an output path, made before a command's work starts (one home for cky translate, cky tune
-and the config writer)."""
+and the config writer), and the durable replacement of a file (their checkpoints)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 
@@ -22,3 +23,15 @@ def is_stream(path: str) -> bool:
         return not stat.S_ISREG(os.stat(path).st_mode)
     except FileNotFoundError:
         return False
+
+
+@contextlib.contextmanager
+def durable_replacement(path: str, binary: bool = False):
+    """A file to write in place of `path`: written beside it (path + ".tmp"), flushed to the disk, then
+    renamed over it, so that `path` holds the old content or the new one, never part of either."""
+    tmp = path + ".tmp"
+    with open(tmp, "wb") if binary else open(tmp, "w", encoding="utf-8") as f:
+        yield f
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)

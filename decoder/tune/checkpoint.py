@@ -22,6 +22,7 @@ import numpy as np
 
 from ..batch import changed_identity, json_identity
 from ..errors import ResumeError
+from ..outputs import durable_replacement
 from .mert import MertState
 
 SUFFIX = ".mert.npz"
@@ -51,14 +52,10 @@ def save_state(path: str, state: MertState, identity: dict) -> None:
             "weights": np.asarray(state.weights, dtype=np.float64).tolist(), "history": state.history,
             "decoded": [[float(bleu), np.asarray(weights, dtype=np.float64).tolist()] for bleu, weights in state.decoded],
             "rng_state": state.rng_state}
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
+    with durable_replacement(path, binary=True) as f:
         np.savez(f, features=features, stats=stats, offsets=offsets,
                  texts=np.frombuffer("\n".join(texts).encode("utf-8", "surrogatepass"), dtype=np.uint8),
                  meta=np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def load_state(path: str, identity: dict) -> MertState:
