@@ -25,6 +25,12 @@ caches and cores), so the searches take turns every --interleave sentences (the 
 first search alternating) instead of each decoding all sentences in a row; and each
 first decodes --warmup sentences untimed, so that the first row does not pay for the
 store's and LM's first page touches.
+
+At each of cube's pop limits the bench prints the CPU at which the other search reaches cube's
+average score, as a ratio to cube's: `ratio` interpolates between the other search's two rows
+around that score; `ratio_fitted` takes both searches' CPU from a power law fitted over all their
+rows, at the pop limit where the other search reaches the score (`pop_limit_ratio`; scores are
+deterministic, so that one does not move between runs). The fitted ratio moves less between runs.
 """
 from __future__ import annotations
 
@@ -51,16 +57,57 @@ def cpu_at_score(rows, target):
     return None
 
 
+def pop_limit_at_score(rows, target):
+    """The pop limit at which a search (its rows over pop limits) reaches `target` average model score:
+    log-linear between the two pop limits around it (scores are deterministic, so this is steady between
+    runs); None if it never does."""
+    rows = sorted((r for r in rows if r["pop_limit"] > 0), key=lambda r: r["pop_limit"])
+    for a, b in zip(rows, rows[1:]):
+        sa, sb = a["model_score_per_sentence"], b["model_score_per_sentence"]
+        if sa >= target:
+            return float(a["pop_limit"])
+        if sa < target <= sb:
+            pa, pb = a["pop_limit"], b["pop_limit"]
+            return math.exp(math.log(pa) + (target - sa) / (sb - sa) * (math.log(pb) - math.log(pa)))
+    if rows and rows[-1]["model_score_per_sentence"] >= target:
+        return float(rows[-1]["pop_limit"])
+    return None
+
+
+def fitted_cpu(rows):
+    """CPU seconds per sentence as a power of the pop limit, c = a * pop^b, least squares in log-log over
+    all of a search's rows (at least two): a row's CPU moves by up to 10% between runs on a shared
+    machine, the fit over the whole curve much less. None with fewer rows."""
+    points = [(math.log(r["pop_limit"]), math.log(r["cpu_seconds_per_sentence"])) for r in rows
+              if r["pop_limit"] > 0 and r["cpu_seconds_per_sentence"] > 0]
+    if len(points) < 2:
+        return None
+    mx = sum(x for x, _ in points) / len(points)
+    my = sum(y for _, y in points) / len(points)
+    slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+    return lambda pop_limit: math.exp(my + slope * (math.log(pop_limit) - mx))
+
+
 def equal_score_table(rows, reference="cube", other="incremental"):
-    """Per pop limit of `reference`: its score and CPU, and `other`'s CPU at that score (and the ratio)."""
+    """Per pop limit of `reference`: its score and CPU, and `other`'s CPU at that score (and the ratio):
+    measured (`ratio`: `other`'s CPU log-linear between its two rows around the score, over `reference`'s
+    row) and fitted (`ratio_fitted`: both searches' CPU from their power-law fits, `other`'s at the pop
+    limit where it reaches the score, `pop_limit_ratio` that pop limit over `reference`'s)."""
     ref = [r for r in rows if r["search"] == reference]
     oth = [r for r in rows if r["search"] == other]
+    ref_fit, oth_fit = fitted_cpu(ref), fitted_cpu(oth)
     out = []
     for r in sorted(ref, key=lambda r: r["pop_limit"]):
         cpu = cpu_at_score(oth, r["model_score_per_sentence"])
+        pops = pop_limit_at_score(oth, r["model_score_per_sentence"])
+        fitted = None
+        if pops is not None and ref_fit is not None and oth_fit is not None and r["pop_limit"] > 0:
+            fitted = oth_fit(pops) / ref_fit(r["pop_limit"])
         out.append({"pop_limit": r["pop_limit"], "score": r["model_score_per_sentence"],
                     f"{reference}_cpu": r["cpu_seconds_per_sentence"], f"{other}_cpu_at_equal_score": None if cpu is None else round(cpu, 4),
-                    "ratio": None if cpu is None else round(cpu / r["cpu_seconds_per_sentence"], 3)})
+                    "ratio": None if cpu is None else round(cpu / r["cpu_seconds_per_sentence"], 3),
+                    "pop_limit_ratio": None if pops is None or r["pop_limit"] <= 0 else round(pops / r["pop_limit"], 3),
+                    "ratio_fitted": None if fitted is None else round(fitted, 3)})
     return out
 
 
@@ -273,12 +320,14 @@ def main(argv=None):
     equal = equal_score_table(rows) if "cube" in drivers and "incremental" in drivers else []
     for row in equal:
         print(f"cube at pop limit {row['pop_limit']}: score {row['score']}, {row['cube_cpu']} CPU s; incremental at "
-              f"that score: {row['incremental_cpu_at_equal_score']} CPU s (ratio {row['ratio']})", flush=True)
+              f"that score: {row['incremental_cpu_at_equal_score']} CPU s (ratio {row['ratio']}; fitted {row['ratio_fitted']}, "
+              f"at {row['pop_limit_ratio']}x the pop limit)", flush=True)
     others = {name: equal_score_table(rows, other=name) for name in drivers if name not in ("cube", "incremental")}
     if "cube" in drivers:
         for name, table in others.items():
             print(f"{name} at cube's score, ratio to cube's CPU per cube pop limit: " +
-                  ", ".join(f"{row['pop_limit']}: {row['ratio']}" for row in table), flush=True)
+                  ", ".join(f"{row['pop_limit']}: {row['ratio']} (fitted {row['ratio_fitted']}, {row['pop_limit_ratio']}x the pops)"
+                        for row in table), flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"config": args.config, "store": args.store, "lm": args.lm, "test": args.test,

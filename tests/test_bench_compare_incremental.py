@@ -1,5 +1,6 @@
-"""bench.compare_incremental: the turn order of the searches, the equal-score interpolation, and that taking
-turns (and warming up) decodes every sentence once per search with the scores of an uninterrupted run."""
+"""bench.compare_incremental: the turn order of the searches, the equal-score interpolation (and the fitted
+ratio), and that taking turns (and warming up) decodes every sentence once per search with the scores of an
+uninterrupted run."""
 import json
 import math
 
@@ -31,6 +32,27 @@ def test_cpu_at_score_is_log_linear_between_pop_limits():
     assert compare_incremental.cpu_at_score(rows, -11.0) == pytest.approx(math.sqrt(0.01 * 0.04))
     assert compare_incremental.cpu_at_score(rows, -13.0) == 0.01
     assert compare_incremental.cpu_at_score(rows, -9.0) is None
+
+
+def test_pop_limit_at_score_and_the_power_law_fit_give_the_equal_score_ratio():
+    # cube: c = 0.002 * pop^0.8; incremental: c = 0.0005 * pop^0.9 (exact, so the fit must return them).
+    cube = [{"search": "cube", "pop_limit": p, "model_score_per_sentence": s, "cpu_seconds_per_sentence": 0.002 * p ** 0.8}
+            for p, s in ((100, -10.0), (300, -9.0), (1000, -8.5))]
+    inc = [{"search": "incremental", "pop_limit": p, "model_score_per_sentence": s,
+            "cpu_seconds_per_sentence": 0.0005 * p ** 0.9} for p, s in ((100, -10.5), (200, -9.5), (400, -9.0))]
+    fit = compare_incremental.fitted_cpu(inc)
+    assert fit(150) == pytest.approx(0.0005 * 150 ** 0.9)
+    assert compare_incremental.fitted_cpu(inc[:1]) is None
+    # -10.0 lies halfway (in score) between pop limits 100 and 200: log-linear, sqrt(100 * 200).
+    assert compare_incremental.pop_limit_at_score(inc, -10.0) == pytest.approx(math.sqrt(100 * 200))
+    assert compare_incremental.pop_limit_at_score(inc, -11.0) == 100.0
+    assert compare_incremental.pop_limit_at_score(inc, -8.0) is None
+    table = compare_incremental.equal_score_table(cube + inc)
+    pops = math.sqrt(100 * 200)
+    assert table[0]["pop_limit_ratio"] == pytest.approx(pops / 100, abs=1e-3)
+    assert table[0]["ratio_fitted"] == pytest.approx(0.0005 * pops ** 0.9 / (0.002 * 100 ** 0.8), abs=1e-3)
+    assert table[1]["ratio_fitted"] == pytest.approx(0.0005 * 400 ** 0.9 / (0.002 * 300 ** 0.8), abs=1e-3)
+    assert table[2]["ratio_fitted"] is None and table[2]["ratio"] is None and table[2]["pop_limit_ratio"] is None
 
 
 @pytest.mark.parametrize("interleave, warmup, more", [(0, 0, []), (3, 2, ["--more-pop-limits", "incremental=2,1"])])
