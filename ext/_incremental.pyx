@@ -98,7 +98,7 @@ from libcpp.vector cimport vector
 from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item, EDGE_GLUE_CONCAT,
                                   CKY_GLUE_CONCAT_HASH, CKY_GLUE_CONCAT_TARGET, CKY_GLUE_START_HASH,
                                   EDGE_GLUE_START,
-                                  cky_mix, cky_prefetch, cky_sort_entries,
+                                  cky_mix, cky_prefetch, cky_round_stops, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
 from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState
 from decoder._ext._lm cimport (LanguageModel, chart_state_hash, cut_chart_state, empty_chart_state,
@@ -217,6 +217,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.partial_rest = True
         self.trace = False
         self.initial_key = 0
+        self.threshold_on_key = False
         cdef int k
         for k in range(4 * SIDE_KEY_BLOCKS):
             self.side_keys[k] = cky_mix(<uint64_t>0x7A11, <uint64_t>k)
@@ -953,6 +954,7 @@ cdef class IncrementalSearch(ChartSearch):
         cdef const Group *ahead_group
         cdef bint have_ahead
         cdef int32_t list_lo
+        cdef double best_pop = 0.0, pop_threshold = self.round_score_beam  # (cky_round_stops)
         if g_hi <= g_lo:
             return
         self.queue.clear()
@@ -1007,6 +1009,9 @@ cdef class IncrementalSearch(ChartSearch):
         cky_queue_make(self.queue)
         have_ahead = False
         while (have_next or self.queue.size() > 0) and (limit <= 0 or pops < limit):
+            if self.threshold_on_key and pops > 0 and pop_threshold > 0 and \
+                    (next_edge.score if have_next else self.queue[0].score) < best_pop - pop_threshold:
+                break  # (engine flag threshold_on_key: the round's score beam on the queue's best key)
             if have_ahead and not have_next and self.queue[0].index == ahead_index:
                 # The last pop's look-ahead is the next pop: what its split reads next, now that the lines
                 # requested mid-pop are in, while the queue pops: a group's tries' roots, or the children
@@ -1095,6 +1100,8 @@ cdef class IncrementalSearch(ChartSearch):
                     self._evaluate(edge.group,  edge.rule_rank,
                                    self.nodes[edge.node[0]].rank if edge.node[0] >= 0 else 0,
                                    self.nodes[edge.node[1]].rank if edge.node[1] >= 0 else 0, &hyp)
+                if cky_round_stops(hyp.score, pops, &best_pop, pop_threshold):
+                    break  # (pop_threshold: before this pop is added, as cube pruning's)
                 self._add_hypothesis(c, round, &hyp)
                 pops += 1
                 if hyp.score < lowest_pop:
