@@ -139,9 +139,6 @@ cdef class IncrementalSearch(ChartSearch):
     # its words) or none, with at least one item. Only the key: a
     # popped initial edge is split from its words-only estimate as before.
     cdef public int initial_key
-    # pop_threshold (ChartSearch.round_score_beam, cky_round_stops) applied to the queue's best key before each
-    # pop (a partial edge's estimate), not to the complete pops' scores alone (engine flag, default off)
-    cdef public bint threshold_on_key
     cdef double _corner_key(self, int32_t g, int32_t rule_rank) noexcept nogil
     cdef bint _keyed_at_corner(self, const Group *group, bint next_rule) noexcept nogil
     cdef bint _leaf_tails(self, const Group *group) noexcept nogil

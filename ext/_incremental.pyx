@@ -83,6 +83,11 @@ cache, counters, export; only the search inside a cell differs):
   higher pop limit buys more cheaply (bench/results/incremental.md, Session 7;
   trace: search_trace(), read by bench.incremental_misses).
 
+- pop_threshold (decoder.settings; ChartSearch.round_score_beam): a queue search also stops at a complete
+  pop scoring more than this below its best complete pop so far, before adding it: cube pruning's rule,
+  in one place (_chart.pxd cky_round_stops). (The same test on the queue's best key before each pop was
+  tried and not kept: bench/results/incremental.md, Session 11.)
+
 Measurements and where the time goes: bench/results/incremental.md.
 
 With no pop limit every hypothesis is completed: the chart equals exhaustive
@@ -217,7 +222,6 @@ cdef class IncrementalSearch(ChartSearch):
         self.partial_rest = True
         self.trace = False
         self.initial_key = 0
-        self.threshold_on_key = False
         cdef int k
         for k in range(4 * SIDE_KEY_BLOCKS):
             self.side_keys[k] = cky_mix(<uint64_t>0x7A11, <uint64_t>k)
@@ -1009,9 +1013,6 @@ cdef class IncrementalSearch(ChartSearch):
         cky_queue_make(self.queue)
         have_ahead = False
         while (have_next or self.queue.size() > 0) and (limit <= 0 or pops < limit):
-            if self.threshold_on_key and pops > 0 and pop_threshold > 0 and \
-                    (next_edge.score if have_next else self.queue[0].score) < best_pop - pop_threshold:
-                break  # (engine flag threshold_on_key: the round's score beam on the queue's best key)
             if have_ahead and not have_next and self.queue[0].index == ahead_index:
                 # The last pop's look-ahead is the next pop: what its split reads next, now that the lines
                 # requested mid-pop are in, while the queue pops: a group's tries' roots, or the children
