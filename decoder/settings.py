@@ -105,8 +105,8 @@ class SearchSettings:
     # far in that search (never at the first pop; 0: off). The same rule, in the same code
     # (ext/_chart.pxd cky_round_stops), as the two-pass search's first_pass_threshold (the paper's beta),
     # which is the name it keeps there: pop_threshold is a setting of search = "cube" and "incremental".
-    # With it a higher pop_limit goes to the cells whose competitors are close (bench/results/incremental.md,
-    # Session 11)
+    # Measured on the Bible system, it does not buy score per CPU for either search (a cell's pops lie close
+    # to its best, and the 1-best uses pops up to ~7 below it): bench/results/incremental.md, Session 11
     pop_threshold: float = 0.0
     # search = "two-pass" only: the first pass is the chart search above (pop_limit, beams) with
     # items recombined on (X, i, j); these bound the second pass (H.Search, section 3.2).
