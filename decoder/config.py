@@ -40,6 +40,8 @@ Relative paths are relative to the config file. Defaults:
                                  # compete fairly with real items for a cell's pops (false: off)
     rule_lookahead = 0.0         # cube pruning: when a popped hypothesis's next rule scores more than
                                  # this below it, push the rule after that too (0: off; e.g. 0.5)
+    pop_threshold = 0.0          # search "cube" or "incremental": a cell's search (each unary round) stops
+                                 # at a complete pop more than this below its best pop so far (0: off)
     # search = "two-pass" (Venugopal et al. 2007): the first pass is the chart search above with
     # items recombined on (X, i, j); these bound the second pass (H.Search):
     two_pass_beam = 5.0          # drop partial items this far below the best score seen (inf: no beam)

@@ -49,6 +49,8 @@ POP_COUNTS = ("all", "real")
 POP_COUNT_SEARCHES = ("cube", "incremental")
 # The searches whose rules' axis is a cube's (SearchSettings.rule_lookahead); two-pass's first pass is cube pruning.
 RULE_LOOKAHEAD_SEARCHES = ("cube", "two-pass")
+# The searches that take pop_threshold (two-pass's first pass has the same rule as first_pass_threshold).
+POP_THRESHOLD_SEARCHES = ("cube", "incremental")
 
 # When the two-pass search's second pass stops (SearchSettings.second_pass_stop).
 SECOND_PASS_STOPS = ("budget", "bound", "first")
@@ -98,6 +100,14 @@ class SearchSettings:
     # it, rule r + 2 is pushed as well, and so on (at most RULE_LOOKAHEAD_RULES more). search = "cube"
     # (and the two-pass search's first pass); bench/results/moses.md, "<s> at the glue start"
     rule_lookahead: float = 0.0
+    # a cell's search (each unary round; with pop_count = "real" its virtual and its real pops apart) stops
+    # before pop_limit once a complete hypothesis popped scores more than this below the best one popped so
+    # far in that search (never at the first pop; 0: off). The same rule, in the same code
+    # (ext/_chart.pxd cky_round_stops), as the two-pass search's first_pass_threshold (the paper's beta),
+    # which is the name it keeps there: pop_threshold is a setting of search = "cube" and "incremental".
+    # Measured on the Bible system, it does not buy score per CPU for either search (a cell's pops lie close
+    # to its best, and the 1-best uses pops up to ~7 below it): bench/results/incremental.md, Session 11
+    pop_threshold: float = 0.0
     # search = "two-pass" only: the first pass is the chart search above (pop_limit, beams) with
     # items recombined on (X, i, j); these bound the second pass (H.Search, section 3.2).
     two_pass_beam: float = 5.0    # drop partial items this far below the best score seen (inf: no beam)
@@ -107,7 +117,7 @@ class SearchSettings:
     kbest_per_class: int = 1      # partial items kept per recombination class (equal LM state and rest)
     # The first pass's cube pruning may stop a cell (each unary round apart) before pop_limit pops:
     first_pass_items: int = 0     # once it holds this many (X, i, j) items (0: only pop_limit counts)
-    first_pass_threshold: float = 0.0  # once a pop scores more than this below the round's best so far (the paper's beta; 0: off)
+    first_pass_threshold: float = 0.0  # once a pop scores more than this below the round's best so far (the paper's beta; 0: off; pop_threshold's rule)
     # When the second pass stops before its budget (max_pops, or an empty agenda): "budget" never;
     # "bound" once the best complete derivation scores at least the agenda's best partial item;
     # "first" at the first complete derivation.
@@ -120,6 +130,8 @@ class SearchSettings:
             self._only_for(f"pop_count = {self.pop_count!r}", POP_COUNT_SEARCHES)
         if self.rule_lookahead > 0:
             self._only_for("rule_lookahead", RULE_LOOKAHEAD_SEARCHES)
+        if self.pop_threshold > 0:
+            self._only_for("pop_threshold", POP_THRESHOLD_SEARCHES)
 
     def _only_for(self, setting: str, searches: tuple) -> None:
         """A SettingsError unless the search is one of `searches` (the setting would be ignored)."""
@@ -162,6 +174,7 @@ _RULES = {
     "table_limit_rank": ("choice", RULE_ORDERS),
     "weight_pushing": ("bool", None),
     "rule_lookahead": ("number", 0.0),
+    "pop_threshold": ("number", 0.0),
     "search": ("algorithm", None),
     "two_pass_beam": ("number", 0.0),
     "agenda_limit": ("int", 0),

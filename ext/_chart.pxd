@@ -49,6 +49,18 @@ cdef enum:
     GROUP_GLUE_CONCAT = 2
 
 
+# The round's score beam, the one home of the rule (cube pruning's _cube and incremental search's
+# _queue_search; settings: pop_threshold, and the two-pass first pass's first_pass_threshold, the paper's
+# beta): a cell's search (one unary round; with pop_count = "real" its virtual and its real queue apart)
+# stops at a complete pop scoring more than `threshold` below the best complete pop so far, before that pop
+# is added (0: off). Never at the first pop (pops == 0). best: the best so far, updated here.
+cdef inline bint cky_round_stops(double score, int pops, double *best, double threshold) noexcept nogil:
+    if pops == 0 or score > best[0]:
+        best[0] = score
+        return False
+    return threshold > 0 and score < best[0] - threshold
+
+
 # [X, i, j, e]: symbol X over cell (i, j); e = n_states KenLM states from states[state_offset].
 cdef struct Item:
     int32_t symbol
@@ -230,8 +242,9 @@ cdef class ChartSearch:
     cdef public double beam_threshold
     cdef public bint exhaustive
     cdef public bint recombine_on_symbol        # two-pass first pass: items are (X, i, j, round), e^1 of the best
-    # cube pruning's round also stops at this many items (0: no limit) or at a pop this far below the
-    # round's best pop so far (0: off); 0 for cube search, set by the two-pass first pass
+    # cube pruning's round also stops at this many items (0: no limit; set by the two-pass first pass) or
+    # at a pop this far below the round's best pop so far (cky_round_stops; 0: off): settings.pop_threshold
+    # for cube and incremental search, first_pass_threshold for the two-pass first pass
     cdef public long long round_item_limit
     cdef public double round_score_beam
     # keep each state's unminimized boundary words and count lm_state_minimized_recombinations (about 5%

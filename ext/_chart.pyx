@@ -123,7 +123,7 @@ cdef class ChartSearch:
         self.rule_lookahead = settings.rule_lookahead
         self.rule_lookahead_rules = RULE_LOOKAHEAD_RULES
         self.round_item_limit = 0
-        self.round_score_beam = 0
+        self.round_score_beam = settings.pop_threshold  # (cky_round_stops; the two-pass search sets its own)
         self.chart_limit = CHART_LIMIT
 
     # ------------------------------------------------------------------ Python API
@@ -1072,8 +1072,8 @@ cdef class ChartSearch:
     cdef void _cube(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil:
         """Cube pruning (Chiang 2007) over groups[g_lo:g_hi]: at most `limit` pops (0: no limit), best
         first; it also stops at round_item_limit items made here and at a pop more than
-        round_score_beam below the best pop so far (the heap pops best first, so what is left is
-        hardly better)."""
+        round_score_beam below the best pop so far (cky_round_stops; the heap pops best first, so what
+        is left is hardly better)."""
         cdef int32_t g, first_item = self.items.size()
         cdef Hypothesis hyp
         cdef int pops = 0, skipped
@@ -1092,9 +1092,7 @@ cdef class ChartSearch:
             if self.round_item_limit > 0 and <long long>self.items.size() - first_item >= self.round_item_limit:
                 break
             hyp = self.hypotheses[cky_heap_pop(self.heap)]
-            if pops == 0 or hyp.score > best_score:
-                best_score = hyp.score
-            elif self.round_score_beam > 0 and hyp.score < best_score - self.round_score_beam:
+            if cky_round_stops(hyp.score, pops, &best_score, self.round_score_beam):
                 break
             self._add_hypothesis(c, round, &hyp)
             pops += 1

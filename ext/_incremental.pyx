@@ -83,6 +83,11 @@ cache, counters, export; only the search inside a cell differs):
   higher pop limit buys more cheaply (bench/results/incremental.md, Session 7;
   trace: search_trace(), read by bench.incremental_misses).
 
+- pop_threshold (decoder.settings; ChartSearch.round_score_beam): a queue search also stops at a complete
+  pop scoring more than this below its best complete pop so far, before adding it: cube pruning's rule,
+  in one place (_chart.pxd cky_round_stops). (The same test on the queue's best key before each pop was
+  tried and not kept: bench/results/incremental.md, Session 11.)
+
 Measurements and where the time goes: bench/results/incremental.md.
 
 With no pop limit every hypothesis is completed: the chart equals exhaustive
@@ -98,7 +103,7 @@ from libcpp.vector cimport vector
 from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item, EDGE_GLUE_CONCAT,
                                   CKY_GLUE_CONCAT_HASH, CKY_GLUE_CONCAT_TARGET, CKY_GLUE_START_HASH,
                                   EDGE_GLUE_START,
-                                  cky_mix, cky_prefetch, cky_sort_entries,
+                                  cky_mix, cky_prefetch, cky_round_stops, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
 from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState
 from decoder._ext._lm cimport (LanguageModel, chart_state_hash, cut_chart_state, empty_chart_state,
@@ -953,6 +958,7 @@ cdef class IncrementalSearch(ChartSearch):
         cdef const Group *ahead_group
         cdef bint have_ahead
         cdef int32_t list_lo
+        cdef double best_pop = 0.0, pop_threshold = self.round_score_beam  # (cky_round_stops)
         if g_hi <= g_lo:
             return
         self.queue.clear()
@@ -1095,6 +1101,8 @@ cdef class IncrementalSearch(ChartSearch):
                     self._evaluate(edge.group,  edge.rule_rank,
                                    self.nodes[edge.node[0]].rank if edge.node[0] >= 0 else 0,
                                    self.nodes[edge.node[1]].rank if edge.node[1] >= 0 else 0, &hyp)
+                if cky_round_stops(hyp.score, pops, &best_pop, pop_threshold):
+                    break  # (pop_threshold: before this pop is added, as cube pruning's)
                 self._add_hypothesis(c, round, &hyp)
                 pops += 1
                 if hyp.score < lowest_pop:

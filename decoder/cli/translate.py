@@ -92,6 +92,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rule-lookahead", type=non_negative(),
                         help="cube pruning: push the rule after a popped hypothesis's next one when that one "
                              "scores more than this below it (default 0: off; decoder.settings)")
+    parser.add_argument("--pop-threshold", type=non_negative(),
+                        help="--search cube or incremental: a cell's search (each unary round) stops at a "
+                             "complete pop more than this below its best pop so far (default 0: off; "
+                             "decoder.settings)")
     parser.add_argument("--max-span", type=count(1), help="longest span of a non-glue rule (default 20)")
     parser.add_argument("--kbest", type=count(0), default=0, help="write the K best translations to --kbest-out")
     parser.add_argument("--kbest-out", help="k-best file (Moses n-best format)")
@@ -115,7 +119,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 OVERRIDING_FLAGS = ("search", "table_limit", "table_limit_rank", "rule_order", "weight_pushing", "pop_limit",
-                    "pop_count", "virtual_pop_limit", "beam_size", "max_span", "rule_lookahead")
+                    "pop_count", "virtual_pop_limit", "beam_size", "max_span", "rule_lookahead",
+                    "pop_threshold")
 
 
 def decoder_loader(args) -> functools.partial:

@@ -151,18 +151,24 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
     pop_limit counts every complete hypothesis; or "real", the entries of rules with a virtual lhs (the
     binarization's partial rules) in a queue of their own first, with virtual_pop_limit complete
     hypotheses (0: no limit), then the others (real lhs, glue, GOAL) in one with pop_limit.
+    pop_threshold (decoder.settings.SearchSettings.pop_threshold): a queue run also stops at a complete pop
+    scoring more than this below the best complete pop of the run so far, before adding it (never at the
+    first; 0: off).
     queue_pops: per queue run of the last decode, (pop_count kind: "all", "virtual" or "real", the
-    limit, complete hypotheses made), in order."""
+    limit, complete hypotheses made), in order; queue_pop_scores: per queue run, the scores of its
+    complete pops, in order."""
 
     def __init__(self, grammar, lm, weights, space=None, pop_limit: int = 0, pop_count: str = "all",
-                 virtual_pop_limit: int = 0):
+                 virtual_pop_limit: int = 0, pop_threshold: float = 0.0):
         super().__init__(grammar, lm, weights, space)
         if pop_count not in ("all", "real"):
             raise ValueError(f"pop_count must be 'all' or 'real', not {pop_count!r}")
         self.pop_limit = pop_limit
         self.pop_count = pop_count
         self.virtual_pop_limit = virtual_pop_limit
+        self.pop_threshold = pop_threshold
         self.queue_pops: list = []
+        self.queue_pop_scores: list = []
         self._rule_scores: dict = {}
 
     # ---- partial edges
@@ -236,13 +242,15 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
             estimated = any(t is not None and not t.complete for t in tails)  # tails at their roots
             heapq.heappush(queue, (-self._partial(fixed, kind, tails, estimated), next(counter), fixed, kind, tails,
                                    estimated))
-        pops = 0
-        while queue and (limit <= 0 or pops < limit):
-            _, _, fixed, kind, tails, estimated = heapq.heappop(queue)
+        scores = []
+        while queue and (limit <= 0 or len(scores) < limit):
+            key, _, fixed, kind, tails, estimated = heapq.heappop(queue)
             open_tails = [p for p, t in enumerate(tails) if t is not None and not t.complete]
-            if not open_tails:
+            if not open_tails:  # (its key is its exact score)
+                if self.pop_threshold > 0 and scores and -key < max(scores) - self.pop_threshold:
+                    break
                 add_complete(kind, tuple(t.node.item if t is not None else None for t in tails))
-                pops += 1
+                scores.append(-key)
                 continue
             # Refine the most general context: the tail with the fewest revealed words.
             p = min(open_tails, key=lambda q: len(tails[q].node.revealed))
@@ -254,13 +262,15 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
                 rest = tails[:p] + (Tail(tail.node, tail.first + 1),) + tails[p + 1:]
                 heapq.heappush(queue, (-self._partial(fixed, kind, rest, estimated), next(counter), fixed, kind, rest,
                                        estimated))
-        self.queue_pops.append((kind_of_pops, limit, pops))
-        return pops
+        self.queue_pops.append((kind_of_pops, limit, len(scores)))
+        self.queue_pop_scores.append(scores)
+        return len(scores)
 
     # ---- the chart
 
     def decode(self, words, k: int = 1) -> ReferenceResult:
         self.queue_pops = []
+        self.queue_pop_scores = []
         words = list(words)
         n = len(words)
         space = self.space
