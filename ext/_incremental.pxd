@@ -7,22 +7,16 @@ from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry, CkySortE
 from decoder._ext._kenlm cimport ChartState
 
 cdef extern from "incremental_sort.hh":
-    # the search's queue of (score, index): best first, equal scores in push order (incremental_sort.hh)
-    ctypedef struct CkyQueueSlot:
-        pass
+    # the search's queue: a 4-ary max-heap of (score, index), children in one cache line
     cdef cppclass CkyQueue:
         CkyQueue() nogil
         size_t size() nogil
-        size_t heap_size() nogil
         void clear() nogil
-        void set_reserve(size_t k) nogil  # batches over 2k: only the best k in the heap (0: all)
-        void push_back(double score, int32_t index) nogil  # unordered, then cky_queue_make
-        CkyQueueSlot *append_room(size_t k) nogil  # after clear: k slots for cky_queue_put, then set_size
+        void reserve(size_t capacity) nogil
+        void push_back(const CkyHeapEntry &entry) nogil  # unordered, then cky_queue_make
+        CkyHeapEntry *append_room(size_t k) nogil  # room for k unordered entries in place, then set_size
         void set_size(size_t n) nogil
-        CkyHeapEntry top() nogil  # the best (not empty)
-        double top_score() nogil
-        int32_t top_index() nogil
-    void cky_queue_put(CkyQueueSlot *batch, size_t i, double score, int32_t index) nogil
+        const CkyHeapEntry &operator[](size_t i) nogil  # [0]: the best
     void cky_queue_make(CkyQueue &queue) nogil
     void cky_queue_push(CkyQueue &queue, double score, int32_t index) nogil
     CkyHeapEntry cky_queue_pop(CkyQueue &queue) nogil
@@ -145,10 +139,6 @@ cdef class IncrementalSearch(ChartSearch):
     # its words) or none, with at least one item. Only the key: a
     # popped initial edge is split from its words-only estimate as before.
     cdef public int initial_key
-    # the queue's reserve (CkyQueue.set_reserve): a cell's batch of initial edges keeps its best queue_reserve
-    # in the heap, the rest beside it until needed; 0: all in the heap. The same pops either way (the
-    # queue's order is total): only the cost changes.
-    cdef public int queue_reserve
     cdef double _corner_key(self, int32_t g, int32_t rule_rank) noexcept nogil
     cdef bint _keyed_at_corner(self, const Group *group, bint next_rule) noexcept nogil
     cdef bint _leaf_tails(self, const Group *group) noexcept nogil

@@ -118,7 +118,6 @@ cdef size_t PARTIAL_LM_ENTRIES = 1 << 21
 # The group loop of a cell's initial edges prefetches what the group this many on reads.
 cdef enum:
     PREFETCH_GROUPS = 16
-    QUEUE_RESERVE = 64  # IncrementalSearch.queue_reserve's default
 cdef int SIDE_LEFT = 0
 cdef int SIDE_RIGHT = 1
 cdef int SIDE_SHORT = 2  # a block whose left state is not full: its words, all on the left
@@ -155,27 +154,24 @@ cdef uint32_t rule_relevant_sides(int32_t first, int32_t last, Py_ssize_t length
     return relevant
 
 
-def queue_pops(batch, operations, int reserve=0):
-    """The search queue (incremental_sort.hh's CkyQueue), for tests: entries `batch` (scores) ordered at once,
-    with a reserve of `reserve` (CkyQueue.set_reserve), then `operations` in turn (a score: push it; NaN: pop),
-    then pops until empty. Returns the popped scores and indexes (an entry's index: its position in batch,
-    then in operations)."""
+def queue_pops(batch, operations):
+    """The search queue (incremental_sort.hh's 4-ary heap), for tests: entries `batch` (scores) ordered at once,
+    then `operations` in turn (a score: push it; NaN: pop), then pops until empty. Returns the popped scores and
+    indexes (an entry's index: its position in batch, then in operations)."""
     cdef CkyQueue queue
     cdef CkyHeapEntry entry
     cdef int32_t index = 0
     popped = []
-    queue.set_reserve(reserve)
     for score in batch:
-        queue.push_back(score, index)
+        entry.score = score
+        entry.index = index
+        queue.push_back(entry)
         index += 1
     cky_queue_make(queue)
     for score in operations:
         if score != score:
             if queue.size() > 0:
-                entry = queue.top()
-                top = (entry.score, entry.index)
                 entry = cky_queue_pop(queue)
-                assert (entry.score, entry.index) == top
                 popped.append((entry.score, entry.index))
         else:
             cky_queue_push(queue, score, index)
@@ -221,7 +217,6 @@ cdef class IncrementalSearch(ChartSearch):
         self.partial_rest = True
         self.trace = False
         self.initial_key = 0
-        self.queue_reserve = QUEUE_RESERVE
         cdef int k
         for k in range(4 * SIDE_KEY_BLOCKS):
             self.side_keys[k] = cky_mix(<uint64_t>0x7A11, <uint64_t>k)
@@ -952,7 +947,7 @@ cdef class IncrementalSearch(ChartSearch):
         cdef double weight_lm = self.weight_lm, tails
         cdef const SortedRule *sorted_rules = self.sorted_rules
         cdef int64_t single_offset = self.single_offset
-        cdef CkyQueueSlot *batch
+        cdef CkyHeapEntry *batch
         cdef int32_t ahead_index
         cdef const PartialEdge *ahead_edge
         cdef const Group *ahead_group
@@ -961,7 +956,6 @@ cdef class IncrementalSearch(ChartSearch):
         if g_hi <= g_lo:
             return
         self.queue.clear()
-        self.queue.set_reserve(self.queue_reserve if self.queue_reserve > 0 else 0)
         self.partial_edges.clear()
         self.free_edges.clear()
         self.partial_lm.clear()  # (the cache of partial edges' LM scores: per cell and round, see the docstring)
@@ -1000,11 +994,12 @@ cdef class IncrementalSearch(ChartSearch):
                     lm = sorted_rule.estimate
             else:
                 score = tails + group.fixed_score
-            score = score + weight_lm * lm
+            entry.score = score + weight_lm * lm
             if initial_key != 0 and self._keyed_at_corner(group, False):
-                score = self._corner_key(g, 0)
+                entry.score = self._corner_key(g, 0)
                 groups = self.groups.data()
-            cky_queue_put(batch, n_initial, score, ~g)
+            entry.index = ~g
+            batch[n_initial] = entry
             n_initial += 1
         self.queue.set_size(self.queue.size() + n_initial)
         self.initial_edges += n_initial
@@ -1012,7 +1007,7 @@ cdef class IncrementalSearch(ChartSearch):
         cky_queue_make(self.queue)
         have_ahead = False
         while (have_next or self.queue.size() > 0) and (limit <= 0 or pops < limit):
-            if have_ahead and not have_next and self.queue.top_index() == ahead_index:
+            if have_ahead and not have_next and self.queue[0].index == ahead_index:
                 # The last pop's look-ahead is the next pop: what its split reads next, now that the lines
                 # requested mid-pop are in, while the queue pops: a group's tries' roots, or the children
                 # the split of an edge's tails reads (the best one and the next).
@@ -1046,7 +1041,7 @@ cdef class IncrementalSearch(ChartSearch):
             # (or its group's), here; the tails' trie nodes (or the group's tries and rule) once that line is in.
             have_ahead = self.queue.size() > 0
             if have_ahead:
-                ahead_index = self.queue.top_index()
+                ahead_index = self.queue[0].index
                 if ahead_index >= 0:
                     cky_prefetch(self.partial_edges.data() + ahead_index)
                 else:
@@ -1088,7 +1083,7 @@ cdef class IncrementalSearch(ChartSearch):
                     edge.estimated = 0
                     edge.initial = 0
                     self._score_partial(&edge)
-                    if self.queue.size() > 0 and edge.score < self.queue.top_score():
+                    if self.queue.size() > 0 and edge.score < self.queue[0].score:
                         cky_queue_push(self.queue, edge.score, self._store_edge(&edge))
                         self.partial_pushes += 1
                         continue
@@ -1141,7 +1136,7 @@ cdef class IncrementalSearch(ChartSearch):
                 cky_queue_push(self.queue, refined.score, self._store_edge(&refined))
                 self.partial_pushes += 1
             self.partial_pushes += 1
-            if self.queue.size() == 0 or next_edge.score >= self.queue.top_score():
+            if self.queue.size() == 0 or next_edge.score >= self.queue[0].score:
                 have_next = True  # the best edge: popped next, not through the queue
             else:
                 cky_queue_push(self.queue, next_edge.score, self._store_edge(&next_edge))
@@ -1154,6 +1149,6 @@ cdef class IncrementalSearch(ChartSearch):
             self.trace_rows.push_back(self.partial_pops - partial_before)
             self.trace_rows.push_back(lowest_pop)
             self.trace_rows.push_back(next_edge.score if have_next else
-                                      (self.queue.top_score() if self.queue.size() > 0 else -INFINITY))
+                                      (self.queue[0].score if self.queue.size() > 0 else -INFINITY))
             self.trace_rows.push_back(g_hi - g_lo)
         self.queue.clear()

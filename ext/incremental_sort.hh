@@ -1,6 +1,6 @@
 // The stable sort the incremental search's trie building needs (decoder._ext._incremental):
 // a vertex's items, best first, grouped by one boundary token without losing their order; its
-// queue: a 4-ary max-heap of (score, push order) keys with a reserve for large batches and a deferred pop; and
+// queue: a 4-ary max-heap of chart_containers.hh's CkyHeapEntry (made from a batch at once); and
 // its cache of partial edges' LM scores.
 #ifndef CKY_INCREMENTAL_SORT_HH
 #define CKY_INCREMENTAL_SORT_HH
@@ -37,224 +37,123 @@ static inline void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n
     for (size_t i = 0; i < n; ++i) { keys[i] = pairs[i].first; ids[i] = pairs[i].second; }
 }
 
-/* The incremental search's queue key: (score, push order) as one unsigned 128-bit integer, greater =
-   popped first. The high 64 bits are the score's bits mapped to an unsigned integer of the same order
-   (exact for every double but NaN; -0 counted as +0, so that equal scores are equal keys); the low 64 the
-   complement of the push sequence number (among equal scores the one pushed first is greater), then the
-   entry's index. Keys are unique, so every correct max-queue over them pops the same entries in the same
-   order, whatever its shape: the heap below, its reserve and its deferred pop change nothing but the cost. */
-typedef unsigned __int128 CkyQueueKey;
-struct CkyQueueSlot { CkyQueueKey key; };
-
-static inline uint64_t cky_queue_score_bits(double score) {
-    if (score == 0.0) score = 0.0;  /* -0 -> +0 */
-    uint64_t bits;
-    std::memcpy(&bits, &score, sizeof bits);
-    return (bits >> 63) ? ~bits : (bits | 0x8000000000000000ULL);
-}
-
-static inline double cky_queue_key_score(CkyQueueKey key) {
-    uint64_t bits = (uint64_t)(key >> 64);
-    bits = (bits >> 63) ? (bits & 0x7FFFFFFFFFFFFFFFULL) : ~bits;
-    double score;
-    std::memcpy(&score, &bits, sizeof score);
-    return score;
-}
-
-static inline int32_t cky_queue_key_index(CkyQueueKey key) { return (int32_t)(uint32_t)key; }
-
-static inline CkyQueueKey cky_queue_key(double score, int32_t index, uint32_t seq) {
-    return ((CkyQueueKey)cky_queue_score_bits(score) << 64) | ((CkyQueueKey)(uint32_t)~seq << 32) |
-           (CkyQueueKey)(uint32_t)index;
-}
-
-/* Batch slot i (append_room after clear): its key, pushed i-th. */
-static inline void cky_queue_put(CkyQueueSlot *batch, size_t i, double score, int32_t index) {
-    batch[i].key = cky_queue_key(score, index, (uint32_t)i);
-}
-
-/* The incremental search's queue of (score, index): the best score first, among equal scores the entry
-   pushed first (a total order by CkyQueueKey; tests: queue_pops against a sort).
-
-   - A 4-ary max-heap; logical entry i at slot i + 3 of a 64-byte aligned block, so that the four children
-     of an entry (4i + 1 .. 4i + 4) are one cache line.
-   - A reserve: a batch (make) larger than 2 * reserve_k keeps only its reserve_k best entries in the heap
-     (std::nth_element, no order) and the rest unsorted beside it, with their best key known. Whenever the
-     heap's best falls below that (or the heap empties) the next best of the reserve move into the heap:
-     reserve_k of them, then as many as moved before (doubling), each by nth_element. Most of a cell's
-     initial edges are never popped, and so never sorted nor sifted, and the heap stays shallow.
-   - A deferred pop: pop() returns the best entry but leaves its slot (the root) a hole until the next push,
-     which puts the pushed entry there and sifts it down (the search pushes refinements of what it just
-     popped: they stay near the root, so the sift stops early), or the next pop, which removes the hole
-     bottom-up (Wegener: down the best children to the bottom, then the last entry up from there). While
-     the hole is there, top() is the better of the root's children and the reserve's best. */
+/* The incremental search's queue: a 4-ary max-heap of CkyHeapEntry by score (half the levels of a
+   binary heap; most of its work is pops). Logical entry i is at slot i + 3 of a 64-byte aligned block,
+   so that the four children of an entry (4i + 1 .. 4i + 4) are the four 16-byte entries of one cache
+   line. Sifting down picks the first of the children with the highest score, as a left-to-right scan
+   with `<` does, by a tournament (no data-dependent branch): the same heap, pop for pop, as
+   std::vector<CkyHeapEntry> with that scan (tests: queue_pops against a reference heap). */
 struct CkyQueue {
-    CkyQueueKey *raw_ = nullptr;   /* the aligned block (slot 0) */
-    CkyQueueKey *h_ = nullptr;     /* logical entry 0 (raw_ + 3) */
-    size_t n_ = 0, capacity_ = 0;  /* heap entries (with the hole) */
-    bool hole_ = false;            /* h_[0] popped, not yet replaced or removed */
-    uint32_t seq_ = 0;             /* pushes since clear */
-    std::vector<CkyQueueKey> reserve_;  /* reserve_[0:reserve_n_]: unsorted, none better than the heap's best */
-    size_t reserve_n_ = 0, moved_ = 0;
-    CkyQueueKey reserve_best_ = 0;
-    size_t reserve_k_ = 0;         /* 0: no reserve */
+    CkyHeapEntry *raw_ = nullptr;   /* the aligned block (slot 0) */
+    CkyHeapEntry *h_ = nullptr;     /* logical entry 0 (raw_ + 3) */
+    size_t n_ = 0, capacity_ = 0;
 
     CkyQueue() {}
     CkyQueue(const CkyQueue &) = delete;
     CkyQueue &operator=(const CkyQueue &) = delete;
     ~CkyQueue() { std::free(raw_); }
 
-    size_t size() const { return n_ - (size_t)hole_ + reserve_n_; }
-    bool empty() const { return size() == 0; }
-    void clear() { n_ = 0; hole_ = false; seq_ = 0; reserve_n_ = 0; moved_ = 0; }
-    void set_reserve(size_t k) { reserve_k_ = k; }
-    size_t heap_size() const { return n_ - (size_t)hole_; }
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    void clear() { n_ = 0; }
+    double top_score() const { return h_[0].score; }
+    const CkyHeapEntry &operator[](size_t i) const { return h_[i]; }  /* [0]: the best */
 
     void reserve(size_t capacity) {
         if (capacity <= capacity_) return;
         size_t grown = capacity_ < 64 ? 64 : capacity_;
         while (grown < capacity) grown *= 2;
         void *block = nullptr;
-        if (posix_memalign(&block, 64, (grown + 4) * sizeof(CkyQueueKey)) != 0) throw std::bad_alloc();
-        CkyQueueKey *raw = static_cast<CkyQueueKey *>(block);
-        if (n_ > 0) std::memcpy(raw + 3, h_, n_ * sizeof(CkyQueueKey));
+        if (posix_memalign(&block, 64, (grown + 4) * sizeof(CkyHeapEntry)) != 0) throw std::bad_alloc();
+        CkyHeapEntry *raw = static_cast<CkyHeapEntry *>(block);
+        if (n_ > 0) std::memcpy(raw + 3, h_, n_ * sizeof(CkyHeapEntry));
         std::free(raw_);
         raw_ = raw;
         h_ = raw + 3;
         capacity_ = grown;
     }
 
-    /* After clear: room for k entries written in place (cky_queue_put), then set_size with how many were,
-       and make. */
-    CkyQueueSlot *append_room(size_t k) {
+    /* Room for k more entries appended in place (then set_size with how many were, and cky_queue_make). */
+    CkyHeapEntry *append_room(size_t k) {
         reserve(n_ + k);
-        return reinterpret_cast<CkyQueueSlot *>(h_ + n_);
+        return h_ + n_;
     }
-    void set_size(size_t n) { n_ = n; seq_ = (uint32_t)n; }
+    void set_size(size_t n) { n_ = n; }
 
-    /* Append without ordering (then make). */
-    void push_back(double score, int32_t index) {
+    /* Append without ordering (then cky_queue_make). */
+    void push_back(const CkyHeapEntry &entry) {
         if (n_ == capacity_) reserve(n_ + 1);
-        h_[n_++] = cky_queue_key(score, index, seq_++);
+        h_[n_] = entry;
+        ++n_;
     }
 
-    /* The best key (the queue is not empty). */
-    CkyQueueKey top_key() const {
-        if (!hole_) return h_[0];
-        CkyQueueKey best = 0;
-        const size_t last = n_ < 5 ? n_ : 5;
-        for (size_t c = 1; c < last; ++c) best = h_[c] > best ? h_[c] : best;
-        return reserve_n_ > 0 && reserve_best_ > best ? reserve_best_ : best;
-    }
-    CkyHeapEntry top() const {
-        const CkyQueueKey key = top_key();
-        return CkyHeapEntry{cky_queue_key_score(key), cky_queue_key_index(key)};
-    }
-    double top_score() const { return cky_queue_key_score(top_key()); }
-    int32_t top_index() const { return cky_queue_key_index(top_key()); }
-
-    void sift_down(size_t hole, const CkyQueueKey value) {
-        CkyQueueKey *h = h_;
+    void sift_down(size_t hole, const CkyHeapEntry value) {
+        CkyHeapEntry *h = h_;
         const size_t n = n_;
         for (;;) {
             const size_t first = 4 * hole + 1;
             size_t best;
-            CkyQueueKey best_key;
+            double best_score;
             if (first + 4 <= n) {
-                const CkyQueueKey *c = h + first;
-                const CkyQueueKey k0 = c[0], k1 = c[1], k2 = c[2], k3 = c[3];
-                const size_t x = k0 < k1, y = k2 < k3;
-                const CkyQueueKey m01 = x ? k1 : k0, m23 = y ? k3 : k2;
-                const size_t z = m01 < m23;
-                best = first + 2 * z + (z ? y : x);
-                best_key = z ? m23 : m01;
+                const CkyHeapEntry *c = h + first;
+                const double s0 = c[0].score, s1 = c[1].score, s2 = c[2].score, s3 = c[3].score;
+                const bool x = s0 < s1, y = s2 < s3;
+                const double m01 = x ? s1 : s0, m23 = y ? s3 : s2;
+                const bool z = m01 < m23;
+                best = first + (z ? 2 + (size_t)y : (size_t)x);
+                best_score = z ? m23 : m01;
             } else {
                 if (first >= n) break;
                 best = first;
                 for (size_t c = first + 1; c < n; ++c)
-                    if (h[best] < h[c]) best = c;
-                best_key = h[best];
+                    if (h[best].score < h[c].score) best = c;
+                best_score = h[best].score;
             }
-            if (!(value < best_key)) break;
-            h[hole] = best_key;
+            if (!(value.score < best_score)) break;
+            h[hole] = h[best];
             hole = best;
         }
         h[hole] = value;
     }
 
-    void sift_up(size_t hole, const CkyQueueKey value) {
-        CkyQueueKey *h = h_;
-        while (hole > 0) {
-            const size_t parent = (hole - 1) / 4;
-            if (!(h[parent] < value)) break;
-            h[hole] = h[parent];
-            hole = parent;
-        }
-        h[hole] = value;
-    }
-
-    /* Order the entries appended since the queue was empty (keeping all but the best reserve_k of a large
-       batch in the reserve). */
+    /* Order the entries appended since the queue was empty. */
     void make() {
-        if (reserve_k_ > 0 && n_ > 2 * reserve_k_) {
-            const size_t rest = n_ - reserve_k_;
-            std::nth_element(h_, h_ + rest, h_ + n_);  /* the best reserve_k_ at h_[rest:n_] */
-            if (reserve_.size() < rest) reserve_.resize(rest);
-            std::memcpy(reserve_.data(), h_, rest * sizeof(CkyQueueKey));
-            std::memmove(h_, h_ + rest, reserve_k_ * sizeof(CkyQueueKey));
-            n_ = reserve_k_;
-            reserve_n_ = rest;
-            moved_ = reserve_k_;
-            reserve_best_ = *std::max_element(reserve_.data(), reserve_.data() + rest);
-        }
         if (n_ < 2) return;
         for (size_t i = (n_ - 2) / 4 + 1; i-- > 0;) sift_down(i, h_[i]);
     }
 
-    /* The next best of the reserve into the heap, while the heap's best is below the reserve's best. */
-    void settle() {
-        while (reserve_n_ > 0 && (n_ == 0 || h_[0] < reserve_best_)) {
-            CkyQueueKey *r = reserve_.data();
-            const size_t m = moved_ < reserve_n_ ? moved_ : reserve_n_;
-            const size_t rest = reserve_n_ - m;
-            if (rest > 0) std::nth_element(r, r + rest, r + reserve_n_);
-            reserve(n_ + m);
-            for (size_t i = rest; i < reserve_n_; ++i) {
-                const size_t hole = n_++;
-                sift_up(hole, r[i]);
-            }
-            moved_ += m;
-            reserve_n_ = rest;
-            if (rest > 0) reserve_best_ = *std::max_element(r, r + rest);
-        }
-    }
-
     void push(double score, int32_t index) {
-        const CkyQueueKey key = cky_queue_key(score, index, seq_++);
-        if (hole_) {  /* the popped root's slot */
-            hole_ = false;
-            sift_down(0, key);
-            settle();
-            return;
-        }
         if (n_ == capacity_) reserve(n_ + 1);
-        const size_t hole = n_++;
-        sift_up(hole, key);
+        CkyHeapEntry *h = h_;
+        size_t hole = n_++;
+        while (hole > 0) {
+            const size_t parent = (hole - 1) / 4;
+            if (!(h[parent].score < score)) break;
+            h[hole] = h[parent];
+            hole = parent;
+        }
+        h[hole].score = score;
+        h[hole].index = index;
     }
 
-    /* Remove the hole at the root: bottom-up, down the best children (the choice branch-free, the trip count
-       set by the depth alone; each level requests the next one's child lines), then the last entry up. */
-    void remove_hole() {
-        hole_ = false;
-        CkyQueueKey *h = h_;
+    /* Remove and return the best entry (the queue is not empty). Bottom-up (Wegener): the hole left at the
+       root goes down to the bottom along the best children (the first of the best, as sift_down picks them:
+       a branch-free choice, the loop's trip count set by the heap's depth alone), then the last entry is
+       sifted up from there while its parent's score is <= its own. Along the path the scores do not
+       increase, so it stops below the last score greater than its own: where sift_down, which stops at
+       the first child score <= its own, puts it. The same heap, pop for pop, ties included. Each level
+       requests the next one's child lines (its children's children: four lines in a row). */
+    CkyHeapEntry pop() {
+        CkyHeapEntry *h = h_;
+        const CkyHeapEntry top = h[0];
         const size_t n = --n_;
-        if (n == 0) { settle(); return; }
-        const CkyQueueKey value = h[n];
+        if (n == 0) return top;
+        const CkyHeapEntry value = h[n];
         size_t hole = 0;
         for (;;) {
             const size_t first = 4 * hole + 1;
             if (first + 4 > n) break;
-            const CkyQueueKey *c = h + first;
+            const CkyHeapEntry *c = h + first;
             if (16 * hole + 5 < n) {
                 const char *next = reinterpret_cast<const char *>(h + 16 * hole + 5);
                 __builtin_prefetch(next);
@@ -262,35 +161,32 @@ struct CkyQueue {
                 __builtin_prefetch(next + 128);
                 __builtin_prefetch(next + 192);
             }
-            const CkyQueueKey k0 = c[0], k1 = c[1], k2 = c[2], k3 = c[3];
-            const size_t x = k0 < k1, y = k2 < k3;
-            const CkyQueueKey m01 = x ? k1 : k0, m23 = y ? k3 : k2;
+            const double s0 = c[0].score, s1 = c[1].score, s2 = c[2].score, s3 = c[3].score;
+            const size_t x = s0 < s1, y = s2 < s3;
+            const double m01 = x ? s1 : s0, m23 = y ? s3 : s2;
             const size_t z = m01 < m23;
             const size_t best = first + 2 * z + (x ^ ((x ^ y) & (0 - z)));
-            h[hole] = z ? m23 : m01;
+            h[hole] = h[best];
             hole = best;
         }
-        {   /* a last level with fewer than four children (entries first..n-1) */
+        {   /* a last level with fewer than four children (entries first..n-1): scanned as sift_down does */
             const size_t first = 4 * hole + 1;
             if (first < n) {
                 size_t best = first;
                 for (size_t c = first + 1; c < n; ++c)
-                    if (h[best] < h[c]) best = c;
+                    if (h[best].score < h[c].score) best = c;
                 h[hole] = h[best];
                 hole = best;
             }
         }
-        sift_up(hole, value);
-        settle();
-    }
-
-    /* Remove and return the best entry (the queue is not empty): its slot stays a hole until the next push
-       or pop. */
-    CkyHeapEntry pop() {
-        if (hole_) remove_hole();
-        hole_ = true;
-        const CkyQueueKey key = h_[0];
-        return CkyHeapEntry{cky_queue_key_score(key), cky_queue_key_index(key)};
+        while (hole > 0) {
+            const size_t parent = (hole - 1) / 4;
+            if (!(h[parent].score <= value.score)) break;
+            h[hole] = h[parent];
+            hole = parent;
+        }
+        h[hole] = value;
+        return top;
     }
 };
 
