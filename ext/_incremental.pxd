@@ -121,6 +121,7 @@ cdef class IncrementalSearch(ChartSearch):
     # Per position of pair_rules_sorted, then of single_rules_sorted from single_offset on: SortedRule
     cdef object sorted_rules_array
     cdef const SortedRule *sorted_rules
+    cdef void *sorted_rules_huge               # sorted_rules when copied into 2 MB pages (freed with the search)
     cdef int64_t single_offset
     cdef vector[ChartState] complete_states    # per cell (round): the states of complete partial edges
     cdef int32_t n_complete                    # (complete_states[:n_complete] are this cell's)
