@@ -30,6 +30,7 @@ cdef extern from "incremental_sort.hh":
 
 
 cdef extern from "incremental_layout.hh":
+    void *cky_huge_copy(const void *src, size_t n) nogil  # a copy in 2 MB pages (free it; NULL: no memory)
     # One node of a vertex's boundary-word trie; a node's children are contiguous, best first. 64 bytes,
     # aligned (one cache line): the item's fields a pop reads (n_states, state_offset) are copied in.
     cdef struct TrieNode:

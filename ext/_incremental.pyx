@@ -93,6 +93,7 @@ import numpy as np
 
 from libc.math cimport INFINITY, isnan
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport free
 from libcpp.vector cimport vector
 
 from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item, EDGE_GLUE_CONCAT,
@@ -103,31 +104,6 @@ from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group
 from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState
 from decoder._ext._lm cimport (LanguageModel, chart_state_hash, cut_chart_state, empty_chart_state,
                                score_partial_target, score_target)
-
-cdef extern from *:
-    """
-    #include <sys/mman.h>
-    #include <stdlib.h>
-    #include <string.h>
-    /* A copy of n bytes in memory of 2 MB pages where the kernel grants them (madvise before the first
-       touch): the SortedRule records are read at random, one group's first rule per cell, and at 4 KB
-       pages nearly every read is also a TLB miss (1.8M records, 87 MB on the Bible system). NULL: no
-       memory. */
-    static void *cky_huge_copy(const void *src, size_t n) {
-        const size_t huge = (size_t)2 << 20;
-        const size_t size = (n + huge - 1) / huge * huge;
-        void *block = NULL;
-        if (size == 0 || posix_memalign(&block, huge, size) != 0) return NULL;
-    #ifdef MADV_HUGEPAGE
-        madvise(block, size, MADV_HUGEPAGE);
-    #endif
-        memcpy(block, src, n);
-        return block;
-    }
-    """
-    void *cky_huge_copy(const void *src, size_t n) nogil
-    void free(void *block) nogil
-
 
 cdef extern from "incremental_sort.hh":
     void cky_stable_sort_by_key(uint64_t *keys, int32_t *ids, size_t n) nogil
@@ -206,6 +182,18 @@ def queue_pops(batch, operations):
         entry = cky_queue_pop(queue)
         popped.append((entry.score, entry.index))
     return popped
+
+
+def huge_copy(const unsigned char[::1] data):
+    """cky_huge_copy (incremental_layout.hh), for tests: the bytes of its copy of `data` and whether the copy
+    starts a 2 MB page (None: no copy made, for empty data)."""
+    cdef void *block = cky_huge_copy(&data[0] if data.shape[0] > 0 else NULL, data.shape[0])
+    if block == NULL:
+        return None
+    try:
+        return (<const char *>block)[:data.shape[0]], (<size_t>block) % (<size_t>2 << 20) == 0
+    finally:
+        free(block)
 
 
 def score_cache_run(operations):
