@@ -30,6 +30,7 @@ cdef extern from "incremental_sort.hh":
 
 
 cdef extern from "incremental_layout.hh":
+    void *cky_huge_copy(const void *src, size_t n) nogil  # a copy in 2 MB pages (free it; NULL: no memory)
     # One node of a vertex's boundary-word trie; a node's children are contiguous, best first. 64 bytes,
     # aligned (one cache line): the item's fields a pop reads (n_states, state_offset) are copied in.
     cdef struct TrieNode:
@@ -121,6 +122,7 @@ cdef class IncrementalSearch(ChartSearch):
     # Per position of pair_rules_sorted, then of single_rules_sorted from single_offset on: SortedRule
     cdef object sorted_rules_array
     cdef const SortedRule *sorted_rules
+    cdef void *sorted_rules_huge               # sorted_rules when copied into 2 MB pages (freed with the search)
     cdef int64_t single_offset
     cdef vector[ChartState] complete_states    # per cell (round): the states of complete partial edges
     cdef int32_t n_complete                    # (complete_states[:n_complete] are this cell's)

@@ -98,6 +98,7 @@ import numpy as np
 
 from libc.math cimport INFINITY, isnan
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport free
 from libcpp.vector cimport vector
 
 from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item, EDGE_GLUE_CONCAT,
@@ -123,6 +124,7 @@ cdef size_t PARTIAL_LM_ENTRIES = 1 << 21
 # The group loop of a cell's initial edges prefetches what the group this many on reads.
 cdef enum:
     PREFETCH_GROUPS = 16
+    HUGE_COPY_BYTES = 4 << 20  # SortedRule records from this size on: copied into 2 MB pages
 cdef int SIDE_LEFT = 0
 cdef int SIDE_RIGHT = 1
 cdef int SIDE_SHORT = 2  # a block whose left state is not full: its words, all on the left
@@ -187,6 +189,18 @@ def queue_pops(batch, operations):
     return popped
 
 
+def huge_copy(const unsigned char[::1] data):
+    """cky_huge_copy (incremental_layout.hh), for tests: the bytes of its copy of `data` and whether the copy
+    starts a 2 MB page (None: no copy made, for empty data)."""
+    cdef void *block = cky_huge_copy(&data[0] if data.shape[0] > 0 else NULL, data.shape[0])
+    if block == NULL:
+        return None
+    try:
+        return (<const char *>block)[:data.shape[0]], (<size_t>block) % (<size_t>2 << 20) == 0
+    finally:
+        free(block)
+
+
 def score_cache_run(operations):
     """The partial edges' LM cache (incremental_sort.hh's CkyScoreCache), for tests: `operations` in turn, each
     ("insert", key, value), ("find", key) or ("clear",); returns, per find, the value found or None, and per
@@ -233,6 +247,14 @@ cdef class IncrementalSearch(ChartSearch):
         self.single_offset = arrays["sorted_rules_single_offset"]
         packed = self.sorted_rules_array.view(np.uint8).reshape(-1)
         self.sorted_rules = <const SortedRule *>&packed[0] if packed.shape[0] > 0 else NULL
+        if packed.shape[0] >= HUGE_COPY_BYTES:
+            self.sorted_rules_huge = cky_huge_copy(&packed[0], packed.shape[0])
+            if self.sorted_rules_huge != NULL:
+                self.sorted_rules = <const SortedRule *>self.sorted_rules_huge
+                self.sorted_rules_array = None
+
+    def __dealloc__(self):
+        free(self.sorted_rules_huge)
 
     def decode(self, words_lm, runs, oov_at):
         self.nodes.clear()

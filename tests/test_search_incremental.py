@@ -432,6 +432,19 @@ def _scan_heap_pops(batch, operations):
     return popped
 
 
+@pytest.mark.parametrize("size", [0, 1, 47, 2 * 1024 * 1024, 2 * 1024 * 1024 + 48, 5 * 1024 * 1024 + 7])
+def test_huge_page_copy_keeps_every_byte_at_a_2mb_boundary(size):
+    """The copy the search reads its SortedRule records from (incremental_layout.hh's cky_huge_copy, used from
+    4 MB of records on): the same bytes, starting a 2 MB page (so that its pages can be huge ones); no copy of
+    nothing."""
+    data = np.random.default_rng(size).integers(0, 256, size=size, dtype=np.uint8).tobytes()
+    copied = _incremental.huge_copy(data)
+    if size == 0:
+        assert copied is None
+        return
+    assert copied == (data, True)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_partial_lm_cache_finds_what_was_inserted_since_the_last_clear(seed):
     """The partial edges' LM cache against a dict: every key inserted since the last clear is found with its
