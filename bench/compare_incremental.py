@@ -41,37 +41,35 @@ import os
 import time
 
 
-def cpu_at_score(rows, target):
-    """CPU seconds per sentence at which a search (its rows over pop limits) reaches `target` average
-    model score: log-linear between the two pop limits around it; None if it never does."""
+def _at_score(rows, target, field):
+    """A search's `field` (of its rows over pop limits) where it reaches `target` average model score:
+    log-linear between the two pop limits around it (the first row's if that already does); None if it
+    never does."""
     rows = sorted(rows, key=lambda r: r["pop_limit"])
     for a, b in zip(rows, rows[1:]):
         sa, sb = a["model_score_per_sentence"], b["model_score_per_sentence"]
         if sa >= target:
-            return a["cpu_seconds_per_sentence"]
+            return a[field]
         if sa < target <= sb:
-            ca, cb = a["cpu_seconds_per_sentence"], b["cpu_seconds_per_sentence"]
-            return math.exp(math.log(ca) + (target - sa) / (sb - sa) * (math.log(cb) - math.log(ca)))
+            fa, fb = a[field], b[field]
+            return math.exp(math.log(fa) + (target - sa) / (sb - sa) * (math.log(fb) - math.log(fa)))
     if rows and rows[-1]["model_score_per_sentence"] >= target:
-        return rows[-1]["cpu_seconds_per_sentence"]
+        return rows[-1][field]
     return None
+
+
+def cpu_at_score(rows, target):
+    """CPU seconds per sentence at which a search (its rows over pop limits) reaches `target` average
+    model score: log-linear between the two pop limits around it; None if it never does."""
+    return _at_score(rows, target, "cpu_seconds_per_sentence")
 
 
 def pop_limit_at_score(rows, target):
-    """The pop limit at which a search (its rows over pop limits) reaches `target` average model score:
-    log-linear between the two pop limits around it (scores are deterministic, so this is steady between
-    runs); None if it never does."""
-    rows = sorted((r for r in rows if r["pop_limit"] > 0), key=lambda r: r["pop_limit"])
-    for a, b in zip(rows, rows[1:]):
-        sa, sb = a["model_score_per_sentence"], b["model_score_per_sentence"]
-        if sa >= target:
-            return float(a["pop_limit"])
-        if sa < target <= sb:
-            pa, pb = a["pop_limit"], b["pop_limit"]
-            return math.exp(math.log(pa) + (target - sa) / (sb - sa) * (math.log(pb) - math.log(pa)))
-    if rows and rows[-1]["model_score_per_sentence"] >= target:
-        return float(rows[-1]["pop_limit"])
-    return None
+    """The pop limit at which a search (its limited rows) reaches `target` average model score: log-linear
+    between the two pop limits around it (scores are deterministic, so this is steady between runs); None
+    if it never does."""
+    found = _at_score([r for r in rows if r["pop_limit"] > 0], target, "pop_limit")
+    return None if found is None else float(found)
 
 
 def fitted_cpu(rows):
