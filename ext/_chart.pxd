@@ -101,7 +101,6 @@ cdef struct WideRules:
     int32_t n_rules
 
 
-
 # A cell's symbols as binary rules read them, listed once when the cell is finished (ascending symbol):
 # those that are the left child of some key, with their range of keys ...
 cdef struct CellLeftSymbol:
