@@ -40,6 +40,8 @@ import math
 import os
 import time
 
+from bench.machine import machine_info
+
 
 def _at_score(rows, target, field):
     """A search's `field` (of its rows over pop limits) where it reaches `target` average model score:
@@ -328,8 +330,8 @@ def main(argv=None):
                         for row in table), flush=True)
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"config": args.config, "store": args.store, "lm": args.lm, "test": args.test,
-                       "skip": args.skip, "runs": rows, "equal_score": equal,
+            json.dump({"machine": machine_info(), "config": args.config, "store": args.store, "lm": args.lm,
+                       "test": args.test, "skip": args.skip, "runs": rows, "equal_score": equal,
                        **({"equal_score_others": others} if "cube" in drivers and others else {})}, f, indent=1)
 
 

@@ -3,6 +3,7 @@ ratio), and that taking turns (and warming up) decodes every sentence once per s
 uninterrupted run."""
 import json
 import math
+import os
 
 import pytest
 
@@ -62,7 +63,9 @@ def test_turns_and_warmup_keep_every_sentence_and_its_score(tmp_path, interleave
     compare_incremental.main(["--config", str(tmp_path / "config.toml"), "--test", str(tmp_path / "test.es"),
                               "--sentences", "8", "--pop-limits", "1", "1000", "--interleave", str(interleave),
                               "--warmup", str(warmup), "--out", str(out)] + more)
-    runs = json.loads(out.read_text())["runs"]
+    written = json.loads(out.read_text())
+    assert written["machine"]["cpus"] == os.cpu_count() and "git_commit" in written["machine"]
+    runs = written["runs"]
     extra = [("incremental", 2)] if more else []
     assert [(r["search"], r["pop_limit"]) for r in runs] == [("cube", 1), ("incremental", 1)] + extra + [
         ("cube", 1000), ("incremental", 1000)]
