@@ -596,3 +596,57 @@ def test_search_trace_counts_each_queue_searchs_pops_and_items(models, stores):
             short = trace["pops"] < trace["limit"]
             assert np.all(np.isneginf(trace["stop_key"][short]))
             assert np.all(trace["partial_pops"] >= trace["pops"])
+
+
+@pytest.mark.parametrize("strategy", ("left", "monolingual", "icr"))
+@pytest.mark.parametrize("pop_count", ("all", "real"))
+def test_every_group_carries_the_key_of_its_first_rules_record(models, stores, strategy, pop_count):
+    """What the batch of initial edges reads of a group's first rule, carried in the Group from the chart's key
+    records (first_score, first_lm), is that rule's SortedRule record's score and words-only estimate (a carrying
+    rule's NaN as 0), bit for bit: binary groups (every left symbol with keys wide, and none), single-child groups,
+    and under pop_count = "real" the virtual groups the split moved past their key's real rules (none under
+    "all"); glue groups carry their weighted glue value and no estimate."""
+    _, lm = models
+    weights = Weights(FEATURES, WEIGHTS)
+    counts = {"binary": 0, "single": 0, "moved": 0, "glue": 0}
+    for seed in range(6):
+        _, store = stores(seed, strategy, n_rules=40, max_arity=4)
+        driver = IncrementalDecoder(store, lm, weights, space_for(seed), pop_limit=[0, 3, 20][seed % 3],
+                                    pop_count=pop_count, virtual_pop_limit=[0, 2, 5][seed % 3])
+        arrays = driver.grammar.arrays
+        out = sorted_rule_arrays(arrays, lm)
+        records, single_offset = out["sorted_rules"], out["sorted_rules_single_offset"]
+        key_starts = set(np.asarray(arrays["pair_right_keys"])["rules_lo"].tolist())
+        single_starts = set(arrays["single_range"][:, 0].tolist())
+        glue_values = {weights["glue"] * v for v in np.concatenate([arrays["glue_start_value"],
+                                                                    arrays["glue_concat_value"]]) if not np.isnan(v)}
+        with_keys = np.flatnonzero(np.diff(arrays["pair_left_offsets"]) > 0).astype(np.int32)
+        sentences = [random_sentence(seed + k, 4 + (seed + k) % 5) for k in range(3)]
+        recorded = []
+        for wide in (with_keys[:64], np.zeros(0, np.int32)):
+            arrays.update(_chart.pair_key_index(arrays["pair_keys"], arrays["pair_offsets"], arrays["pair_left_offsets"],
+                                                driver.grammar.n_symbols, wide))
+            driver.engine = driver._new_engine()
+            driver.engine.record_groups = True
+            rows = []
+            for words in sentences:
+                driver.run(words)
+                groups = driver.engine.recorded_groups()
+                rows += list(zip(zip(*(groups[name].tolist() for name in ("kind", "single", "rules_lo", "first_score"))),
+                                 groups["first_lm"]))
+            for (kind, single, rules_lo, first_score), first_lm in rows:
+                if kind != 0:  # glue
+                    assert first_lm == 0.0 and first_score in glue_values
+                    counts["glue"] += 1
+                    continue
+                record = records[rules_lo + (single_offset if single else 0)]
+                expected_lm = np.float32(0.0) if np.isnan(record["estimate"]) else record["estimate"]
+                assert np.float64(first_score).view(np.int64) == np.float64(record["score"]).view(np.int64)
+                assert np.float32(first_lm).view(np.int32) == np.float32(expected_lm).view(np.int32)
+                if rules_lo not in (single_starts if single else key_starts):
+                    counts["moved"] += 1
+                counts["single" if single else "binary"] += 1
+            recorded.append([(row[0], np.float32(row[1]).item()) for row in rows])
+        assert recorded[0] == recorded[1]  # the same groups whichever left symbols are wide
+    assert counts["binary"] > 0 and counts["single"] > 0 and counts["glue"] > 0
+    assert (counts["moved"] > 0) == (pop_count == "real")
