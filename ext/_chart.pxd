@@ -95,15 +95,6 @@ cdef struct PairKey:
     int32_t rules_lo      # pair_rules_sorted[rules_lo : the next entry's rules_lo]: the key's rules
 
 
-# What the incremental search's queue key of a group's initial edge reads of the group's first rule (its
-# SortedRule record's score and LM estimate), carried with the records the chart reads anyway when it makes the
-# group (ChartSearch.pair_first_rules, wide_first_rules, single_first_rules, WidePair), so that a cell's batch of
-# initial edges reads no rule record at random.
-cdef struct FirstRule:
-    double score          # the rule's score
-    float lm              # its words' LM estimate (log10, unweighted); 0 for a carrying rule (no LM score)
-
-
 # The rules of one key (wide left symbol, right symbol) in ChartSearch.wide_rules (pair_key_index in _chart.pyx).
 cdef struct WideRules:
     int32_t rules_lo      # pair_rules_sorted[rules_lo : rules_lo + n_rules]
@@ -155,7 +146,6 @@ cdef struct WidePair:
     int32_t n_rules
     int32_t list_lo       # into item_lists
     int32_t list_n
-    FirstRule first       # the key's first rule, when the search carries them (else zeros)
 
 
 # The most wide left symbols (the bits of a left mask; _chart.MAX_WIDE_LEFT_SYMBOLS).
@@ -172,18 +162,15 @@ cdef struct WideList:
 # A cube: rules x left items x right items (a run or absent child is a list of one -1).
 cdef struct Group:
     int8_t kind
-    int8_t single         # rules come from the single-child (unary/lexical) array
     int32_t symbol        # lhs for GROUP_RULES is per rule; GOAL for glue
     int64_t rules_lo      # into the sorted rule array (pair or single), or -1 for glue
     int32_t n_rules
+    int8_t single         # rules come from the single-child (unary/lexical) array
     int32_t left_lo       # into item_lists
     int32_t n_left
     int32_t right_lo
     int32_t n_right
-    # The group's first rule (FirstRule): glue: weight * glue value and 0 (its one rule, scored by _evaluate
-    # alone); GROUP_RULES: carried only when the search has first-rule records (IncrementalSearch), else 0 and 0
-    float first_lm
-    double first_score
+    double fixed_score    # glue: weight * glue value
 
 
 cdef struct Hypothesis:
@@ -239,13 +226,6 @@ cdef class ChartSearch:
     cdef const double[::1] glue_start_value     # NaN: no such glue rule
     cdef const double[::1] glue_concat_value
     cdef const int32_t[::1] oov_symbols
-    # a group's first rule (FirstRule) per binary key (parallel to pair_right_keys), per entry of wide_rules and
-    # per symbol (its first one-child rule, single_range): filled by a search whose queue keys read them
-    # (IncrementalSearch, from its SortedRule records) and copied into each Group as it is made; empty:
-    # not carried (cube pruning)
-    cdef vector[FirstRule] pair_first_rules
-    cdef vector[FirstRule] wide_first_rules
-    cdef vector[FirstRule] single_first_rules
     cdef int64_t n_symbols                      # store symbols (nonterminals + runs)
     cdef int32_t goal_symbol
     # GOAL -> X's LM target side, <s> then the child (KenLM's RuleScore BeginSentence, NonTerminal): a GOAL
@@ -358,7 +338,7 @@ cdef class ChartSearch:
     cdef void _concatenate_boundaries(self, const int32_t *target, Py_ssize_t length, const BoundaryWords *children, BoundaryWords *out) noexcept nogil
     cdef void _add_oov_items(self, int i, int c) noexcept nogil
     cdef float _score(self, const int32_t *target, Py_ssize_t length, uint64_t target_hash, ChartState *out, uint64_t *out_hash) noexcept nogil
-    cdef void _push_group(self, int8_t kind, int64_t rules_lo, int32_t n_rules, int8_t single, int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right, const FirstRule *first) noexcept nogil
+    cdef void _push_group(self, int8_t kind, int64_t rules_lo, int32_t n_rules, int8_t single, int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right, double fixed_score) noexcept nogil
     cdef void _add_single_group(self, int32_t child, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil
     cdef int64_t _gallop(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil
@@ -372,7 +352,6 @@ cdef class ChartSearch:
     cdef void _search_groups(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil
     cdef void _cube(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil
     cdef int32_t _split_groups_by_kind(self) noexcept nogil
-    cdef void _carry_first_rule(self, Group *group) noexcept nogil
     cdef int32_t _prune_and_sort(self, int32_t first_item, int32_t end_item, bint goal, vector[CkySortEntry] *kept) noexcept nogil
     cdef void _finish_cell(self, int c, int32_t first_item) noexcept nogil
     cdef void _index_right_symbols(self, int c) noexcept nogil

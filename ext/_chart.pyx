@@ -663,17 +663,16 @@ cdef class ChartSearch:
 
     cdef void _push_group(self, int8_t kind, int64_t rules_lo, int32_t n_rules, int8_t single,
                           int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right,
-                          const FirstRule *first) noexcept nogil:
+                          double fixed_score) noexcept nogil:
         append_group(&self.groups, kind, self.goal_symbol, rules_lo, n_rules, single, left_lo, n_left,
-                     right_lo, n_right, first)
+                     right_lo, n_right, fixed_score)
 
     cdef void _add_single_group(self, int32_t child, int32_t list_lo, int32_t list_n) noexcept nogil:
         if child < 0 or child >= self.single_range.shape[0]:
             return
         cdef int64_t lo = self.single_range[child, 0], hi = self.single_range[child, 1]
         if hi > lo:
-            self._push_group(GROUP_RULES, lo, <int32_t>(hi - lo), 1, list_lo, list_n, 0, 1,
-                             self.single_first_rules.data() + child if self.single_first_rules.size() > 0 else NULL)
+            self._push_group(GROUP_RULES, lo, <int32_t>(hi - lo), 1, list_lo, list_n, 0, 1, 0.0)
 
     cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil:
         """The key with right child `right` among pair_right_keys[lo:hi] (one left symbol's), or -1."""
@@ -730,7 +729,6 @@ cdef class ChartSearch:
         cdef const WideList *wide_lists
         cdef int32_t wide_lo
         cdef int right_bits = self.cell_right_bits[right_cell]
-        cdef const FirstRule *pair_first = self.pair_first_rules.data() if self.pair_first_rules.size() > 0 else NULL
         if (n_right == 0 and right_run < 0) or (n_left == 0 and left_run < 0):
             return
         right_slots = self.right_slots.data() + self.cell_right_slots_lo[right_cell]
@@ -787,7 +785,7 @@ cdef class ChartSearch:
                         right_n = slot.list_n
                     append_group(&self.groups, GROUP_RULES, self.goal_symbol, self.pair_right_keys[q].rules_lo,
                                  self.pair_right_keys[q + 1].rules_lo - self.pair_right_keys[q].rules_lo,
-                                 0, left_lo, left_n, right_lo, right_n, pair_first + q if pair_first != NULL else NULL)
+                                 0, left_lo, left_n, right_lo, right_n, 0.0)
             elif wide_bit >= 0:
                 # A wide left symbol: the right symbols (the run, if any, first, then ascending,
                 # as below) whose masks say they pair with it, with their entries of wide_rules.
@@ -816,8 +814,7 @@ cdef class ChartSearch:
                     if q >= 0:
                         append_group(&self.groups, GROUP_RULES, self.goal_symbol, self.pair_right_keys[q].rules_lo,
                                      self.pair_right_keys[q + 1].rules_lo - self.pair_right_keys[q].rules_lo,
-                                     0, left_lo, left_n, right_lo, right_n,
-                                     pair_first + q if pair_first != NULL else NULL)
+                                     0, left_lo, left_n, right_lo, right_n, 0.0)
 
     cdef void _add_wide_groups(self, int64_t key_base, int8_t wide_bit, int32_t left_lo, int32_t left_n,
                                int32_t right_run, int right_cell) noexcept nogil:
@@ -829,16 +826,13 @@ cdef class ChartSearch:
         cdef const WidePair *pair
         cdef WideList *wide
         cdef int32_t t, lo, n
-        cdef int64_t at
         cdef uint64_t run_mask
         if 0 <= right_run < self.n_symbols:
             run_mask = self.symbol_right_mask[right_run]
             if (run_mask >> wide_bit) & 1:
-                at = self.symbol_wide_offset[right_run] + wide_rank(run_mask, wide_bit)
-                entry = &self.wide_rules[at]
+                entry = &self.wide_rules[self.symbol_wide_offset[right_run] + wide_rank(run_mask, wide_bit)]
                 append_group(&self.groups, GROUP_RULES, self.goal_symbol, entry.rules_lo, entry.n_rules, 0,
-                             left_lo, left_n, 0, 1,
-                             self.wide_first_rules.data() + at if self.wide_first_rules.size() > 0 else NULL)
+                             left_lo, left_n, 0, 1, 0.0)
         if self.cell_wide_lo[right_cell] < 0:
             return
         wide = &self.wide_lists[self.cell_wide_lo[right_cell] + wide_bit]
@@ -850,7 +844,7 @@ cdef class ChartSearch:
         for t in range(n):
             pair = &self.wide_pairs[lo + t]
             append_group(&self.groups, GROUP_RULES, self.goal_symbol, pair.rules_lo, pair.n_rules, 0,
-                         left_lo, left_n, pair.list_lo, pair.list_n, &pair.first)
+                         left_lo, left_n, pair.list_lo, pair.list_n, 0.0)
 
     cdef void _find_wide_pairs(self, int64_t key_base, int8_t wide_bit, int right_cell) noexcept nogil:
         """The WideList of (right_cell, wide_bit): the right symbols whose mask has the bit are the
@@ -858,27 +852,19 @@ cdef class ChartSearch:
         its entries for the other wide symbols (read by them too)."""
         cdef int n_right = self.cell_right_n[right_cell], first = self.cell_right_lo[right_cell]
         cdef int t
-        cdef int64_t at
         cdef const WideRules *entry
         cdef const CellRightSymbol *right
         cdef WidePair *pair
         cdef int32_t lo = self.wide_pairs.size()
-        cdef bint carried = self.wide_first_rules.size() > 0
         for t in range(n_right):
             right = &self.cell_right_symbols[first + t]
             if (right.left_mask >> wide_bit) & 1:
-                at = right.wide_offset + wide_rank(right.left_mask, wide_bit)
-                entry = &self.wide_rules[at]
+                entry = &self.wide_rules[right.wide_offset + wide_rank(right.left_mask, wide_bit)]
                 pair = cky_append(self.wide_pairs)
                 pair.rules_lo = entry.rules_lo
                 pair.n_rules = entry.n_rules
                 pair.list_lo = right.list_lo
                 pair.list_n = right.list_n
-                if carried:
-                    pair.first = self.wide_first_rules[at]
-                else:
-                    pair.first.score = 0.0
-                    pair.first.lm = 0.0
         self.wide_lists[self.cell_wide_lo[right_cell] + wide_bit].lo = lo
         self.wide_lists[self.cell_wide_lo[right_cell] + wide_bit].n = self.wide_pairs.size() - lo
 
@@ -975,7 +961,7 @@ cdef class ChartSearch:
             lm = self._score(self.glue_start_target, 2, CKY_GLUE_START_HASH, &self.pending_states[hyp.state_offset],
                              &self.pending_hashes[hyp.state_offset])
             hyp.n_states = 1
-            hyp.score = base + group.first_score + self.weight_lm * lm
+            hyp.score = base + group.fixed_score + self.weight_lm * lm
         else:
             hyp.rule = EDGE_GLUE_CONCAT
             hyp.lhs = self.goal_symbol
@@ -984,7 +970,7 @@ cdef class ChartSearch:
             lm = self._score(CKY_GLUE_CONCAT_TARGET, 2, CKY_GLUE_CONCAT_HASH, &self.pending_states[hyp.state_offset],
                              &self.pending_hashes[hyp.state_offset])
             hyp.n_states = 1
-            hyp.score = base + group.first_score + self.weight_lm * lm
+            hyp.score = base + group.fixed_score + self.weight_lm * lm
         hyp.lm = lm
         self.edges_proposed += 1
 
@@ -1075,8 +1061,6 @@ cdef class ChartSearch:
                 part = group
                 part.rules_lo = group.rules_lo + lo
                 part.n_rules = group.n_rules - lo
-                if lo > 0:
-                    self._carry_first_rule(&part)
                 virtual_groups.push_back(part)
         self.groups.clear()
         for g in range(virtual_groups.size()):
@@ -1084,12 +1068,6 @@ cdef class ChartSearch:
         for g in range(real_groups.size()):
             self.groups.push_back(real_groups[g])
         return <int32_t>virtual_groups.size()
-
-    cdef void _carry_first_rule(self, Group *group) noexcept nogil:
-        """Set a rule group's first_score and first_lm from its first rule (at rules_lo), after
-        _split_groups_by_kind moved it: a search that carries first rules (IncrementalSearch) overrides
-        this; cube pruning carries none."""
-        pass
 
     cdef void _cube(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil:
         """Cube pruning (Chiang 2007) over groups[g_lo:g_hi]: at most `limit` pops (0: no limit), best
@@ -1295,17 +1273,14 @@ cdef class ChartSearch:
         cdef double value
         cdef vector[CkySortEntry] *kept = &self.kept_entries
         cdef size_t t
-        cdef FirstRule glue
-        glue.lm = 0.0
         self.groups.clear()
         g_end = self.cell_group_lo[c] + self.cell_group_n[c]
         for g in range(self.cell_group_lo[c], g_end):
             symbol = self.cell_groups_symbol[g]
             value = self.glue_start_value[symbol]
             if self.symbol_is_real[symbol] and not isnan(value):
-                glue.score = self.weight_glue * value
                 self._push_group(GROUP_GLUE_START, -1, 1, 0, self.cell_groups_list[g], self.cell_groups_size[g],
-                                 0, 1, &glue)
+                                 0, 1, self.weight_glue * value)
         for k in range(1, j):
             if self.goal_list_n[k] == 0:
                 continue
@@ -1315,9 +1290,8 @@ cdef class ChartSearch:
                 symbol = self.cell_groups_symbol[g]
                 value = self.glue_concat_value[symbol]
                 if self.symbol_is_real[symbol] and not isnan(value):
-                    glue.score = self.weight_glue * value
                     self._push_group(GROUP_GLUE_CONCAT, -1, 1, 0, self.goal_list_lo[k], self.goal_list_n[k],
-                                     self.cell_groups_list[g], self.cell_groups_size[g], &glue)
+                                     self.cell_groups_list[g], self.cell_groups_size[g], self.weight_glue * value)
         self.recombine_map.clear_fitted()
         self._search(c, 0)
         self._prune_and_sort(first_item, self.items.size(), True, kept)
@@ -1329,9 +1303,8 @@ cdef class ChartSearch:
 
 cdef inline void append_group(vector[Group] *groups, int8_t kind, int32_t symbol, int64_t rules_lo, int32_t n_rules,
                               int8_t single, int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right,
-                              const FirstRule *first) noexcept nogil:
-    """A cube to `groups`, unless one of its dimensions is empty; first: its first rule (Group.first_score and
-    first_lm; NULL: not carried, zeros)."""
+                              double fixed_score) noexcept nogil:
+    """A cube to `groups`, unless one of its dimensions is empty."""
     cdef Group *g
     if n_rules <= 0 or n_left <= 0 or n_right <= 0:
         return
@@ -1345,12 +1318,7 @@ cdef inline void append_group(vector[Group] *groups, int8_t kind, int32_t symbol
     g.n_left = n_left
     g.right_lo = right_lo
     g.n_right = n_right
-    if first != NULL:
-        g.first_score = first.score
-        g.first_lm = first.lm
-    else:
-        g.first_score = 0.0
-        g.first_lm = 0.0
+    g.fixed_score = fixed_score
 
 
 cdef inline uint32_t right_home_slot(int32_t symbol, int bits) noexcept nogil:

@@ -147,10 +147,6 @@ cdef class IncrementalSearch(ChartSearch):
     # diagnosis (bench.incremental_misses): one row per _queue_search call, TRACE_FIELDS values each
     cdef public bint trace
     cdef vector[double] trace_rows
-    # for tests: every group of every queue search (_search_groups), with the first rule it carries (recorded_groups)
-    cdef public bint record_groups
-    cdef vector[double] group_rows
-    cdef void _carry_first_rules(self)
     cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored, flat_tails
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil

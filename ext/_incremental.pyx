@@ -44,12 +44,7 @@ cache, counters, export; only the search inside a cell differs):
   until popped: only then are its tries looked up and the edge made. What the
   initial edges and their pops read of a rule is one SortedRule record per
   position of the sorted rule arrays (score, estimate, id, lhs, the LM
-  target's first and last symbol, length, offset and hash); the batch of a
-  cell's first initial edges reads none: each group carries its first rule's
-  score and estimate (Group.first_score, first_lm), copied from the chart's
-  per-key records (ChartSearch.pair_first_rules, wide_first_rules,
-  single_first_rules, filled from the SortedRule records at open) as the chart
-  makes the group.
+  target's first and last symbol, length, offset and hash).
 - One priority queue (a 4-ary heap) per cell and unary round (as Moses'
   incremental search, and our cube pruning's pop limit): a popped partial edge
   whose tails are all items becomes a hypothesis and is recombined
@@ -106,8 +101,7 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free
 from libcpp.vector cimport vector
 
-from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, FirstRule, Group, Hypothesis, Item,
-                                  EDGE_GLUE_CONCAT,
+from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item, EDGE_GLUE_CONCAT,
                                   CKY_GLUE_CONCAT_HASH, CKY_GLUE_CONCAT_TARGET, CKY_GLUE_START_HASH,
                                   EDGE_GLUE_START,
                                   cky_mix, cky_prefetch, cky_round_stops, cky_sort_entries,
@@ -229,16 +223,6 @@ def score_cache_run(operations):
 TRACE_FIELDS = ("cell", "round", "limit", "pops", "items_made", "partial_pops", "lowest_pop", "stop_key", "groups")
 
 
-cdef inline FirstRule rule_key(const SortedRule *record) noexcept nogil:
-    """What the queue key of an initial edge reads of its rule's SortedRule record (a FirstRule, as a group
-    carries its first rule's): its score, and its words' LM estimate with a carrying rule's NaN as 0 (no LM
-    score)."""
-    cdef FirstRule first
-    first.score = record.score
-    first.lm = 0.0 if isnan(record.estimate) else record.estimate
-    return first
-
-
 @cython.final  # (its methods are called directly, and inlined)
 cdef class IncrementalSearch(ChartSearch):
     """ChartSearch with incremental search (boundary-word grouping) instead of cube pruning."""
@@ -268,35 +252,6 @@ cdef class IncrementalSearch(ChartSearch):
             if self.sorted_rules_huge != NULL:
                 self.sorted_rules = <const SortedRule *>self.sorted_rules_huge
                 self.sorted_rules_array = None
-        self.record_groups = False
-        self._carry_first_rules()
-
-    cdef void _carry_first_rules(self):
-        """The chart's first-rule records (ChartSearch.pair_first_rules, wide_first_rules, single_first_rules):
-        each key's first SortedRule record as the queue key of its group's initial edge reads it, so that the
-        groups carry it from where the chart makes them (a key without rules: zeros, never read)."""
-        cdef Py_ssize_t q, at, symbol
-        cdef int64_t lo, hi
-        self.pair_first_rules.resize(self.pair_right_keys.shape[0] - 1 if self.pair_right_keys.shape[0] > 0 else 0)
-        for q in range(<Py_ssize_t>self.pair_first_rules.size()):
-            if self.pair_right_keys[q + 1].rules_lo > self.pair_right_keys[q].rules_lo:
-                self.pair_first_rules[q] = rule_key(&self.sorted_rules[self.pair_right_keys[q].rules_lo])
-        self.wide_first_rules.resize(self.wide_rules.shape[0])
-        for at in range(self.wide_rules.shape[0]):
-            if self.wide_rules[at].n_rules > 0:
-                self.wide_first_rules[at] = rule_key(&self.sorted_rules[self.wide_rules[at].rules_lo])
-        self.single_first_rules.resize(self.single_range.shape[0])
-        for symbol in range(self.single_range.shape[0]):
-            lo = self.single_range[symbol, 0]
-            hi = self.single_range[symbol, 1]
-            if hi > lo:
-                self.single_first_rules[symbol] = rule_key(&self.sorted_rules[self.single_offset + lo])
-
-    cdef void _carry_first_rule(self, Group *group) noexcept nogil:
-        """A moved rule group's first rule (ChartSearch._split_groups_by_kind), from its SortedRule record."""
-        cdef FirstRule first = rule_key(self._sorted_rule(group, 0))
-        group.first_score = first.score
-        group.first_lm = first.lm
 
     def __dealloc__(self):
         free(self.sorted_rules_huge)
@@ -316,17 +271,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.flat_tails = 0
         self.flat_leaves.clear()
         self.trace_rows.clear()
-        self.group_rows.clear()
         ChartSearch.decode(self, words_lm, runs, oov_at)
-
-    def recorded_groups(self):
-        """With record_groups on, every group of the last sentence's queue searches, in order, as arrays (for
-        tests): kind, single, rules_lo, n_rules, first_score, first_lm (the first rule the group carries)."""
-        rows = np.asarray([self.group_rows[t] for t in range(self.group_rows.size())], dtype=np.float64).reshape(-1, 6)
-        out = {name: rows[:, k].astype(np.int64) for k, name in enumerate(("kind", "single", "rules_lo", "n_rules"))}
-        out["first_score"] = rows[:, 4]
-        out["first_lm"] = rows[:, 5].astype(np.float32)
-        return out
 
     def search_trace(self):
         """With trace on, the last sentence's queue searches (one per cell, unary round and kind of group), as
@@ -911,7 +856,7 @@ cdef class IncrementalSearch(ChartSearch):
         index ~g, scored by the rule's words-only LM estimate: the edge itself (its tries, rule id, the
         sides its LM sees) is made only when popped (_initial_edge), as most are never popped."""
         cdef Group *group = &self.groups[g]
-        cdef FirstRule rule
+        cdef const SortedRule *sorted_rule
         cdef CkyHeapEntry entry
         cdef double score
         cdef float lm = 0.0
@@ -919,11 +864,12 @@ cdef class IncrementalSearch(ChartSearch):
             return
         score = self.group_cursor[g].tails
         if group.kind == GROUP_RULES:
-            rule = rule_key(self._sorted_rule(group, rule_rank))
-            score += rule.score
-            lm = rule.lm
+            sorted_rule = self._sorted_rule(group, rule_rank)
+            score += sorted_rule.score
+            if not isnan(sorted_rule.estimate):
+                lm = sorted_rule.estimate
         else:
-            score += group.first_score
+            score += group.fixed_score
         self.group_cursor[g].rank = rule_rank
         entry.score = score + self.weight_lm * lm
         if self.initial_key != 0 and self._keyed_at_corner(group, True):
@@ -979,7 +925,7 @@ cdef class IncrementalSearch(ChartSearch):
             if edge.scores_lm:
                 edge.lm = sorted_rule.estimate
         else:
-            edge.fixed = group.first_score
+            edge.fixed = group.fixed_score
             edge.scores_lm = True  # glue: GOAL X, or <s> X
         edge.initial = 1
         # The rule's words-only estimate, also when its tails are items (such an edge is scored exactly when
@@ -995,22 +941,10 @@ cdef class IncrementalSearch(ChartSearch):
         real ones, split by ChartSearch._split_groups_by_kind; items of one kind are never the children
         of the other in the same cell and round). A split group's rules_lo moves past its real rules:
         its SortedRule records are read at the new position, which holds the same rule (the records
-        follow the sorted rule arrays, real lhs first under pop_count = "real"), and its first rule
-        (Group.first_score, first_lm) is read there (_carry_first_rule)."""
+        follow the sorted rule arrays, real lhs first under pop_count = "real")."""
         cdef size_t k
-        cdef int32_t g
-        cdef const Group *group
         for k in range(self.list_score.size(), self.item_lists.size()):  # (item lists only grow, finished)
             self.list_score.push_back(self.items[self.item_lists[k]].score if self.item_lists[k] >= 0 else 0.0)
-        if self.record_groups:
-            for g in range(g_lo, g_hi):
-                group = &self.groups[g]
-                self.group_rows.push_back(group.kind)
-                self.group_rows.push_back(group.single)
-                self.group_rows.push_back(group.rules_lo)
-                self.group_rows.push_back(group.n_rules)
-                self.group_rows.push_back(group.first_score)
-                self.group_rows.push_back(group.first_lm)
         self._queue_search(c, round, g_lo, g_hi, limit)
 
     cdef void _queue_search(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil:
@@ -1029,13 +963,17 @@ cdef class IncrementalSearch(ChartSearch):
         cdef const Group *group
         cdef GroupCursor *cursor
         cdef const double *list_score
+        cdef const SortedRule *sorted_rule
         cdef CkyHeapEntry entry
         cdef double score
+        cdef float lm
         cdef int32_t items_before = self.items.size()
         cdef unsigned long long partial_before = self.partial_pops
         cdef double lowest_pop = INFINITY
         cdef int initial_key = self.initial_key
         cdef double weight_lm = self.weight_lm, tails
+        cdef const SortedRule *sorted_rules = self.sorted_rules
+        cdef int64_t single_offset = self.single_offset
         cdef CkyHeapEntry *batch
         cdef int32_t ahead_index
         cdef const PartialEdge *ahead_edge
@@ -1067,6 +1005,8 @@ cdef class IncrementalSearch(ChartSearch):
                 ahead = &groups[g + PREFETCH_GROUPS]
                 cky_prefetch(&list_score[ahead.left_lo])
                 cky_prefetch(&list_score[ahead.right_lo])
+                if ahead.kind == GROUP_RULES:
+                    cky_prefetch(&sorted_rules[(single_offset if ahead.single else 0) + ahead.rules_lo])
             group = &groups[g]
             tails = (list_score[group.left_lo] if group.n_left > 0 else 0.0) + \
                 (list_score[group.right_lo] if group.n_right > 0 else 0.0)
@@ -1074,9 +1014,15 @@ cdef class IncrementalSearch(ChartSearch):
             cursor[g].rank = 0
             if group.n_rules <= 0:
                 continue
-            # (the group's first rule, carried: glue's fixed score and no LM estimate, as _queue_initial's)
-            score = tails + group.first_score
-            entry.score = score + weight_lm * group.first_lm
+            lm = 0.0
+            if group.kind == GROUP_RULES:
+                sorted_rule = &sorted_rules[(single_offset if group.single else 0) + group.rules_lo]
+                score = tails + sorted_rule.score
+                if not isnan(sorted_rule.estimate):
+                    lm = sorted_rule.estimate
+            else:
+                score = tails + group.fixed_score
+            entry.score = score + weight_lm * lm
             if initial_key != 0 and self._keyed_at_corner(group, False):
                 entry.score = self._corner_key(g, 0)
                 groups = self.groups.data()
