@@ -85,13 +85,6 @@ cdef struct SortedRule:
     uint64_t target_hash  # and the target's hash (rule_target_hash)
 
 
-# Per position of the sorted rule arrays, as SortedRule: what the queue key of an initial edge reads of the rule
-# (a group's batch of first initial edges reads these, 16 bytes a rule, not the 48-byte SortedRule records).
-cdef struct RuleKey:
-    double score          # the rule's score
-    float lm              # its words' LM estimate; 0 for a carrying rule (SortedRule.estimate NaN: no LM score)
-
-
 # Per group of the cell being searched: its tails' root scores (summed) and the rule rank of its queued
 # initial edge (a bare queue entry, index ~group, until popped).
 cdef struct GroupCursor:
@@ -130,11 +123,6 @@ cdef class IncrementalSearch(ChartSearch):
     cdef object sorted_rules_array
     cdef const SortedRule *sorted_rules
     cdef void *sorted_rules_huge               # sorted_rules when copied into 2 MB pages (freed with the search)
-    # per position as sorted_rules, its RuleKey (in 2 MB pages as sorted_rules, else in rule_key_records)
-    cdef const RuleKey *rule_keys
-    cdef size_t n_rule_keys
-    cdef void *rule_keys_huge
-    cdef vector[RuleKey] rule_key_records
     cdef int64_t single_offset
     cdef vector[ChartState] complete_states    # per cell (round): the states of complete partial edges
     cdef int32_t n_complete                    # (complete_states[:n_complete] are this cell's)

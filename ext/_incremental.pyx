@@ -240,7 +240,6 @@ cdef class IncrementalSearch(ChartSearch):
         for k in range(4 * SIDE_KEY_BLOCKS):
             self.side_keys[k] = cky_mix(<uint64_t>0x7A11, <uint64_t>k)
         cdef const unsigned char[::1] packed
-        cdef size_t position, n_positions
         self.sorted_rules_array = np.ascontiguousarray(arrays["sorted_rules"])
         if self.sorted_rules_array.dtype.itemsize != sizeof(SortedRule):
             raise ValueError(f"sorted_rules: {self.sorted_rules_array.dtype.itemsize}-byte records, "
@@ -253,34 +252,9 @@ cdef class IncrementalSearch(ChartSearch):
             if self.sorted_rules_huge != NULL:
                 self.sorted_rules = <const SortedRule *>self.sorted_rules_huge
                 self.sorted_rules_array = None
-        n_positions = packed.shape[0] // sizeof(SortedRule)
-        self.rule_key_records.resize(n_positions)
-        for position in range(n_positions):
-            self.rule_key_records[position].score = self.sorted_rules[position].score
-            self.rule_key_records[position].lm = 0.0 if isnan(self.sorted_rules[position].estimate) else \
-                self.sorted_rules[position].estimate
-        self.n_rule_keys = n_positions
-        self.rule_keys = self.rule_key_records.data() if n_positions > 0 else NULL
-        if n_positions * sizeof(RuleKey) >= HUGE_COPY_BYTES:
-            self.rule_keys_huge = cky_huge_copy(self.rule_key_records.data(), n_positions * sizeof(RuleKey))
-            if self.rule_keys_huge != NULL:
-                self.rule_keys = <const RuleKey *>self.rule_keys_huge
-                vector[RuleKey]().swap(self.rule_key_records)
 
     def __dealloc__(self):
         free(self.sorted_rules_huge)
-        free(self.rule_keys_huge)
-
-    def rule_key_arrays(self):
-        """For tests: every position's RuleKey (what an initial edge's queue key reads of its rule) as arrays:
-        score, lm."""
-        cdef Py_ssize_t n = self.n_rule_keys, t
-        score = np.empty(n, np.float64)
-        lm = np.empty(n, np.float32)
-        for t in range(n):
-            score[t] = self.rule_keys[t].score
-            lm[t] = self.rule_keys[t].lm
-        return {"score": score, "lm": lm}
 
     def decode(self, words_lm, runs, oov_at):
         self.nodes.clear()
@@ -882,7 +856,7 @@ cdef class IncrementalSearch(ChartSearch):
         index ~g, scored by the rule's words-only LM estimate: the edge itself (its tries, rule id, the
         sides its LM sees) is made only when popped (_initial_edge), as most are never popped."""
         cdef Group *group = &self.groups[g]
-        cdef const RuleKey *rule_key
+        cdef const SortedRule *sorted_rule
         cdef CkyHeapEntry entry
         cdef double score
         cdef float lm = 0.0
@@ -890,9 +864,10 @@ cdef class IncrementalSearch(ChartSearch):
             return
         score = self.group_cursor[g].tails
         if group.kind == GROUP_RULES:
-            rule_key = &self.rule_keys[(self.single_offset if group.single else 0) + group.rules_lo + rule_rank]
-            score += rule_key.score
-            lm = rule_key.lm
+            sorted_rule = self._sorted_rule(group, rule_rank)
+            score += sorted_rule.score
+            if not isnan(sorted_rule.estimate):
+                lm = sorted_rule.estimate
         else:
             score += group.fixed_score
         self.group_cursor[g].rank = rule_rank
@@ -988,7 +963,7 @@ cdef class IncrementalSearch(ChartSearch):
         cdef const Group *group
         cdef GroupCursor *cursor
         cdef const double *list_score
-        cdef const RuleKey *rule_key
+        cdef const SortedRule *sorted_rule
         cdef CkyHeapEntry entry
         cdef double score
         cdef float lm
@@ -997,7 +972,7 @@ cdef class IncrementalSearch(ChartSearch):
         cdef double lowest_pop = INFINITY
         cdef int initial_key = self.initial_key
         cdef double weight_lm = self.weight_lm, tails
-        cdef const RuleKey *rule_keys = self.rule_keys
+        cdef const SortedRule *sorted_rules = self.sorted_rules
         cdef int64_t single_offset = self.single_offset
         cdef CkyHeapEntry *batch
         cdef int32_t ahead_index
@@ -1031,7 +1006,7 @@ cdef class IncrementalSearch(ChartSearch):
                 cky_prefetch(&list_score[ahead.left_lo])
                 cky_prefetch(&list_score[ahead.right_lo])
                 if ahead.kind == GROUP_RULES:
-                    cky_prefetch(&rule_keys[(single_offset if ahead.single else 0) + ahead.rules_lo])
+                    cky_prefetch(&sorted_rules[(single_offset if ahead.single else 0) + ahead.rules_lo])
             group = &groups[g]
             tails = (list_score[group.left_lo] if group.n_left > 0 else 0.0) + \
                 (list_score[group.right_lo] if group.n_right > 0 else 0.0)
@@ -1041,9 +1016,10 @@ cdef class IncrementalSearch(ChartSearch):
                 continue
             lm = 0.0
             if group.kind == GROUP_RULES:
-                rule_key = &rule_keys[(single_offset if group.single else 0) + group.rules_lo]
-                score = tails + rule_key.score
-                lm = rule_key.lm
+                sorted_rule = &sorted_rules[(single_offset if group.single else 0) + group.rules_lo]
+                score = tails + sorted_rule.score
+                if not isnan(sorted_rule.estimate):
+                    lm = sorted_rule.estimate
             else:
                 score = tails + group.fixed_score
             entry.score = score + weight_lm * lm
