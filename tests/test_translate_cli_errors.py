@@ -363,3 +363,15 @@ def test_out_of_range_counts_of_extract_and_binarize_are_usage_errors(argv, mess
     with pytest.raises(SystemExit) as exit_:
         main(argv + (["--out", "x.gz"] if argv[0] == "extract" else []))
     assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_config_mistake_is_reported_before_the_input_is_read(tmp_path):
+    """A misspelt key fails at once, naming the file and key, before the input's lines are read and
+    judged (the non-UTF-8 line's message would otherwise come first, as if the run had started)."""
+    config = tmp_path / "config.toml"
+    config.write_text('store = "no-store"\nlm = "no-lm.arpa"\npop_limt = 5\n')
+    source = tmp_path / "in.txt"
+    source.write_bytes(b"uno\n\xff dos\n")
+    result = run_translate("--config", str(config), "--input", str(source))
+    assert result.returncode == 1
+    assert result.stderr == f"cky translate: {config}: unknown key `pop_limt` (did you mean `pop_limit`?)\n"

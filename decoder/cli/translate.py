@@ -229,6 +229,10 @@ def _check_arguments(args) -> tuple[dict, list[str]]:
         raise UsageError("give --workers N or --cluster SPEC, not both")
     if not args.config and not (args.store and args.lm):
         raise UsageError("give --config CONFIG, or --store STORE and --lm LM")
+    if args.config:  # its mistakes (a bad key, value or syntax) before the input is read, not after
+        from ..config import load_config
+
+        load_config(args.config)
     paths = {"output": args.output, "kbest": args.kbest_out, "trees": args.trees_out, "stats": args.stats_out}
     paths = {name: path for name, path in paths.items() if path or name == "output"}
     for path in paths.values():
