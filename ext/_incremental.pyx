@@ -126,6 +126,7 @@ cdef enum:
     PREFETCH_GROUPS = 16
     HUGE_COPY_BYTES = 4 << 20  # SortedRule records from this size on: copied into 2 MB pages
     GROW_AHEAD = 8             # _grow_trie requests the item this many on (and its state from half as far on)
+    SINGLE_ITEM_DEPTH = 0x7FFF  # TrieNode.depth of a single item's root: all its tokens, not counted
 cdef int SIDE_LEFT = 0
 cdef int SIDE_RIGHT = 1
 cdef int SIDE_SHORT = 2  # a block whose left state is not full: its words, all on the left
@@ -289,8 +290,8 @@ cdef class IncrementalSearch(ChartSearch):
 
     def trie_nodes(self):
         """The last sentence's trie nodes as arrays (for tests): score, first_child, n_children,
-        rank (-1: inner node), item, depth (tokens revealed; a leaf: its item's tokens + 1), n_items
-        (leaves below), reveals and below (side bits, see TrieNode); n_states and item_state_offset (the
+        rank (-1: inner node), item, depth (tokens revealed; a leaf: its item's tokens + 1, a single item's root
+        SINGLE_ITEM_DEPTH), n_items (leaves below), reveals and below (side bits, see TrieNode); n_states and item_state_offset (the
         item's fields copied into the node) beside the chart's own (item_n_states_of_chart,
         item_state_offset_of_chart), and whether the node starts a 64-byte cache line (aligned)."""
         cdef Py_ssize_t n = self.nodes.size(), t
@@ -473,13 +474,11 @@ cdef class IncrementalSearch(ChartSearch):
         cdef const ChartState *st
         cdef int s, n_tokens = 0
         if list_n == 1:
-            # A single item: the leaf itself, as _build_node makes it (its tokens only counted; a root reveals
-            # everything and has nothing below).
+            # A single item: the leaf itself, as _build_node makes it, but its tokens not counted (a leaf's depth
+            # is never read by the search, and counting them read the item's states: a cache miss per trie); a
+            # root reveals everything and has nothing below.
             item = self.item_lists[list_lo]
             it = &self.items[item]
-            for s in range(it.n_states):
-                st = &self.states[it.state_offset + s]
-                n_tokens += (st.left.length + st.right.length + 2) if st.left.full else (st.left.length + 1)
             self.nodes[root].score = it.score
             self._set_item(root, item)
             self.nodes[root].rank = 0
@@ -487,7 +486,7 @@ cdef class IncrementalSearch(ChartSearch):
             self.nodes[root].flat_lo = -1
             self.nodes[root].first_child = -1
             self.nodes[root].n_children = 0
-            self.nodes[root].depth = <int16_t>(n_tokens + 1)
+            self.nodes[root].depth = SINGLE_ITEM_DEPTH
             self.nodes[root].reveals = 0xFFFFFFFFu
             self.nodes[root].below = 0
             self._set_node_states(root)
@@ -500,8 +499,10 @@ cdef class IncrementalSearch(ChartSearch):
             # item's record GROW_AHEAD items on, its state (from the record requested then) half as far on.
             if k + GROW_AHEAD < list_n:
                 cky_prefetch(&self.items[self.item_lists[list_lo + k + GROW_AHEAD]])
-            if k + GROW_AHEAD // 2 < list_n:
-                cky_prefetch(&self.states[self.items[self.item_lists[list_lo + k + GROW_AHEAD // 2]].state_offset])
+            if k + GROW_AHEAD // 2 < list_n:  # (both lines of a 96-byte state)
+                st = &self.states[self.items[self.item_lists[list_lo + k + GROW_AHEAD // 2]].state_offset]
+                cky_prefetch(st)
+                cky_prefetch(<const char *>st + sizeof(ChartState) - 1)
             item = self.item_lists[list_lo + k]
             self.ranks_scratch[k] = k
             self.trie_token_lo[k] = n_tokens
@@ -860,6 +861,8 @@ cdef class IncrementalSearch(ChartSearch):
             self.partial_edges[slot] = edge[0]
             return slot
         self.partial_edges.push_back(edge[0])
+        if self.partial_edges.size() < self.partial_edges.capacity():  # the next new slot's line, for its write
+            cky_prefetch(self.partial_edges.data() + self.partial_edges.size())
         return self.partial_edges.size() - 1
 
     cdef void _queue_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
