@@ -494,17 +494,9 @@ cdef class IncrementalSearch(ChartSearch):
         self.ranks_scratch.resize(list_n)
         self.tokens_scratch.resize(list_n)
         self.trie_token_lo.resize(list_n + 1)
-        # The items' records and states are read at random (most miss the cache), and most tries are of a few
-        # items: the first GROW_AHEAD records requested at once, then the first half of their states (the
-        # reads of their records overlap), then in the loop each item's record GROW_AHEAD items on and its
-        # state half as far on.
-        for k in range(list_n if list_n < GROW_AHEAD else GROW_AHEAD):
-            cky_prefetch(&self.items[self.item_lists[list_lo + k]])
-        for k in range(list_n if list_n < GROW_AHEAD // 2 else GROW_AHEAD // 2):
-            st = &self.states[self.items[self.item_lists[list_lo + k]].state_offset]
-            cky_prefetch(st)
-            cky_prefetch(<const char *>st + sizeof(ChartState) - 1)
         for k in range(list_n):
+            # The items' records and states are read at random (most miss the cache): requested ahead, each
+            # item's record GROW_AHEAD items on, its state (from the record requested then) half as far on.
             if k + GROW_AHEAD < list_n:
                 cky_prefetch(&self.items[self.item_lists[list_lo + k + GROW_AHEAD]])
             if k + GROW_AHEAD // 2 < list_n:  # (both lines of a 96-byte state)
