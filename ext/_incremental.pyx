@@ -1053,13 +1053,19 @@ cdef class IncrementalSearch(ChartSearch):
                 # The last pop's look-ahead is the next pop: what its split reads next, now that the lines
                 # requested mid-pop are in, while the queue pops: a group's tries' roots, or the children
                 # the split of an edge's tails reads (the best one and the next).
+                # A tail without a trie yet: its best item's record, which _new_trie reads. An edge's rule's LM
+                # target (from its record, requested mid-pop) and its tails' partial states, which its split's
+                # partial LM score reads on a cache miss (the split tail's child's own states cannot be known yet).
                 if ahead_index < 0:
                     ahead_group = self.groups.data() + ~ahead_index
                     for t in range(2):
                         list_lo = ahead_group.left_lo if t == 0 else ahead_group.right_lo
                         if (ahead_group.n_left if t == 0 else ahead_group.n_right) > 0 and \
-                                <size_t>list_lo < self.trie_of_list.size() and self.trie_of_list[list_lo] >= 0:
-                            cky_prefetch(self.nodes.data() + self.trie_of_list[list_lo])
+                                <size_t>list_lo < self.trie_of_list.size():
+                            if self.trie_of_list[list_lo] >= 0:
+                                cky_prefetch(self.nodes.data() + self.trie_of_list[list_lo])
+                            elif self.item_lists[list_lo] >= 0:
+                                cky_prefetch(self.items.data() + self.item_lists[list_lo])
                 else:
                     ahead_edge = self.partial_edges.data() + ahead_index
                     for t in range(2):
@@ -1068,6 +1074,13 @@ cdef class IncrementalSearch(ChartSearch):
                             child = self.nodes[node].first_child + ahead_edge.first[t]
                             cky_prefetch(self.nodes.data() + child)
                             cky_prefetch(self.nodes.data() + child + 1)
+                        if node >= 0 and self.nodes[node].state_offset >= 0:
+                            cky_prefetch(self.node_states.data() + self.nodes[node].state_offset)
+                    ahead_group = self.groups.data() + ahead_edge.group
+                    if ahead_group.kind == GROUP_RULES and ahead_edge.scores_lm:
+                        sorted_rule = self._sorted_rule(ahead_group, ahead_edge.rule_rank)
+                        if sorted_rule.target_length > 0:
+                            cky_prefetch(&self.rule_target_lm[sorted_rule.target_lo])
             if have_next:  # the last split's best child, at least as good as the queue's best
                 edge = next_edge
                 have_next = False
@@ -1102,14 +1115,21 @@ cdef class IncrementalSearch(ChartSearch):
                 for t in range(2):
                     if ahead_edge.node[t] >= 0:
                         cky_prefetch(self.nodes.data() + ahead_edge.node[t])
+                ahead_group = self.groups.data() + ahead_edge.group
+                if ahead_group.kind == GROUP_RULES:  # (its split's partial LM score reads the record)
+                    cky_prefetch(self._sorted_rule(ahead_group, ahead_edge.rule_rank))
             elif have_ahead:
                 ahead_group = self.groups.data() + ~ahead_index
-                if ahead_group.kind == GROUP_RULES:
-                    cky_prefetch(self._sorted_rule(ahead_group, self.group_cursor[~ahead_index].rank))
+                if ahead_group.kind == GROUP_RULES:  # its rule's record, and the next rule's (_queue_initial)
+                    sorted_rule = self._sorted_rule(ahead_group, self.group_cursor[~ahead_index].rank)
+                    cky_prefetch(sorted_rule)
+                    cky_prefetch(sorted_rule + 1)
                 if ahead_group.n_left > 0 and <size_t>ahead_group.left_lo < self.trie_of_list.size():
                     cky_prefetch(self.trie_of_list.data() + ahead_group.left_lo)
+                    cky_prefetch(self.item_lists.data() + ahead_group.left_lo)
                 if ahead_group.n_right > 0 and <size_t>ahead_group.right_lo < self.trie_of_list.size():
                     cky_prefetch(self.trie_of_list.data() + ahead_group.right_lo)
+                    cky_prefetch(self.item_lists.data() + ahead_group.right_lo)
             # The most general open tail: fewest boundary words revealed (ties: the left one); a flat tail
             # (whose words left to reveal cannot change the score) last.
             split = -1
