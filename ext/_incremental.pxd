@@ -41,7 +41,8 @@ cdef extern from "incremental_layout.hh":
         int32_t item          # leaf: the item; inner node: its best descendant (whose words it reveals)
         int16_t n_states      # that item's n_states and state_offset (its states in ChartSearch.states)
         int32_t item_state_offset
-        int16_t depth         # boundary tokens revealed
+        int16_t depth         # boundary tokens revealed (a leaf: its item's tokens + 1; a single item's root:
+                              # SINGLE_ITEM_DEPTH, uncounted; the search reads it only for inner nodes)
         uint32_t reveals      # the (block, side) bits (_incremental.side_bit) of the tokens it reveals beyond its
                               # parent's that change its partial LM state (0: end tokens of a long block's sides,
                               # or the item itself: the LM estimate is the parent's)

@@ -125,6 +125,8 @@ cdef size_t PARTIAL_LM_ENTRIES = 1 << 21
 cdef enum:
     PREFETCH_GROUPS = 16
     HUGE_COPY_BYTES = 4 << 20  # SortedRule records from this size on: copied into 2 MB pages
+    GROW_AHEAD = 8             # _grow_trie requests the item this many on (and its state from half as far on)
+    SINGLE_ITEM_DEPTH = 0x7FFF  # TrieNode.depth of a single item's root: all its tokens, not counted
 cdef int SIDE_LEFT = 0
 cdef int SIDE_RIGHT = 1
 cdef int SIDE_SHORT = 2  # a block whose left state is not full: its words, all on the left
@@ -288,8 +290,8 @@ cdef class IncrementalSearch(ChartSearch):
 
     def trie_nodes(self):
         """The last sentence's trie nodes as arrays (for tests): score, first_child, n_children,
-        rank (-1: inner node), item, depth (tokens revealed; a leaf: its item's tokens + 1), n_items
-        (leaves below), reveals and below (side bits, see TrieNode); n_states and item_state_offset (the
+        rank (-1: inner node), item, depth (tokens revealed; a leaf: its item's tokens + 1, a single item's root
+        SINGLE_ITEM_DEPTH), n_items (leaves below), reveals and below (side bits, see TrieNode); n_states and item_state_offset (the
         item's fields copied into the node) beside the chart's own (item_n_states_of_chart,
         item_state_offset_of_chart), and whether the node starts a 64-byte cache line (aligned)."""
         cdef Py_ssize_t n = self.nodes.size(), t
@@ -420,11 +422,15 @@ cdef class IncrementalSearch(ChartSearch):
     # ---- tries
 
     cdef inline int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil:
-        """The trie over item_lists[list_lo:list_lo + list_n] (made once per sentence), or -1 for no tail."""
-        if list_n <= 0 or self.item_lists[list_lo] < 0:
+        """The trie over item_lists[list_lo:list_lo + list_n] (made once per sentence), or -1 for no tail.
+        trie_of_list first (the pop loop's look-ahead requested its line; a trie is only made over a list whose
+        first entry is an item), item_lists only for a list without one (a read that misses the cache)."""
+        if list_n <= 0:
             return -1
         if <size_t>list_lo < self.trie_of_list.size() and self.trie_of_list[list_lo] >= 0:
             return self.trie_of_list[list_lo]
+        if self.item_lists[list_lo] < 0:
+            return -1
         return self._new_trie(list_lo, list_n)
 
     cdef inline void _set_item(self, int32_t slot, int32_t item) noexcept nogil:
@@ -468,13 +474,11 @@ cdef class IncrementalSearch(ChartSearch):
         cdef const ChartState *st
         cdef int s, n_tokens = 0
         if list_n == 1:
-            # A single item: the leaf itself, as _build_node makes it (its tokens only counted; a root reveals
-            # everything and has nothing below).
+            # A single item: the leaf itself, as _build_node makes it, but its tokens not counted (a leaf's depth
+            # is never read by the search, and counting them read the item's states: a cache miss per trie); a
+            # root reveals everything and has nothing below.
             item = self.item_lists[list_lo]
             it = &self.items[item]
-            for s in range(it.n_states):
-                st = &self.states[it.state_offset + s]
-                n_tokens += (st.left.length + st.right.length + 2) if st.left.full else (st.left.length + 1)
             self.nodes[root].score = it.score
             self._set_item(root, item)
             self.nodes[root].rank = 0
@@ -482,7 +486,7 @@ cdef class IncrementalSearch(ChartSearch):
             self.nodes[root].flat_lo = -1
             self.nodes[root].first_child = -1
             self.nodes[root].n_children = 0
-            self.nodes[root].depth = <int16_t>(n_tokens + 1)
+            self.nodes[root].depth = SINGLE_ITEM_DEPTH
             self.nodes[root].reveals = 0xFFFFFFFFu
             self.nodes[root].below = 0
             self._set_node_states(root)
@@ -491,6 +495,14 @@ cdef class IncrementalSearch(ChartSearch):
         self.tokens_scratch.resize(list_n)
         self.trie_token_lo.resize(list_n + 1)
         for k in range(list_n):
+            # The items' records and states are read at random (most miss the cache): requested ahead, each
+            # item's record GROW_AHEAD items on, its state (from the record requested then) half as far on.
+            if k + GROW_AHEAD < list_n:
+                cky_prefetch(&self.items[self.item_lists[list_lo + k + GROW_AHEAD]])
+            if k + GROW_AHEAD // 2 < list_n:  # (both lines of a 96-byte state)
+                st = &self.states[self.items[self.item_lists[list_lo + k + GROW_AHEAD // 2]].state_offset]
+                cky_prefetch(st)
+                cky_prefetch(<const char *>st + sizeof(ChartState) - 1)
             item = self.item_lists[list_lo + k]
             self.ranks_scratch[k] = k
             self.trie_token_lo[k] = n_tokens
@@ -849,6 +861,8 @@ cdef class IncrementalSearch(ChartSearch):
             self.partial_edges[slot] = edge[0]
             return slot
         self.partial_edges.push_back(edge[0])
+        if self.partial_edges.size() < self.partial_edges.capacity():  # the next new slot's line, for its write
+            cky_prefetch(self.partial_edges.data() + self.partial_edges.size())
         return self.partial_edges.size() - 1
 
     cdef void _queue_initial(self, int32_t g, int32_t rule_rank) noexcept nogil:
@@ -1039,13 +1053,19 @@ cdef class IncrementalSearch(ChartSearch):
                 # The last pop's look-ahead is the next pop: what its split reads next, now that the lines
                 # requested mid-pop are in, while the queue pops: a group's tries' roots, or the children
                 # the split of an edge's tails reads (the best one and the next).
+                # A tail without a trie yet: its best item's record, which _new_trie reads. An edge's rule's LM
+                # target (from its record, requested mid-pop) and its tails' partial states, which its split's
+                # partial LM score reads on a cache miss (the split tail's child's own states cannot be known yet).
                 if ahead_index < 0:
                     ahead_group = self.groups.data() + ~ahead_index
                     for t in range(2):
                         list_lo = ahead_group.left_lo if t == 0 else ahead_group.right_lo
                         if (ahead_group.n_left if t == 0 else ahead_group.n_right) > 0 and \
-                                <size_t>list_lo < self.trie_of_list.size() and self.trie_of_list[list_lo] >= 0:
-                            cky_prefetch(self.nodes.data() + self.trie_of_list[list_lo])
+                                <size_t>list_lo < self.trie_of_list.size():
+                            if self.trie_of_list[list_lo] >= 0:
+                                cky_prefetch(self.nodes.data() + self.trie_of_list[list_lo])
+                            elif self.item_lists[list_lo] >= 0:
+                                cky_prefetch(self.items.data() + self.item_lists[list_lo])
                 else:
                     ahead_edge = self.partial_edges.data() + ahead_index
                     for t in range(2):
@@ -1054,6 +1074,13 @@ cdef class IncrementalSearch(ChartSearch):
                             child = self.nodes[node].first_child + ahead_edge.first[t]
                             cky_prefetch(self.nodes.data() + child)
                             cky_prefetch(self.nodes.data() + child + 1)
+                        if node >= 0 and self.nodes[node].state_offset >= 0:
+                            cky_prefetch(self.node_states.data() + self.nodes[node].state_offset)
+                    ahead_group = self.groups.data() + ahead_edge.group
+                    if ahead_group.kind == GROUP_RULES and ahead_edge.scores_lm:
+                        sorted_rule = self._sorted_rule(ahead_group, ahead_edge.rule_rank)
+                        if sorted_rule.target_length > 0:
+                            cky_prefetch(&self.rule_target_lm[sorted_rule.target_lo])
             if have_next:  # the last split's best child, at least as good as the queue's best
                 edge = next_edge
                 have_next = False
@@ -1088,14 +1115,21 @@ cdef class IncrementalSearch(ChartSearch):
                 for t in range(2):
                     if ahead_edge.node[t] >= 0:
                         cky_prefetch(self.nodes.data() + ahead_edge.node[t])
+                ahead_group = self.groups.data() + ahead_edge.group
+                if ahead_group.kind == GROUP_RULES:  # (its split's partial LM score reads the record)
+                    cky_prefetch(self._sorted_rule(ahead_group, ahead_edge.rule_rank))
             elif have_ahead:
                 ahead_group = self.groups.data() + ~ahead_index
-                if ahead_group.kind == GROUP_RULES:
-                    cky_prefetch(self._sorted_rule(ahead_group, self.group_cursor[~ahead_index].rank))
+                if ahead_group.kind == GROUP_RULES:  # its rule's record, and the next rule's (_queue_initial)
+                    sorted_rule = self._sorted_rule(ahead_group, self.group_cursor[~ahead_index].rank)
+                    cky_prefetch(sorted_rule)
+                    cky_prefetch(sorted_rule + 1)
                 if ahead_group.n_left > 0 and <size_t>ahead_group.left_lo < self.trie_of_list.size():
                     cky_prefetch(self.trie_of_list.data() + ahead_group.left_lo)
+                    cky_prefetch(self.item_lists.data() + ahead_group.left_lo)
                 if ahead_group.n_right > 0 and <size_t>ahead_group.right_lo < self.trie_of_list.size():
                     cky_prefetch(self.trie_of_list.data() + ahead_group.right_lo)
+                    cky_prefetch(self.item_lists.data() + ahead_group.right_lo)
             # The most general open tail: fewest boundary words revealed (ties: the left one); a flat tail
             # (whose words left to reveal cannot change the score) last.
             split = -1

@@ -257,10 +257,14 @@ def test_compiled_tries_are_path_compressed_and_scored_by_best_descendant(models
         result = decoder.search(words)
         nodes = decoder.engine.trie_nodes()
         item_score = result.chart["item_score"]
+        children = {c for t in range(len(nodes["rank"])) if nodes["n_children"][t] > 0
+                    for c in range(nodes["first_child"][t], nodes["first_child"][t] + nodes["n_children"][t])}
         for t in range(len(nodes["rank"])):
             if nodes["rank"][t] >= 0:
                 assert nodes["n_children"][t] == 0
                 assert nodes["score"][t] == item_score[nodes["item"][t]]
+                # a single item's root: its tokens not counted (SINGLE_ITEM_DEPTH); a child leaf: counted (+1)
+                assert (nodes["depth"][t] == 0x7FFF) == (t not in children)
                 continue
             inner_nodes += 1
             lo, n = nodes["first_child"][t], nodes["n_children"][t]
