@@ -245,6 +245,12 @@ cdef class IncrementalSearch(ChartSearch):
             raise ValueError(f"sorted_rules: {self.sorted_rules_array.dtype.itemsize}-byte records, "
                              f"SortedRule has {sizeof(SortedRule)}")
         self.single_offset = arrays["sorted_rules_single_offset"]
+        self.junction_threshold = 4.0
+        self.junction_gaps_array = np.ascontiguousarray(arrays["junction_gaps"], dtype=np.float32)
+        if self.junction_gaps_array.shape[0] != self.sorted_rules_array.shape[0]:
+            raise ValueError("junction_gaps: one per SortedRule record")
+        cdef const float[::1] gaps = self.junction_gaps_array
+        self.junction_gaps = &gaps[0] if gaps.shape[0] > 0 else NULL
         packed = self.sorted_rules_array.view(np.uint8).reshape(-1)
         self.sorted_rules = <const SortedRule *>&packed[0] if packed.shape[0] > 0 else NULL
         if packed.shape[0] >= HUGE_COPY_BYTES:
@@ -872,7 +878,7 @@ cdef class IncrementalSearch(ChartSearch):
             score += group.fixed_score
         self.group_cursor[g].rank = rule_rank
         entry.score = score + self.weight_lm * lm
-        if self.initial_key != 0 and self._keyed_at_corner(group, True):
+        if self.initial_key != 0 and self._keyed_at_corner(group, True, rule_rank):
             entry.score = self._corner_key(g, rule_rank)
         entry.index = ~g
         cky_queue_push(self.queue, entry.score, entry.index)
@@ -891,11 +897,13 @@ cdef class IncrementalSearch(ChartSearch):
         self.pending_hashes.clear()
         return hyp.score
 
-    cdef inline bint _keyed_at_corner(self, const Group *group, bint next_rule) noexcept nogil:
+    cdef inline bint _keyed_at_corner(self, const Group *group, bint next_rule, int32_t rule_rank) noexcept nogil:
         """Whether initial_key queues this initial edge at its exact corner: a group's first rule (next_rule
         false) or a rule that enters when the previous one's initial edge is popped (next_rule true)."""
         return (self.initial_key == 1 and next_rule) or self.initial_key == 2 or \
-            (self.initial_key == 3 and self._leaf_tails(group))
+            (self.initial_key == 3 and self._leaf_tails(group)) or \
+            (self.initial_key == 4 and group.kind == GROUP_RULES and self.junction_gaps[
+                (self.single_offset if group.single else 0) + group.rules_lo + rule_rank] > self.junction_threshold)
 
     cdef inline bint _leaf_tails(self, const Group *group) noexcept nogil:
         """Each tail of the group a single item or none (a run, an absent child), and at least one item."""
@@ -1023,7 +1031,7 @@ cdef class IncrementalSearch(ChartSearch):
             else:
                 score = tails + group.fixed_score
             entry.score = score + weight_lm * lm
-            if initial_key != 0 and self._keyed_at_corner(group, False):
+            if initial_key != 0 and self._keyed_at_corner(group, False, 0):
                 entry.score = self._corner_key(g, 0)
                 groups = self.groups.data()
             entry.index = ~g
