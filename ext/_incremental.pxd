@@ -154,6 +154,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef public bint trace
     cdef vector[double] trace_rows
     cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored, flat_tails
+    cdef public unsigned long long corner_keys  # initial edges queued at their exact corner (initial_key)
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _set_item(self, int32_t slot, int32_t item) noexcept nogil

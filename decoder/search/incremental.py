@@ -95,6 +95,7 @@ class IncrementalSearchDriver(ChartSearchDriver):
         result.stats["partial_edges_popped"] = int(self.engine.partial_pops)
         result.stats["partial_edges_pushed"] = int(self.engine.partial_pushes)
         result.stats["initial_edges"] = int(self.engine.initial_edges)
+        result.stats["initial_edges_at_corner"] = int(self.engine.corner_keys)
         result.stats["partial_lm_novel"] = int(self.engine.partial_lm_novel)
         result.stats["complete_edges_scored"] = int(self.engine.complete_scored)
         result.stats["flat_tails"] = int(self.engine.flat_tails)
