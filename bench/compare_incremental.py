@@ -112,7 +112,7 @@ def equal_score_table(rows, reference="cube", other="incremental"):
 
 
 TOTALS = ("edges_proposed", "lm_queries", "lm_queries_novel", "partial_edges_popped", "partial_edges_pushed",
-          "initial_edges", "partial_lm_novel", "complete_edges_scored", "items", "edges")
+          "initial_edges", "initial_edges_at_corner", "partial_lm_novel", "complete_edges_scored", "items", "edges")
 
 
 def configure(driver, pop_limit, virtual_pop_ratio=None, engine_attributes=()):

@@ -139,16 +139,23 @@ cdef class IncrementalSearch(ChartSearch):
     # best items (cube pruning's corner, through the chart's LM cache) for the rules that enter when the
     # previous one's initial edge is popped; 2 the exact corner for every initial edge; 3 the exact corner
     # where the paper's estimate is exact: each tail a single item (its trie root is a leaf, revealing all
-    # its words) or none, with at least one item. Only the key: a
-    # popped initial edge is split from its words-only estimate as before.
+    # its words) or none, with at least one item; 4 the exact corner for the rules with a rare word right
+    # after a tail (junction_gaps above junction_threshold), whose words-only estimate misses the most. Only
+    # the key: a popped initial edge is split from its words-only estimate as before.
     cdef public int initial_key
+    # Per position of the sorted rule arrays (as sorted_rules): the largest minus words-only estimate
+    # (log10) of a word right after one of the rule's tails in its target (0: none)
+    cdef object junction_gaps_array
+    cdef const float *junction_gaps
+    cdef public double junction_threshold
     cdef double _corner_key(self, int32_t g, int32_t rule_rank) noexcept nogil
-    cdef bint _keyed_at_corner(self, const Group *group, bint next_rule) noexcept nogil
+    cdef bint _keyed_at_corner(self, const Group *group, bint next_rule, int32_t rule_rank) noexcept nogil
     cdef bint _leaf_tails(self, const Group *group) noexcept nogil
     # diagnosis (bench.incremental_misses): one row per _queue_search call, TRACE_FIELDS values each
     cdef public bint trace
     cdef vector[double] trace_rows
     cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored, flat_tails
+    cdef public unsigned long long corner_keys  # initial edges queued at their exact corner (initial_key)
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _set_item(self, int32_t slot, int32_t item) noexcept nogil

@@ -73,15 +73,22 @@ cache, counters, export; only the search inside a cell differs):
   r + 1's, as cube pruning's rule dimension does (a group can hold thousands
   of rules and most never get near the top).
 
-- The initial edges' queue key (engine flag initial_key, default 0) is the rule's
-  words-only estimate, as the paper's estimate of an edge whose tails reveal no
-  words. The items of cube pruning's 1-best that this search misses are mostly
-  such edges whose words-only key is 3-4 below their exact score (the LM gain
-  where the rule's words meet its tails' words); initial_key 2 keys every
+- The initial edges' queue key (engine flag initial_key) departs from the paper
+  where it misses most. The paper's estimate of an edge whose tails reveal no
+  words is the rule's words-only estimate (initial_key 0). The items of cube
+  pruning's 1-best that this search misses are mostly such edges whose
+  words-only key is 3-4 below their exact score (the LM gain where the rule's
+  words meet its tails' words: on this repetitive Bible text a rare word is
+  often well predicted by the tail before it); initial_key 2 keys every
   initial edge at its exact score over the tails' best items (cube pruning's
-  corner) instead: it recovers them, at about twice the CPU per pop, which a
-  higher pop limit buys more cheaply (bench/results/incremental.md, Session 7;
-  trace: search_trace(), read by bench.incremental_misses).
+  corner): it recovers them, at about twice the CPU per pop (Session 7).
+  The default, initial_key 4, keys at the corner only the rules with a word
+  right after a tail whose words-only estimate is below -junction_threshold
+  (junction_gaps, decoder.search.incremental; default 2.0 log10): cube's score
+  at 1.09-1.24x fewer pops for about 10% more CPU per pop (Session 12). Only
+  the key: a popped initial edge is split from its words-only estimate as
+  before (bench/results/incremental.md, Sessions 7 and 12; trace:
+  search_trace(), read by bench.incremental_misses).
 
 - pop_threshold (decoder.settings; ChartSearch.round_score_beam): a queue search also stops at a complete
   pop scoring more than this below its best complete pop so far, before adding it: cube pruning's rule,
@@ -237,7 +244,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.lm_visibility = True
         self.partial_rest = True
         self.trace = False
-        self.initial_key = 0
+        self.initial_key = 4
         cdef int k
         for k in range(4 * SIDE_KEY_BLOCKS):
             self.side_keys[k] = cky_mix(<uint64_t>0x7A11, <uint64_t>k)
@@ -247,6 +254,12 @@ cdef class IncrementalSearch(ChartSearch):
             raise ValueError(f"sorted_rules: {self.sorted_rules_array.dtype.itemsize}-byte records, "
                              f"SortedRule has {sizeof(SortedRule)}")
         self.single_offset = arrays["sorted_rules_single_offset"]
+        self.junction_threshold = 2.0
+        self.junction_gaps_array = np.ascontiguousarray(arrays["junction_gaps"], dtype=np.float32)
+        if self.junction_gaps_array.shape[0] != self.sorted_rules_array.shape[0]:
+            raise ValueError("junction_gaps: one per SortedRule record")
+        cdef const float[::1] gaps = self.junction_gaps_array
+        self.junction_gaps = &gaps[0] if gaps.shape[0] > 0 else NULL
         packed = self.sorted_rules_array.view(np.uint8).reshape(-1)
         self.sorted_rules = <const SortedRule *>&packed[0] if packed.shape[0] > 0 else NULL
         if packed.shape[0] >= HUGE_COPY_BYTES:
@@ -269,6 +282,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.partial_pushes = 0
         self.partial_lm_novel = 0
         self.initial_edges = 0
+        self.corner_keys = 0
         self.complete_scored = 0
         self.flat_tails = 0
         self.flat_leaves.clear()
@@ -886,7 +900,7 @@ cdef class IncrementalSearch(ChartSearch):
             score += group.fixed_score
         self.group_cursor[g].rank = rule_rank
         entry.score = score + self.weight_lm * lm
-        if self.initial_key != 0 and self._keyed_at_corner(group, True):
+        if self.initial_key != 0 and self._keyed_at_corner(group, True, rule_rank):
             entry.score = self._corner_key(g, rule_rank)
         entry.index = ~g
         cky_queue_push(self.queue, entry.score, entry.index)
@@ -901,15 +915,18 @@ cdef class IncrementalSearch(ChartSearch):
         self.pending_hashes.clear()
         self._evaluate(g, rule_rank, 0, 0, &hyp)
         self.edges_proposed -= 1  # (a key, not a proposed edge)
+        self.corner_keys += 1
         self.pending_states.clear()
         self.pending_hashes.clear()
         return hyp.score
 
-    cdef inline bint _keyed_at_corner(self, const Group *group, bint next_rule) noexcept nogil:
+    cdef inline bint _keyed_at_corner(self, const Group *group, bint next_rule, int32_t rule_rank) noexcept nogil:
         """Whether initial_key queues this initial edge at its exact corner: a group's first rule (next_rule
         false) or a rule that enters when the previous one's initial edge is popped (next_rule true)."""
         return (self.initial_key == 1 and next_rule) or self.initial_key == 2 or \
-            (self.initial_key == 3 and self._leaf_tails(group))
+            (self.initial_key == 3 and self._leaf_tails(group)) or \
+            (self.initial_key == 4 and group.kind == GROUP_RULES and self.junction_gaps[
+                (self.single_offset if group.single else 0) + group.rules_lo + rule_rank] > self.junction_threshold)
 
     cdef inline bint _leaf_tails(self, const Group *group) noexcept nogil:
         """Each tail of the group a single item or none (a run, an absent child), and at least one item."""
@@ -1037,7 +1054,7 @@ cdef class IncrementalSearch(ChartSearch):
             else:
                 score = tails + group.fixed_score
             entry.score = score + weight_lm * lm
-            if initial_key != 0 and self._keyed_at_corner(group, False):
+            if initial_key != 0 and self._keyed_at_corner(group, False, 0):
                 entry.score = self._corner_key(g, 0)
                 groups = self.groups.data()
             entry.index = ~g

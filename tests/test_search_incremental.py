@@ -493,12 +493,41 @@ def test_search_queue_breaks_ties_as_the_scanning_heap(seed):
 # ---------------------------------------------------------------------- initial edges' keys, the search trace
 
 
+def test_junction_gaps_are_the_rarest_word_right_after_a_tail(models, stores):
+    """junction_gaps (initial_key = 4's rule flag), per position of the sorted rule arrays: the largest minus
+    words-only estimate of a word that follows a tail in the rule's LM target, 0 where none does; a word
+    after a word, or a rule's first word (after the previous rule's last tail in the flat array), is not
+    one. Checked rule by rule against a loop over each target."""
+    _, lm = models
+    weights = Weights(FEATURES, WEIGHTS)
+    flagged = unflagged = 0
+    for seed, strategy in ((0, "left"), (1, "monolingual"), (2, "icr"), (4, "right")):
+        _, store = stores(seed, strategy, n_rules=20, max_arity=4)
+        arrays = IncrementalDecoder(store, lm, weights, pop_limit=10).grammar.arrays
+        gaps = sorted_rule_arrays(arrays, lm)["junction_gaps"]
+        rules = list(arrays["pair_rules_sorted"]) + list(arrays["single_rules_sorted"])
+        assert gaps.dtype == np.float32 and len(gaps) == len(rules)
+        offsets, target = arrays["rule_target_offsets"], arrays["rule_target_lm"]
+        for gap, rule in zip(gaps, rules):
+            lo, hi = int(offsets[rule]), int(offsets[rule + 1])
+            expected = 0.0
+            for k in range(lo + 1, hi):
+                if target[k] >= 0 and target[k - 1] < 0:
+                    word = np.array([target[k]], dtype=np.int32)
+                    expected = max(expected, -_chart.rule_lm_estimates(lm, word, np.array([0, 1]))[0])
+            assert gap == pytest.approx(expected, abs=1e-5)
+            flagged += expected > 0
+            unflagged += expected == 0
+    assert flagged > 0 and unflagged > 0
+
+
 def _one_pop_decoders(store, lm, weights, initial_key):
     """Cube pruning and incremental search (initial_key as given) at pop limit 1, no unary rounds: every
     vertex is then a single item (a trie that is one leaf)."""
     cube = ChartDecoder(store, lm, weights, SearchSpace(max_unary_depth=0), pop_limit=1)
     incremental = IncrementalDecoder(store, lm, weights, SearchSpace(max_unary_depth=0), pop_limit=1)
     incremental.engine.initial_key = initial_key
+    incremental.engine.junction_threshold = -1.0  # (initial_key 4: every rule's initial edge at its corner)
     return cube, incremental
 
 
@@ -533,7 +562,7 @@ def test_exact_initial_keys_never_pop_below_cube_prunings_best_corner(models, st
     score)."""
     _, lm = models
     weights = Weights(FEATURES, WEIGHTS)
-    worse = {0: 0, 2: 0}
+    worse = {0: 0, 2: 0, 4: 0}
     single = 0
     for seed in range(30):
         _, store = stores(seed, "left", n_rules=20, max_arity=4)
@@ -551,11 +580,11 @@ def test_exact_initial_keys_never_pop_below_cube_prunings_best_corner(models, st
             if difference is not None and difference[1] < difference[2] - 1e-6:
                 worse[key] += 1
     assert single >= 20
-    assert worse[2] == 0
+    assert worse[2] == 0 and worse[4] == 0
     assert worse[0] > 0  # (the words-only keys do miss a better corner in some of these grammars)
 
 
-@pytest.mark.parametrize("initial_key", (1, 2, 3))
+@pytest.mark.parametrize("initial_key", (1, 2, 3, 4))
 def test_initial_keys_keep_the_unlimited_search_exact_and_the_pruned_one_consistent(models, stores, initial_key):
     """Another queue key for the initial edges changes which hypotheses a pop limit keeps, never the
     unlimited search (every hypothesis completed: the exhaustive optimum) nor the scores of what is kept."""
@@ -569,6 +598,7 @@ def test_initial_keys_keep_the_unlimited_search_exact_and_the_pruned_one_consist
         for limit in (0, 1, 3):
             decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
             decoder.engine.initial_key = initial_key
+            decoder.engine.junction_threshold = 0.5  # (initial_key 4: some rules keyed at their corner)
             best = decoder.best(decoder.search(words), words)
             if limit == 0:
                 assert best.score == pytest.approx(optimum, abs=1e-4)

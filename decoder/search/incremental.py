@@ -53,7 +53,31 @@ def sorted_rule_arrays(arrays: dict, lm) -> dict:
         records["target_lo"] = offsets[:-1][rules]
         records["target_hash"] = np.asarray(arrays["rule_target_hash"]).view(np.uint64)[rules]
         parts.append(records)
-    return {"sorted_rules": np.concatenate(parts), "sorted_rules_single_offset": len(parts[0])}
+    gaps = junction_gaps(lm, target, offsets)
+    return {"sorted_rules": np.concatenate(parts), "sorted_rules_single_offset": len(parts[0]),
+            "junction_gaps": np.concatenate([gaps[np.asarray(arrays[f"{kind}_rules_sorted"], dtype=np.int64)]
+                                             for kind in ("pair", "single")]).astype(np.float32)}
+
+
+def junction_gaps(lm, target: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """float64[R]: per rule, the largest minus words-only estimate (log10, from no context) of a word that
+    follows one of its tails in its LM target (a negative symbol), 0 where no word does. Such a word's
+    estimate is what the words-only key of an initial edge charges for it before the tail's right words
+    are known: for a rare word that its context predicts well, the key is far below the edge's score."""
+    n_rules = len(offsets) - 1
+    gaps = np.zeros(n_rules, dtype=np.float64)
+    if len(target) < 2:
+        return gaps
+    position = np.arange(1, len(target))
+    rule_of = np.searchsorted(offsets, position, side="right") - 1
+    after_tail = (target[1:] >= 0) & (target[:-1] < 0) & (position != offsets[rule_of])
+    if not after_tail.any():
+        return gaps
+    words = target[1:][after_tail]
+    vocabulary, index = np.unique(words, return_inverse=True)
+    single = _chart.rule_lm_estimates(lm, vocabulary.astype(np.int32), np.arange(len(vocabulary) + 1))
+    np.maximum.at(gaps, rule_of[after_tail], -single[index])
+    return gaps
 
 
 class IncrementalSearchDriver(ChartSearchDriver):
@@ -71,6 +95,7 @@ class IncrementalSearchDriver(ChartSearchDriver):
         result.stats["partial_edges_popped"] = int(self.engine.partial_pops)
         result.stats["partial_edges_pushed"] = int(self.engine.partial_pushes)
         result.stats["initial_edges"] = int(self.engine.initial_edges)
+        result.stats["initial_edges_at_corner"] = int(self.engine.corner_keys)
         result.stats["partial_lm_novel"] = int(self.engine.partial_lm_novel)
         result.stats["complete_edges_scored"] = int(self.engine.complete_scored)
         result.stats["flat_tails"] = int(self.engine.flat_tails)
