@@ -1,6 +1,6 @@
 # distutils: language = c++
 """Incremental search by boundary-word grouping over the compiled chart (see _incremental.pyx)."""
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from decoder._ext._chart cimport ChartSearch, CkyHashMap, CkyHeapEntry, CkySortEntry, Group, Hypothesis
@@ -80,7 +80,9 @@ cdef struct SortedRule:
     int32_t rule          # the rule id
     int32_t target_first  # its LM target's first and last symbol (a child: -1 - its index) and length
     int32_t target_last
-    int32_t target_length
+    int16_t target_length
+    uint16_t junction_gap # the largest minus words-only estimate of a word right after a tail, in 1/100 log10
+                          # (decoder.search.incremental.junction_gaps; initial_key 4)
     int32_t lhs
     int64_t target_lo     # its LM target in the chart's rule_target_lm
     uint64_t target_hash  # and the target's hash (rule_target_hash)
@@ -143,10 +145,7 @@ cdef class IncrementalSearch(ChartSearch):
     # after a tail (junction_gaps above junction_threshold), whose words-only estimate misses the most. Only
     # the key: a popped initial edge is split from its words-only estimate as before.
     cdef public int initial_key
-    # Per position of the sorted rule arrays (as sorted_rules): the largest minus words-only estimate
-    # (log10) of a word right after one of the rule's tails in its target (0: none)
-    cdef object junction_gaps_array
-    cdef const float *junction_gaps
+    # initial_key 4 keys a rule at its corner if its SortedRule's junction_gap is above this (log10)
     cdef public double junction_threshold
     cdef double _corner_key(self, int32_t g, int32_t rule_rank) noexcept nogil
     cdef bint _keyed_at_corner(self, const Group *group, bint next_rule, int32_t rule_rank) noexcept nogil

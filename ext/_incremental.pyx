@@ -255,11 +255,6 @@ cdef class IncrementalSearch(ChartSearch):
                              f"SortedRule has {sizeof(SortedRule)}")
         self.single_offset = arrays["sorted_rules_single_offset"]
         self.junction_threshold = 2.0
-        self.junction_gaps_array = np.ascontiguousarray(arrays["junction_gaps"], dtype=np.float32)
-        if self.junction_gaps_array.shape[0] != self.sorted_rules_array.shape[0]:
-            raise ValueError("junction_gaps: one per SortedRule record")
-        cdef const float[::1] gaps = self.junction_gaps_array
-        self.junction_gaps = &gaps[0] if gaps.shape[0] > 0 else NULL
         packed = self.sorted_rules_array.view(np.uint8).reshape(-1)
         self.sorted_rules = <const SortedRule *>&packed[0] if packed.shape[0] > 0 else NULL
         if packed.shape[0] >= HUGE_COPY_BYTES:
@@ -925,8 +920,8 @@ cdef class IncrementalSearch(ChartSearch):
         false) or a rule that enters when the previous one's initial edge is popped (next_rule true)."""
         return (self.initial_key == 1 and next_rule) or self.initial_key == 2 or \
             (self.initial_key == 3 and self._leaf_tails(group)) or \
-            (self.initial_key == 4 and group.kind == GROUP_RULES and self.junction_gaps[
-                (self.single_offset if group.single else 0) + group.rules_lo + rule_rank] > self.junction_threshold)
+            (self.initial_key == 4 and group.kind == GROUP_RULES and
+             self._sorted_rule(group, rule_rank).junction_gap > 100.0 * self.junction_threshold)
 
     cdef inline bint _leaf_tails(self, const Group *group) noexcept nogil:
         """Each tail of the group a single item or none (a run, an absent child), and at least one item."""

@@ -22,15 +22,17 @@ _chart = compiled_module("_chart")
 
 # decoder._ext._incremental's SortedRule, field for field (48 bytes, no padding).
 SORTED_RULE = np.dtype([("score", np.float64), ("estimate", np.float32), ("rule", np.int32),
-                        ("target_first", np.int32), ("target_last", np.int32), ("target_length", np.int32),
-                        ("lhs", np.int32), ("target_lo", np.int64), ("target_hash", np.uint64)])
+                        ("target_first", np.int32), ("target_last", np.int32), ("target_length", np.int16),
+                        ("junction_gap", np.uint16), ("lhs", np.int32), ("target_lo", np.int64),
+                        ("target_hash", np.uint64)])
 
 
 def sorted_rule_arrays(arrays: dict, lm) -> dict:
     """Per position of the sorted rule arrays (pair_rules_sorted, then single_rules_sorted from
     sorted_rules_single_offset on) one SortedRule record: the rule's score and its words' LM estimate
     (_chart.rule_lm_estimates; NaN for a carrying rule, which has no LM score), its id, its LM
-    target's first and last symbol, length, offset and hash, and its lhs. A group's initial partial
+    target's first and last symbol, length, offset and hash, its lhs, and its junction gap (junction_gaps, in
+    1/100 log10, rounded up; initial_key 4 keys the rule at its corner above the threshold). A group's initial partial
     edges (tails at their roots) are scored from these, read in order instead of through each rule id."""
     estimate = _chart.rule_lm_estimates(lm, arrays["rule_target_lm"], arrays["rule_target_offsets"])
     estimate = np.where(np.asarray(arrays["rule_carries"]) != 0, np.nan, estimate)
@@ -39,6 +41,10 @@ def sorted_rule_arrays(arrays: dict, lm) -> dict:
     length = offsets[1:] - offsets[:-1]
     first = np.where(length > 0, target[np.minimum(offsets[:-1], max(len(target) - 1, 0))] if len(target) else 0, 0)
     last = np.where(length > 0, target[np.maximum(offsets[1:] - 1, 0)] if len(target) else 0, 0)
+    if len(length) and length.max() > np.iinfo(np.int16).max:
+        raise ValueError(f"a rule's LM target of {int(length.max())} symbols: SortedRule holds at most 32767")
+    # (in 1/100 log10, rounded up: a gap above the threshold stays above it)
+    gaps = np.minimum(np.ceil(junction_gaps(lm, target, offsets) * 100), np.iinfo(np.uint16).max).astype(np.uint16)
     parts = []
     for kind in ("pair", "single"):
         rules = np.asarray(arrays[f"{kind}_rules_sorted"], dtype=np.int64)
@@ -49,14 +55,12 @@ def sorted_rule_arrays(arrays: dict, lm) -> dict:
         records["target_first"] = first[rules]
         records["target_last"] = last[rules]
         records["target_length"] = length[rules]
+        records["junction_gap"] = gaps[rules]
         records["lhs"] = np.asarray(arrays["rule_lhs"], dtype=np.int64)[rules]
         records["target_lo"] = offsets[:-1][rules]
         records["target_hash"] = np.asarray(arrays["rule_target_hash"]).view(np.uint64)[rules]
         parts.append(records)
-    gaps = junction_gaps(lm, target, offsets)
-    return {"sorted_rules": np.concatenate(parts), "sorted_rules_single_offset": len(parts[0]),
-            "junction_gaps": np.concatenate([gaps[np.asarray(arrays[f"{kind}_rules_sorted"], dtype=np.int64)]
-                                             for kind in ("pair", "single")]).astype(np.float32)}
+    return {"sorted_rules": np.concatenate(parts), "sorted_rules_single_offset": len(parts[0])}
 
 
 def junction_gaps(lm, target: np.ndarray, offsets: np.ndarray) -> np.ndarray:
