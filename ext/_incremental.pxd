@@ -142,8 +142,9 @@ cdef class IncrementalSearch(ChartSearch):
     # previous one's initial edge is popped; 2 the exact corner for every initial edge; 3 the exact corner
     # where the paper's estimate is exact: each tail a single item (its trie root is a leaf, revealing all
     # its words) or none, with at least one item; 4 the exact corner for the rules with a rare word right
-    # after a tail (junction_gaps above junction_threshold), whose words-only estimate misses the most. Only
-    # the key: a popped initial edge is split from its words-only estimate as before.
+    # after a tail (SortedRule.junction_gap above junction_threshold), whose words-only estimate misses the
+    # most (the default, set in __init__). Only the key: a popped initial edge is split from its words-only
+    # estimate as before.
     cdef public int initial_key
     # initial_key 4 keys a rule at its corner if its SortedRule's junction_gap is above this (log10)
     cdef public double junction_threshold

@@ -31,9 +31,10 @@ def sorted_rule_arrays(arrays: dict, lm) -> dict:
     """Per position of the sorted rule arrays (pair_rules_sorted, then single_rules_sorted from
     sorted_rules_single_offset on) one SortedRule record: the rule's score and its words' LM estimate
     (_chart.rule_lm_estimates; NaN for a carrying rule, which has no LM score), its id, its LM
-    target's first and last symbol, length, offset and hash, its lhs, and its junction gap (junction_gaps, in
-    1/100 log10, rounded up; initial_key 4 keys the rule at its corner above the threshold). A group's initial partial
-    edges (tails at their roots) are scored from these, read in order instead of through each rule id."""
+    target's first and last symbol, length, offset and hash, its lhs, and its junction gap (junction_gaps,
+    in 1/100 log10, rounded up; initial_key 4 keys the rule at its corner above the threshold). A group's
+    initial partial edges (tails at their roots) are scored from these, read in order instead of through
+    each rule id."""
     estimate = _chart.rule_lm_estimates(lm, arrays["rule_target_lm"], arrays["rule_target_offsets"])
     estimate = np.where(np.asarray(arrays["rule_carries"]) != 0, np.nan, estimate)
     target = np.asarray(arrays["rule_target_lm"], dtype=np.int64)
