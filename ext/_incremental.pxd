@@ -81,7 +81,8 @@ cdef struct SortedRule:
     int32_t target_first  # its LM target's first and last symbol (a child: -1 - its index) and length
     int32_t target_last
     int16_t target_length
-    uint16_t junction_gap # the largest minus words-only estimate of a word right after a tail, in 1/100 log10
+    uint16_t junction_gap # the largest minus words-only estimate of a word right after a tail, in
+                          # 1/JUNCTION_GAP_UNITS log10 (_incremental.pyx)
                           # (decoder.search.incremental.junction_gaps; initial_key 4)
     int32_t lhs
     int64_t target_lo     # its LM target in the chart's rule_target_lm

@@ -85,7 +85,8 @@ cache, counters, export; only the search inside a cell differs):
   The default, initial_key 4, keys at the corner only the rules with a word
   right after a tail whose words-only estimate is below -junction_threshold
   (junction_gaps, decoder.search.incremental; default 2.0 log10): cube's score
-  at 1.09-1.24x fewer pops for about 10% more CPU per pop (Session 12). Only
+  at 1.09-1.19x its pop limit instead of 1.33-1.51x, for 3-11% more CPU per pop
+  (Session 12). Only
   the key: a popped initial edge is split from its words-only estimate as
   before (bench/results/incremental.md, Sessions 7 and 12; trace:
   search_trace(), read by bench.incremental_misses).
@@ -134,6 +135,8 @@ cdef enum:
     HUGE_COPY_BYTES = 4 << 20  # SortedRule records from this size on: copied into 2 MB pages
     GROW_AHEAD = 8             # _grow_trie requests the item this many on (and its state from half as far on)
     SINGLE_ITEM_DEPTH = 0x7FFF  # TrieNode.depth of a single item's root: all its tokens, not counted
+    JUNCTION_GAP_UNITS_C = 100  # SortedRule.junction_gap counts 1/this log10
+JUNCTION_GAP_UNITS = JUNCTION_GAP_UNITS_C  # (for decoder.search.incremental, which makes the records)
 cdef int SIDE_LEFT = 0
 cdef int SIDE_RIGHT = 1
 cdef int SIDE_SHORT = 2  # a block whose left state is not full: its words, all on the left
@@ -299,9 +302,9 @@ cdef class IncrementalSearch(ChartSearch):
 
     def trie_nodes(self):
         """The last sentence's trie nodes as arrays (for tests): score, first_child, n_children,
-        rank (-1: inner node), item, depth (tokens revealed; a leaf: its item's tokens + 1, a single item's root
-        SINGLE_ITEM_DEPTH), n_items (leaves below), reveals and below (side bits, see TrieNode); n_states and item_state_offset (the
-        item's fields copied into the node) beside the chart's own (item_n_states_of_chart,
+        rank (-1: inner node), item, depth (tokens revealed; a leaf: its item's tokens + 1, a single item's
+        root SINGLE_ITEM_DEPTH), n_items (leaves below), reveals and below (side bits, see TrieNode); n_states
+        and item_state_offset (the item's fields copied into the node) beside the chart's own (item_n_states_of_chart,
         item_state_offset_of_chart), and whether the node starts a 64-byte cache line (aligned)."""
         cdef Py_ssize_t n = self.nodes.size(), t
         out = {name: np.empty(n, np.int32) for name in ("first_child", "n_children", "rank", "item", "depth", "n_items")}
@@ -916,12 +919,13 @@ cdef class IncrementalSearch(ChartSearch):
         return hyp.score
 
     cdef inline bint _keyed_at_corner(self, const Group *group, bint next_rule, int32_t rule_rank) noexcept nogil:
-        """Whether initial_key queues this initial edge at its exact corner: a group's first rule (next_rule
-        false) or a rule that enters when the previous one's initial edge is popped (next_rule true)."""
+        """Whether initial_key queues this initial edge (of the group's rule of rank rule_rank) at its exact
+        corner: a group's first rule (next_rule false) or a rule that enters when the previous one's initial edge
+        is popped (next_rule true)."""
         return (self.initial_key == 1 and next_rule) or self.initial_key == 2 or \
             (self.initial_key == 3 and self._leaf_tails(group)) or \
             (self.initial_key == 4 and group.kind == GROUP_RULES and
-             self._sorted_rule(group, rule_rank).junction_gap > 100.0 * self.junction_threshold)
+             self._sorted_rule(group, rule_rank).junction_gap > JUNCTION_GAP_UNITS_C * self.junction_threshold)
 
     cdef inline bint _leaf_tails(self, const Group *group) noexcept nogil:
         """Each tail of the group a single item or none (a run, an absent child), and at least one item."""

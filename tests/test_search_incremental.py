@@ -494,10 +494,10 @@ def test_search_queue_breaks_ties_as_the_scanning_heap(seed):
 
 
 def test_junction_gaps_are_the_rarest_word_right_after_a_tail(models, stores):
-    """The SortedRule records' junction_gap (initial_key = 4's rule flag, 1/100 log10 rounded up): the largest minus
-    words-only estimate of a word that follows a tail in the rule's LM target, 0 where none does; a word
-    after a word, or a rule's first word (after the previous rule's last tail in the flat array), is not
-    one. Checked rule by rule against a loop over each target."""
+    """The SortedRule records' junction_gap (initial_key = 4's rule flag, in 1/JUNCTION_GAP_UNITS log10,
+    rounded up): the largest minus words-only estimate of a word that follows a tail in the rule's LM
+    target, 0 where none does; a word after a word, or a rule's first word (after the previous rule's last
+    tail in the flat array), is not one. Checked rule by rule against a loop over each target."""
     _, lm = models
     weights = Weights(FEATURES, WEIGHTS)
     flagged = unflagged = 0
@@ -515,7 +515,8 @@ def test_junction_gaps_are_the_rarest_word_right_after_a_tail(models, stores):
                 if target[k] >= 0 and target[k - 1] < 0:
                     word = np.array([target[k]], dtype=np.int32)
                     expected = max(expected, -_chart.rule_lm_estimates(lm, word, np.array([0, 1]))[0])
-            assert expected * 100 - 1e-6 <= gap < expected * 100 + 1  # (1/100 log10, rounded up)
+            units = _incremental.JUNCTION_GAP_UNITS
+            assert expected * units - 1e-6 <= gap < expected * units + 1  # (1/units log10, rounded up)
             flagged += expected > 0
             unflagged += expected == 0
     assert flagged > 0 and unflagged > 0

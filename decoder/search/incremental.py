@@ -32,9 +32,9 @@ def sorted_rule_arrays(arrays: dict, lm) -> dict:
     sorted_rules_single_offset on) one SortedRule record: the rule's score and its words' LM estimate
     (_chart.rule_lm_estimates; NaN for a carrying rule, which has no LM score), its id, its LM
     target's first and last symbol, length, offset and hash, its lhs, and its junction gap (junction_gaps,
-    in 1/100 log10, rounded up; initial_key 4 keys the rule at its corner above the threshold). A group's
-    initial partial edges (tails at their roots) are scored from these, read in order instead of through
-    each rule id."""
+    in 1/_incremental.JUNCTION_GAP_UNITS log10, rounded up; initial_key 4 keys the rule at its corner above
+    the threshold). A group's initial partial edges (tails at their roots) are scored from these, read in
+    order instead of through each rule id."""
     estimate = _chart.rule_lm_estimates(lm, arrays["rule_target_lm"], arrays["rule_target_offsets"])
     estimate = np.where(np.asarray(arrays["rule_carries"]) != 0, np.nan, estimate)
     target = np.asarray(arrays["rule_target_lm"], dtype=np.int64)
@@ -44,8 +44,9 @@ def sorted_rule_arrays(arrays: dict, lm) -> dict:
     last = np.where(length > 0, target[np.maximum(offsets[1:] - 1, 0)] if len(target) else 0, 0)
     if len(length) and length.max() > np.iinfo(np.int16).max:
         raise ValueError(f"a rule's LM target of {int(length.max())} symbols: SortedRule holds at most 32767")
-    # (in 1/100 log10, rounded up: a gap above the threshold stays above it)
-    gaps = np.minimum(np.ceil(junction_gaps(lm, target, offsets) * 100), np.iinfo(np.uint16).max).astype(np.uint16)
+    # (in the engine's units, rounded up: a gap above the threshold stays above it)
+    units = _incremental.JUNCTION_GAP_UNITS
+    gaps = np.minimum(np.ceil(junction_gaps(lm, target, offsets) * units), np.iinfo(np.uint16).max).astype(np.uint16)
     parts = []
     for kind in ("pair", "single"):
         rules = np.asarray(arrays[f"{kind}_rules_sorted"], dtype=np.int64)
