@@ -68,6 +68,14 @@ cache, counters, export; only the search inside a cell differs):
   items are enumerated best first (one pop each) instead of walking down the
   trie. Neither changes the search (tests: the same chart, edge by edge, as
   with lm_visibility off).
+- flat_items (engine flag, 0: off): a tail whose node has at most that many
+  items is split after the other tail (as a flat tail) and then flat, even
+  where its items' words change the LM score: no trie descent and no partial
+  LM scoring inside small subtrees; an edge over one of its items keeps the
+  node's LM estimate until it is complete (then scored exactly) or its other
+  tail is split. Another search order (the same exhaustive search with no pop
+  limit; tests: brute force and the reference), so other output under a pop
+  limit (bench/results/incremental.md, Session 13).
 - Unlike the paper, which queues every edge at once, a group's rules (sorted
   best first) enter one at a time: popping rule r's unrefined edge queues rule
   r + 1's, as cube pruning's rule dimension does (a group can hold thousands
@@ -248,6 +256,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.partial_rest = True
         self.trace = False
         self.initial_key = 4
+        self.flat_items = 0
         cdef int k
         for k in range(4 * SIDE_KEY_BLOCKS):
             self.side_keys[k] = cky_mix(<uint64_t>0x7A11, <uint64_t>k)
@@ -1001,6 +1010,7 @@ cdef class IncrementalSearch(ChartSearch):
         cdef unsigned long long partial_before = self.partial_pops
         cdef double lowest_pop = INFINITY
         cdef int initial_key = self.initial_key
+        cdef int32_t flat_items = self.flat_items
         cdef double weight_lm = self.weight_lm, tails
         cdef const SortedRule *sorted_rules = self.sorted_rules
         cdef int64_t single_offset = self.single_offset
@@ -1147,12 +1157,13 @@ cdef class IncrementalSearch(ChartSearch):
                     cky_prefetch(self.trie_of_list.data() + ahead_group.right_lo)
                     cky_prefetch(self.item_lists.data() + ahead_group.right_lo)
             # The most general open tail: fewest boundary words revealed (ties: the left one); a flat tail
-            # (whose words left to reveal cannot change the score) last.
+            # (whose words left to reveal cannot change the score) last, and a small one (flat_items) too.
             split = -1
             for t in range(2):
                 node = edge.node[t]
                 if node >= 0 and self.nodes[node].rank < 0:
-                    depth = 0x7FFF if edge.flat[t] else self.nodes[node].depth
+                    depth = 0x7FFF if edge.flat[t] or self.nodes[node].n_items <= flat_items else \
+                        self.nodes[node].depth
                     if split < 0 or depth < split_depth:
                         split = t
                         split_depth = depth
@@ -1182,9 +1193,11 @@ cdef class IncrementalSearch(ChartSearch):
                 continue
             node = edge.node[split]
             if not edge.flat[split] and edge.first[split] == 0 and \
-                    (self.nodes[node].below & edge.relevant[split]) == 0:
+                    ((self.nodes[node].below & edge.relevant[split]) == 0 or self.nodes[node].n_items <= flat_items):
                 # Nothing left to reveal below the node can change the edge's LM score: its items one by one,
-                # best first, instead of down the trie (the same edges, fewer pops).
+                # best first, instead of down the trie (the same edges, fewer pops). Under flat_items also a
+                # small node whose items' words do change it: the edges over its items keep the node's
+                # estimate until scored (when complete, or when the other tail is split).
                 self._flatten(node)
                 edge.flat[split] = 1
                 self.flat_tails += 1
@@ -1204,7 +1217,8 @@ cdef class IncrementalSearch(ChartSearch):
             other = edge.node[1 - split]
             if edge.estimated or not (edge.flat[split] or (self.nodes[child].reveals & edge.relevant[split]) == 0) \
                     or not (self.nodes[child].rank < 0 or (other >= 0 and self.nodes[other].rank < 0)):
-                # (Else not complete, and the child reveals no word the LM score sees: the same LM estimate.)
+                # (Else not complete, and the child reveals no word the LM score sees, or is an item of a
+                # small flat tail (flat_items): the same LM estimate.)
                 self._score_partial(&next_edge)
             if edge.first[split] + 1 < n_alternatives:
                 # The rest of the node's children (items) reveal what the node does: the same LM estimate.

@@ -631,3 +631,53 @@ def test_search_trace_counts_each_queue_searchs_pops_and_items(models, stores):
             short = trace["pops"] < trace["limit"]
             assert np.all(np.isneginf(trace["stop_key"][short]))
             assert np.all(trace["partial_pops"] >= trace["pops"])
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("flat_items", (2, 4, 1000))
+def test_small_flat_tails_keep_the_unlimited_search_exact(models, stores, reference_lm, seed, flat_items):
+    """flat_items: a tail whose node has at most that many items is split last and enumerated item by item (its
+    items' words seen by the LM or not). Another search order, the same exhaustive search with no pop limit:
+    the 1-best is brute force's, the k-best (scores and strings) the pure-Python reference's, and every
+    hypothesis is completed (the default search's edges_proposed)."""
+    lm = models[1]
+    grammar, store = stores(seed, "left")
+    weights = Weights(FEATURES, WEIGHTS)
+    words = random_sentence(seed, 2 + seed % 4)
+    expected = IncrementalReferenceDecoder(grammar, reference_lm, weights, space_for(seed)).decode(words, k=8)
+    assert expected.best.score == pytest.approx(
+        best_by_brute_force(grammar, words, reference_lm, weights, space_for(seed))[0], abs=1e-4)
+    default = IncrementalDecoder(store, lm, weights, space_for(seed), pop_limit=0)
+    decoder = IncrementalDecoder(store, lm, weights, space_for(seed), pop_limit=0)
+    decoder.engine.flat_items = flat_items
+    result = decoder.search(words)
+    assert decoder.best(result, words).score == pytest.approx(expected.best.score, abs=1e-4)
+    assert_kbest_equals_reference(decoder.kbest(result, words, 8, unique=False), expected.kbest)
+    assert result.stats["edges_proposed"] == default.search(words).stats["edges_proposed"]
+
+
+def test_small_flat_tails_change_the_pruned_search_consistently(models, stores):
+    """Under a pop limit flat_items changes the search (more flat tails, fewer partial LM scorings: the tails
+    whose items' words the LM sees are flattened too), never beyond the exhaustive optimum, and every kept
+    hypothesis is scored exactly (its features' dot product, its words' LM score)."""
+    _, lm = models
+    weights = Weights(FEATURES, WEIGHTS)
+    totals = {0: {"flat_tails": 0, "partial_lm_novel": 0}, 8: {"flat_tails": 0, "partial_lm_novel": 0}}
+    for seed in range(12):
+        _, store = stores(seed, "left", n_rules=20, max_arity=4)
+        words = random_sentence(seed, 7)
+        exhaustive = ChartDecoder(store, lm, weights, exhaustive=True)
+        optimum = exhaustive.best(exhaustive.search(words), words).score
+        for limit in (1, 3, 10):
+            for flat_items in totals:
+                decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
+                decoder.engine.flat_items = flat_items
+                result = decoder.search(words)
+                best = decoder.best(result, words)
+                assert best.score <= optimum + 1e-4
+                assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
+                assert best.features["lm"] == pytest.approx(lm.score_sentence(best.words), abs=1e-3)
+                for key in totals[flat_items]:
+                    totals[flat_items][key] += result.stats[key]
+    assert totals[8]["flat_tails"] > totals[0]["flat_tails"]
+    assert totals[8]["partial_lm_novel"] < totals[0]["partial_lm_novel"]
