@@ -68,8 +68,9 @@ cache, counters, export; only the search inside a cell differs):
   items are enumerated best first (one pop each) instead of walking down the
   trie. Neither changes the search (tests: the same chart, edge by edge, as
   with lm_visibility off).
-- flat_items (engine flag, 0: off): a tail whose node has at most that many
-  items is split after the other tail (as a flat tail) and then flat, even
+- flat_items (engine flag; default 16, set in __init__; 0: off): a tail whose
+  node has at most that many items is split after the other tail (as a flat
+  tail) and then flat, even
   where its items' words change the LM score: no trie descent and no partial
   LM scoring inside small subtrees; an edge over one of its items keeps the
   node's LM estimate until it is complete (then scored exactly) or its other
@@ -256,7 +257,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.partial_rest = True
         self.trace = False
         self.initial_key = 4
-        self.flat_items = 0
+        self.flat_items = 16
         cdef int k
         for k in range(4 * SIDE_KEY_BLOCKS):
             self.side_keys[k] = cky_mix(<uint64_t>0x7A11, <uint64_t>k)
