@@ -36,6 +36,20 @@ def assert_kbest_equals_reference(kbest, expected):
             assert hyp.words == list(derivation.words), rank
 
 
+def exhaustive_optimum(store, lm, weights, words):
+    """The best derivation's score under exhaustive search (ChartSearch, no pruning)."""
+    exhaustive = ChartDecoder(store, lm, weights, exhaustive=True)
+    return exhaustive.best(exhaustive.search(words), words).score
+
+
+def assert_pruned_best_is_scored_exactly(best, optimum, weights, lm):
+    """A pruned search's 1-best: never above the exhaustive optimum, its score its features' dot product, its
+    LM feature its words' LM score."""
+    assert best.score <= optimum + 1e-4
+    assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
+    assert best.features["lm"] == pytest.approx(lm.score_sentence(best.words), abs=1e-3)
+
+
 @pytest.fixture(scope="module")
 def reference_lm(tmp_path_factory):
     return ArpaReference(write_arpa(tmp_path_factory.mktemp("lm")))
@@ -209,7 +223,7 @@ def test_compiled_pruned_search_is_consistent_and_never_beats_exhaustive(models,
     weights = Weights(FEATURES, WEIGHTS)
     words = random_sentence(seed, 5)
     exhaustive = ChartDecoder(store, lm, weights, exhaustive=True)
-    optimum = exhaustive.best(exhaustive.search(words), words).score
+    optimum = exhaustive_optimum(store, lm, weights, words)
     unlimited = IncrementalDecoder(store, lm, weights, pop_limit=0)
     result = unlimited.search(words)
     assert unlimited.best(result, words).score == pytest.approx(optimum, abs=1e-4)
@@ -218,9 +232,7 @@ def test_compiled_pruned_search_is_consistent_and_never_beats_exhaustive(models,
         decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
         result = decoder.search(words)
         best = decoder.best(result, words)
-        assert best.score <= optimum + 1e-4
-        assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
-        assert best.features["lm"] == pytest.approx(lm.score_sentence(best.words), abs=1e-3)
+        assert_pruned_best_is_scored_exactly(best, optimum, weights, lm)
         for key in ("edges_proposed", "edges_kept", "lm_queries", "lm_queries_novel", "items_per_cell"):
             assert key in result.stats
         # Deterministic: the same search twice gives the same chart.
@@ -595,8 +607,7 @@ def test_initial_keys_keep_the_unlimited_search_exact_and_the_pruned_one_consist
     for seed in range(6):
         _, store = stores(seed, "left", n_rules=20, max_arity=4)
         words = random_sentence(seed, 5)
-        exhaustive = ChartDecoder(store, lm, weights, exhaustive=True)
-        optimum = exhaustive.best(exhaustive.search(words), words).score
+        optimum = exhaustive_optimum(store, lm, weights, words)
         for limit in (0, 1, 3):
             decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
             decoder.engine.initial_key = initial_key
@@ -604,9 +615,7 @@ def test_initial_keys_keep_the_unlimited_search_exact_and_the_pruned_one_consist
             best = decoder.best(decoder.search(words), words)
             if limit == 0:
                 assert best.score == pytest.approx(optimum, abs=1e-4)
-            assert best.score <= optimum + 1e-4
-            assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
-            assert best.features["lm"] == pytest.approx(lm.score_sentence(best.words), abs=1e-3)
+            assert_pruned_best_is_scored_exactly(best, optimum, weights, lm)
 
 
 def test_search_trace_counts_each_queue_searchs_pops_and_items(models, stores):
@@ -667,17 +676,13 @@ def test_small_flat_tails_change_the_pruned_search_consistently(models, stores):
     for seed in range(12):
         _, store = stores(seed, "left", n_rules=20, max_arity=4)
         words = random_sentence(seed, 7)
-        exhaustive = ChartDecoder(store, lm, weights, exhaustive=True)
-        optimum = exhaustive.best(exhaustive.search(words), words).score
+        optimum = exhaustive_optimum(store, lm, weights, words)
         for limit in (1, 3, 10):
             for flat_items in totals:
                 decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
                 decoder.engine.flat_items = flat_items
                 result = decoder.search(words)
-                best = decoder.best(result, words)
-                assert best.score <= optimum + 1e-4
-                assert weights.dot(best.features) == pytest.approx(best.score, abs=1e-4)
-                assert best.features["lm"] == pytest.approx(lm.score_sentence(best.words), abs=1e-3)
+                assert_pruned_best_is_scored_exactly(decoder.best(result, words), optimum, weights, lm)
                 for key in totals[flat_items]:
                     totals[flat_items][key] += result.stats[key]
     assert totals[8]["flat_tails"] > totals[0]["flat_tails"]
