@@ -149,10 +149,10 @@ cdef class IncrementalSearch(ChartSearch):
     cdef public int initial_key
     # initial_key 4 keys a rule at its corner if its SortedRule's junction_gap is above this (log10)
     cdef public double junction_threshold
-    # a tail whose node has at most this many items (0: none; default 16, set in __init__) is split last and then enumerated item by item,
-    # best first (flat), even when its items' words change the LM score: no partial LM scoring and no trie
-    # descent inside small subtrees; an edge over one of its items is scored when complete (exactly) or when
-    # its other tail is split (the search stays exhaustive with no pop limit)
+    # a tail whose node has at most this many items (0: none; default 16, set in __init__) is split last and
+    # then enumerated item by item, best first (flat), even when its items' words change the LM score: no
+    # partial LM scoring and no trie descent inside small subtrees; an edge over one of its items is scored
+    # when complete (exactly) or when its other tail is split (the search stays exhaustive with no pop limit)
     cdef public int flat_items
     cdef double _corner_key(self, int32_t g, int32_t rule_rank) noexcept nogil
     cdef bint _keyed_at_corner(self, const Group *group, bint next_rule, int32_t rule_rank) noexcept nogil

@@ -70,13 +70,13 @@ cache, counters, export; only the search inside a cell differs):
   with lm_visibility off).
 - flat_items (engine flag; default 16, set in __init__; 0: off): a tail whose
   node has at most that many items is split after the other tail (as a flat
-  tail) and then flat, even
-  where its items' words change the LM score: no trie descent and no partial
-  LM scoring inside small subtrees; an edge over one of its items keeps the
-  node's LM estimate until it is complete (then scored exactly) or its other
-  tail is split. Another search order (the same exhaustive search with no pop
-  limit; tests: brute force and the reference), so other output under a pop
-  limit (bench/results/incremental.md, Session 13).
+  tail) and then flat, even where its items' words change the LM score: no
+  trie descent and no partial LM scoring inside small subtrees; an edge over
+  one of its items keeps the node's LM estimate until it is complete (then
+  scored exactly) or its other tail is split. Another search order (the same
+  exhaustive search with no pop limit; tests: brute force and the reference),
+  so other output under a pop limit: cube pruning's score with 0.82-0.87x the
+  partial pops and fewer pops (bench/results/incremental.md, Session 13).
 - Unlike the paper, which queues every edge at once, a group's rules (sorted
   best first) enter one at a time: popping rule r's unrefined edge queues rule
   r + 1's, as cube pruning's rule dimension does (a group can hold thousands
