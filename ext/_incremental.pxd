@@ -155,7 +155,7 @@ cdef class IncrementalSearch(ChartSearch):
     # when complete (exactly) or when its other tail is split (the search stays exhaustive with no pop limit)
     cdef public int flat_items
     cdef double _corner_key(self, int32_t g, int32_t rule_rank) noexcept nogil
-    cdef bint _keyed_at_corner(self, const Group *group, bint next_rule, int32_t rule_rank) noexcept nogil
+    cdef bint _keyed_at_corner(self, const Group *group, bint next_rule, const SortedRule *sorted_rule) noexcept nogil
     cdef bint _leaf_tails(self, const Group *group) noexcept nogil
     # diagnosis (bench.incremental_misses): one row per _queue_search call, TRACE_FIELDS values each
     cdef public bint trace

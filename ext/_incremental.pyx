@@ -905,10 +905,11 @@ cdef class IncrementalSearch(ChartSearch):
             if not isnan(sorted_rule.estimate):
                 lm = sorted_rule.estimate
         else:
+            sorted_rule = NULL
             score += group.fixed_score
         self.group_cursor[g].rank = rule_rank
         entry.score = score + self.weight_lm * lm
-        if self.initial_key != 0 and self._keyed_at_corner(group, True, rule_rank):
+        if self.initial_key != 0 and self._keyed_at_corner(group, True, sorted_rule):
             entry.score = self._corner_key(g, rule_rank)
         entry.index = ~g
         cky_queue_push(self.queue, entry.score, entry.index)
@@ -928,14 +929,15 @@ cdef class IncrementalSearch(ChartSearch):
         self.pending_hashes.clear()
         return hyp.score
 
-    cdef inline bint _keyed_at_corner(self, const Group *group, bint next_rule, int32_t rule_rank) noexcept nogil:
-        """Whether initial_key queues this initial edge (of the group's rule of rank rule_rank) at its exact
-        corner: a group's first rule (next_rule false) or a rule that enters when the previous one's initial edge
-        is popped (next_rule true)."""
+    cdef inline bint _keyed_at_corner(self, const Group *group, bint next_rule,
+                                      const SortedRule *sorted_rule) noexcept nogil:
+        """Whether initial_key queues this initial edge (of the group's rule whose record the caller has read,
+        sorted_rule; NULL for a glue group) at its exact corner: a group's first rule (next_rule false) or a rule
+        that enters when the previous one's initial edge is popped (next_rule true)."""
         return (self.initial_key == 1 and next_rule) or self.initial_key == 2 or \
             (self.initial_key == 3 and self._leaf_tails(group)) or \
-            (self.initial_key == 4 and group.kind == GROUP_RULES and
-             self._sorted_rule(group, rule_rank).junction_gap > JUNCTION_GAP_UNITS_C * self.junction_threshold)
+            (self.initial_key == 4 and sorted_rule != NULL and
+             sorted_rule.junction_gap > JUNCTION_GAP_UNITS_C * self.junction_threshold)
 
     cdef inline bint _leaf_tails(self, const Group *group) noexcept nogil:
         """Each tail of the group a single item or none (a run, an absent child), and at least one item."""
@@ -1062,9 +1064,10 @@ cdef class IncrementalSearch(ChartSearch):
                 if not isnan(sorted_rule.estimate):
                     lm = sorted_rule.estimate
             else:
+                sorted_rule = NULL
                 score = tails + group.fixed_score
             entry.score = score + weight_lm * lm
-            if initial_key != 0 and self._keyed_at_corner(group, False, 0):
+            if initial_key != 0 and self._keyed_at_corner(group, False, sorted_rule):
                 entry.score = self._corner_key(g, 0)
                 groups = self.groups.data()
             entry.index = ~g
