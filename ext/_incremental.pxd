@@ -154,6 +154,10 @@ cdef class IncrementalSearch(ChartSearch):
     # partial LM scoring and no trie descent inside small subtrees; an edge over one of its items is scored
     # when complete (exactly) or when its other tail is split (the search stays exhaustive with no pop limit)
     cdef public int flat_items
+    # a list of at most flat_items items gets a shallow trie (default on, set in __init__): the root (the full
+    # trie's root, the same partial states) over its items as leaves, best first, with no inner nodes, as a
+    # tail over it is always flat; off: the full trie (tests: the same search either way)
+    cdef public bint shallow_tries
     cdef double _corner_key(self, int32_t g, int32_t rule_rank) noexcept nogil
     cdef bint _keyed_at_corner(self, const Group *group, bint next_rule, const SortedRule *sorted_rule) noexcept nogil
     cdef bint _leaf_tails(self, const Group *group) noexcept nogil
@@ -167,6 +171,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _set_item(self, int32_t slot, int32_t item) noexcept nogil
     cdef int32_t _new_trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _grow_trie(self, int32_t root, int32_t list_lo, int32_t list_n) noexcept nogil
+    cdef void _build_shallow(self, int32_t root, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
                           int parent_depth) noexcept nogil
     cdef int _append_tokens(self, int32_t item, size_t base) noexcept nogil

@@ -267,6 +267,7 @@ def test_compiled_tries_are_path_compressed_and_scored_by_best_descendant(models
         _, store = stores(seed, "left", n_rules=20, max_arity=4)
         words = random_sentence(seed, 6)
         decoder = IncrementalDecoder(store, lm, weights, pop_limit=0)
+        decoder.engine.shallow_tries = False  # (by default a list of at most flat_items items gets a shallow trie)
         result = decoder.search(words)
         nodes = decoder.engine.trie_nodes()
         item_score = result.chart["item_score"]
@@ -688,3 +689,48 @@ def test_small_flat_tails_change_the_pruned_search_consistently(models, stores):
                     totals[flat_items][key] += result.stats[key]
     assert totals[8]["flat_tails"] > totals[0]["flat_tails"]
     assert totals[8]["partial_lm_novel"] < totals[0]["partial_lm_novel"]
+
+
+def test_small_lists_get_shallow_tries_that_change_no_search_result(models, stores):
+    """A list of at most flat_items items (its tails are always flat: split item by item, never walked down)
+    gets a shallow trie: the root, revealing what all its items share, over the items as leaves, best first.
+    The root is the full trie's root (the same partial states), so the pruned search finds the same chart,
+    edge by edge, and the same k-best as with the full path-compressed trie, with fewer trie nodes."""
+    _, lm = models
+    weights = Weights(FEATURES, WEIGHTS)
+    nodes_made = {True: 0, False: 0}
+    shallow_roots = 0
+    for seed in range(12):
+        _, store = stores(seed, "left", n_rules=20, max_arity=4)
+        words = random_sentence(seed, 7)
+        for limit, flat_items in ((0, 16), (1, 16), (3, 4), (10, 16), (10, 2)):
+            results = {}
+            for shallow in (True, False):
+                decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
+                decoder.engine.flat_items = flat_items
+                decoder.engine.shallow_tries = shallow
+                result = decoder.search(words)
+                kbest = decoder.kbest(result, words, 5, unique=False)
+                results[shallow] = (result.chart, [round(h.score, 6) for h in kbest], [h.text for h in kbest])
+                nodes_made[shallow] += result.stats["trie_nodes"]
+                if shallow:
+                    nodes = decoder.engine.trie_nodes()
+                    children = {c for t in range(len(nodes["rank"])) if nodes["n_children"][t] > 0
+                                for c in range(nodes["first_child"][t],
+                                               nodes["first_child"][t] + nodes["n_children"][t])}
+                    for t in range(len(nodes["rank"])):
+                        if t in children or nodes["rank"][t] >= 0 or nodes["n_children"][t] < 0 or \
+                                nodes["n_items"][t] > flat_items:
+                            continue
+                        lo, n = nodes["first_child"][t], nodes["n_children"][t]
+                        assert n == nodes["n_items"][t]  # its items, as leaves
+                        assert all(nodes["rank"][c] == c - lo for c in range(lo, lo + n))
+                        scores = [nodes["score"][c] for c in range(lo, lo + n)]
+                        assert scores == sorted(scores, reverse=True) and nodes["score"][t] == scores[0]
+                        shallow_roots += 1
+            (chart, kbest_scores, texts), (full_chart, full_scores, full_texts) = results[True], results[False]
+            assert kbest_scores == full_scores and texts == full_texts, (seed, limit, flat_items)
+            for key in chart:
+                assert np.array_equal(np.asarray(chart[key]), np.asarray(full_chart[key])), (seed, limit, key)
+    assert shallow_roots > 20
+    assert nodes_made[True] < nodes_made[False]
