@@ -666,6 +666,35 @@ def test_small_flat_tails_keep_the_unlimited_search_exact(models, stores, refere
     assert decoder.best(result, words).score == pytest.approx(expected.best.score, abs=1e-4)
     assert_kbest_equals_reference(decoder.kbest(result, words, 8, unique=False), expected.kbest)
     assert result.stats["edges_proposed"] == default.search(words).stats["edges_proposed"]
+    # The reference with flat tails: the same exhaustive hypergraph, so the same k-best and hypotheses.
+    flat = IncrementalReferenceDecoder(grammar, reference_lm, weights, space_for(seed),
+                                       flat_items=flat_items).decode(words, k=8)
+    assert [d.score for d in flat.kbest] == pytest.approx([d.score for d in expected.kbest], abs=1e-9)
+    assert flat.edges_proposed == expected.edges_proposed
+
+
+def test_reference_flat_tails_under_pop_limits(reference_lm):
+    """The reference's flat_items: with no pop limit the same hypergraph with fewer queue pops (a small tail's
+    items enumerated, not walked down to); under pop limits another search order, never beyond exhaustive
+    search, the best derivation scored exactly, each queue's complete pops within its limit."""
+    weights = Weights(FEATURES, WEIGHTS)
+    pops = {0: 0, 4: 0, 1000: 0}
+    for seed in range(8):
+        grammar = binarize(random_rules(seed, n_rules=20, max_arity=4), "left")
+        words = random_sentence(seed, 6)
+        optimum = ReferenceDecoder(grammar, reference_lm, weights).decode(words).best.score
+        for limit in (0, 1, 2, 4):
+            for flat_items in pops:
+                decoder = IncrementalReferenceDecoder(grammar, reference_lm, weights, pop_limit=limit,
+                                                      flat_items=flat_items)
+                best = decoder.decode(words).best
+                assert best is not None and best.score <= optimum + 1e-9
+                assert math.isclose(weights.dot(best.features), best.score, abs_tol=1e-9)
+                assert all(0 < n <= limit for _, _, n in decoder.queue_pops if limit > 0)
+                if limit == 0:
+                    assert math.isclose(best.score, optimum, abs_tol=1e-9)
+                    pops[flat_items] += decoder.partial_pops
+    assert pops[1000] <= pops[4] < pops[0]
 
 
 def test_small_flat_tails_change_the_pruned_search_consistently(models, stores):

@@ -27,6 +27,11 @@ items of decoder.search.reference (Chiang's contexts, no LM estimates):
   the tail with the fewest revealed words (the most general context) is split
   into its best child, which reveals one more boundary word, and the node's
   remaining children, with the next child's score; both go back on the queue.
+- flat_items (as the compiled search's engine flag; 0: off): a tail whose node
+  has at most that many items is split after the other tail and then flat: its
+  items one by one, best first, instead of down the trie. An edge over one of
+  them keeps the node's estimate (the words the node reveals) until it is
+  complete (then exact) or its other tail is split (then the item's words).
 
 With no pop limit every hypothesis is completed and the hypergraph equals the
 exhaustive one (tests/test_search_incremental.py holds it to brute force).
@@ -68,13 +73,20 @@ def boundary_tokens(contexts: tuple) -> tuple:
 class TrieNode:
     """Items of a vertex sharing the revealed boundary words `revealed`; children best first."""
 
-    __slots__ = ("revealed", "children", "item", "score")
+    __slots__ = ("revealed", "children", "item", "score", "n_items")
 
     def __init__(self, revealed: tuple, item: Optional[Node] = None):
         self.revealed = revealed
         self.children: list = []
         self.item = item
         self.score = item.best if item is not None else float("-inf")
+        self.n_items = 1 if item is not None else 0
+
+    def leaves(self) -> list:
+        """The node's items (leaves), best first."""
+        if self.item is not None:
+            return [self]
+        return sorted((leaf for child in self.children for leaf in child.leaves()), key=lambda leaf: -leaf.score)
 
 
 def build_trie(items: list) -> TrieNode:
@@ -94,10 +106,12 @@ def build_trie(items: list) -> TrieNode:
     def finish(node: TrieNode) -> float:
         if node.item is None:
             node.score = max(finish(c) for c in node.children)
+            node.n_items = sum(c.n_items for c in node.children)
             node.children.sort(key=lambda c: -c.score)
             if len(node.children) == 1:  # path compression: one refinement reveals what they all share
                 (child,) = node.children
                 node.revealed, node.children, node.item = child.revealed, child.children, child.item
+                node.n_items = child.n_items
         return node.score
 
     finish(root)
@@ -127,20 +141,34 @@ def partial_contexts(node: TrieNode, n_blocks: int) -> list:
 
 
 class Tail:
-    """A partial edge's view of one tail vertex: children[first:] of a trie node (first 0: the node)."""
+    """A partial edge's view of one tail vertex: children[first:] of a trie node (first 0: the node), or of a
+    flat one, its leaves[first:] (its items, best first). shown: the node whose revealed words the edge's LM
+    estimate sees (an item of a flat tail: the flat node, until the edge is rescored)."""
 
-    __slots__ = ("node", "first")
+    __slots__ = ("node", "first", "leaves", "shown")
 
-    def __init__(self, node: TrieNode, first: int = 0):
-        self.node, self.first = node, first
+    def __init__(self, node: TrieNode, first: int = 0, leaves: Optional[list] = None,
+                 shown: Optional[TrieNode] = None):
+        self.node, self.first, self.leaves = node, first, leaves
+        self.shown = shown if shown is not None else node
 
     @property
     def complete(self) -> bool:
         return self.node.item is not None
 
     @property
+    def flat(self) -> bool:
+        return self.leaves is not None
+
+    @property
     def score(self) -> float:
+        if self.leaves is not None:
+            return self.leaves[self.first].score
         return self.node.score if self.first == 0 else self.node.children[self.first].score
+
+    def seen(self) -> "Tail":
+        """The tail as a rescored edge sees it: its own node's words."""
+        return Tail(self.node, self.first, self.leaves)
 
 
 class IncrementalReferenceDecoder(ReferenceDecoder):
@@ -151,15 +179,17 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
     pop_limit counts every complete hypothesis; or "real", the entries of rules with a virtual lhs (the
     binarization's partial rules) in a queue of their own first, with virtual_pop_limit complete
     hypotheses (0: no limit), then the others (real lhs, glue, GOAL) in one with pop_limit.
+    flat_items: a tail whose node has at most this many items is split last, item by item (0: off; the
+    compiled search's engine flag of that name, whose default is 16).
     pop_threshold (decoder.settings.SearchSettings.pop_threshold): a queue run also stops at a complete pop
     scoring more than this below the best complete pop of the run so far, before adding it (never at the
     first; 0: off).
     queue_pops: per queue run of the last decode, (pop_count kind: "all", "virtual" or "real", the
     limit, complete hypotheses made), in order; queue_pop_scores: per queue run, the scores of its
-    complete pops, in order."""
+    complete pops, in order; partial_pops: the queue pops of the last decode (partial and complete)."""
 
     def __init__(self, grammar, lm, weights, space=None, pop_limit: int = 0, pop_count: str = "all",
-                 virtual_pop_limit: int = 0, pop_threshold: float = 0.0):
+                 virtual_pop_limit: int = 0, pop_threshold: float = 0.0, flat_items: int = 0):
         super().__init__(grammar, lm, weights, space)
         if pop_count not in ("all", "real"):
             raise ValueError(f"pop_count must be 'all' or 'real', not {pop_count!r}")
@@ -167,8 +197,10 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
         self.pop_count = pop_count
         self.virtual_pop_limit = virtual_pop_limit
         self.pop_threshold = pop_threshold
+        self.flat_items = flat_items
         self.queue_pops: list = []
         self.queue_pop_scores: list = []
+        self.partial_pops = 0
         self._rule_scores: dict = {}
 
     # ---- partial edges
@@ -189,7 +221,7 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
                 if words_only and not tail.complete:
                     blocks.extend([(STAR,)] * n_blocks)
                 else:
-                    blocks.extend(partial_contexts(tail.node, n_blocks))
+                    blocks.extend(partial_contexts(tail.shown, n_blocks))
         if kind == "glue-start":  # <s> X
             return complete_ngrams((BOS,) + blocks[0], self.lm, scored=1)
         if kind == "glue-concat":
@@ -245,6 +277,7 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
         scores = []
         while queue and (limit <= 0 or len(scores) < limit):
             key, _, fixed, kind, tails, estimated = heapq.heappop(queue)
+            self.partial_pops += 1
             open_tails = [p for p, t in enumerate(tails) if t is not None and not t.complete]
             if not open_tails:  # (its key is its exact score)
                 if self.pop_threshold > 0 and scores and -key < max(scores) - self.pop_threshold:
@@ -252,25 +285,41 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
                 add_complete(kind, tuple(t.node.item if t is not None else None for t in tails))
                 scores.append(-key)
                 continue
-            # Refine the most general context: the tail with the fewest revealed words.
-            p = min(open_tails, key=lambda q: len(tails[q].node.revealed))
+            # Refine the most general context: the tail with the fewest revealed words (a flat or small one last).
+            p = min(open_tails, key=lambda q: (self._splits_flat(tails[q]), len(tails[q].node.revealed)))
             tail = tails[p]
-            best = tails[:p] + (Tail(tail.node.children[tail.first]),) + tails[p + 1:]
+            if self._splits_flat(tail) and not tail.flat:
+                tail = Tail(tail.node, 0, tail.node.leaves())
+            if tail.flat:
+                # An item of a flat tail: the edge keeps the node's estimate until complete (then exact).
+                best = tails[:p] + (Tail(tail.leaves[tail.first], shown=tail.node),) + tails[p + 1:]
+                if all(t is None or t.complete for t in best):
+                    best = tuple(t.seen() if t is not None else None for t in best)
+                n_alternatives = len(tail.leaves)
+            else:  # (a refinement: the edge rescored over every tail's own words)
+                best = tuple(t.seen() if t is not None else None
+                             for t in tails[:p] + (Tail(tail.node.children[tail.first]),) + tails[p + 1:])
+                n_alternatives = len(tail.node.children)
             heapq.heappush(queue, (-self._partial(fixed, kind, best), next(counter), fixed, kind, best, False))
-            if tail.first + 1 < len(tail.node.children):
-                # The rest of the node's children reveal what the node does: the same estimate.
-                rest = tails[:p] + (Tail(tail.node, tail.first + 1),) + tails[p + 1:]
+            if tail.first + 1 < n_alternatives:
+                # The rest of the node's children (items) reveal what the node does: the same estimate.
+                rest = tails[:p] + (Tail(tail.node, tail.first + 1, tail.leaves, tail.shown),) + tails[p + 1:]
                 heapq.heappush(queue, (-self._partial(fixed, kind, rest, estimated), next(counter), fixed, kind, rest,
                                        estimated))
         self.queue_pops.append((kind_of_pops, limit, len(scores)))
         self.queue_pop_scores.append(scores)
         return len(scores)
 
+    def _splits_flat(self, tail: Tail) -> bool:
+        """Whether a tail is split item by item (flat, or its node has at most flat_items items)."""
+        return tail.flat or 0 < tail.node.n_items <= self.flat_items
+
     # ---- the chart
 
     def decode(self, words, k: int = 1) -> ReferenceResult:
         self.queue_pops = []
         self.queue_pop_scores = []
+        self.partial_pops = 0
         words = list(words)
         n = len(words)
         space = self.space
