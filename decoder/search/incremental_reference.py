@@ -31,7 +31,8 @@ items of decoder.search.reference (Chiang's contexts, no LM estimates):
   has at most that many items is split after the other tail and then flat: its
   items one by one, best first, instead of down the trie. An edge over one of
   them keeps the node's estimate (the words the node reveals) until it is
-  complete (then exact) or its other tail is split (then the item's words).
+  complete (then exact) or its other tail is split (then the item's words);
+  an edge split from a words-only estimate is rescored at once, as any.
 
 With no pop limit every hypothesis is completed and the hypergraph equals the
 exhaustive one (tests/test_search_incremental.py holds it to brute force).
@@ -293,7 +294,7 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
             if tail.flat:
                 # An item of a flat tail: the edge keeps the node's estimate until complete (then exact).
                 best = tails[:p] + (Tail(tail.leaves[tail.first], shown=tail.node),) + tails[p + 1:]
-                if all(t is None or t.complete for t in best):
+                if estimated or all(t is None or t.complete for t in best):  # (rescored: words-only, or exact)
                     best = tuple(t.seen() if t is not None else None for t in best)
                 n_alternatives = len(tail.leaves)
             else:  # (a refinement: the edge rescored over every tail's own words)
