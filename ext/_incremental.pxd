@@ -175,6 +175,8 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
                           int parent_depth) noexcept nogil
     cdef int _append_tokens(self, int32_t item, size_t base) noexcept nogil
+    cdef int _shared_depth(self, int32_t lo, int32_t hi, int depth) noexcept nogil
+    cdef void _push_leaf(self, int32_t item, int32_t rank, int depth, uint32_t reveals) noexcept nogil
     cdef uint64_t _token_key(self, size_t position) noexcept nogil
     cdef unsigned char _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil
     cdef void _set_node_states(self, int32_t slot) noexcept nogil

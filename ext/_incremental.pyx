@@ -80,7 +80,7 @@ cache, counters, export; only the search inside a cell differs):
   Such a small list's trie is shallow (shallow_tries, default on): its root
   (the full trie's, revealing what all its items share) over its items as
   leaves, best first, which are its flat leaves: no inner nodes, no sort (the
-  same search; 3.5% less CPU at pop limit 1000, Session 14).
+  same search; 3-5% less CPU, Session 14).
 - Unlike the paper, which queues every edge at once, a group's rules (sorted
   best first) enter one at a time: popping rule r's unrefined edge queues rule
   r + 1's, as cube pruning's rule dimension does (a group can hold thousands
@@ -549,25 +549,9 @@ cdef class IncrementalSearch(ChartSearch):
         """A small list's trie (at most flat_items items, so a tail over it is always flat: split by its items,
         never walked down): the root, revealing the tokens all its items share (as _build_node's), with the items
         as its leaves in list order (best first), which are also its flat leaves. No inner node, no sort."""
-        cdef int32_t best_lo = self.trie_token_lo[0], k, first_child, item
-        cdef int n_tokens = self.trie_token_lo[1] - best_lo, depth = 0, d, end
+        cdef int32_t k, first_child, item
+        cdef int depth = self._shared_depth(0, list_n, 0), d  # (ranks_scratch is the identity here: list order)
         cdef uint32_t reveals, below = 0
-        cdef uint64_t value
-        cdef uint32_t side
-        cdef int32_t position
-        cdef bint shared = True
-        cdef TrieNode leaf
-        while depth < n_tokens and shared:
-            value = self.trie_tokens[best_lo + depth]
-            side = self.trie_token_sides[best_lo + depth]
-            for k in range(1, list_n):
-                position = self.trie_token_lo[k] + depth
-                if position >= self.trie_token_lo[k + 1] or self.trie_tokens[position] != value or \
-                        self.trie_token_sides[position] != side:
-                    shared = False
-                    break
-            if shared:
-                depth += 1
         item = self.item_lists[list_lo]
         self.nodes[root].score = self.items[item].score
         self._set_item(root, item)
@@ -577,25 +561,11 @@ cdef class IncrementalSearch(ChartSearch):
         self._set_node_states(root)
         first_child = self.nodes.size()
         for k in range(list_n):
-            item = self.item_lists[list_lo + k]
             reveals = 0
-            end = self.trie_token_lo[k + 1]
-            for d in range(self.trie_token_lo[k] + depth, end):
+            for d in range(self.trie_token_lo[k] + depth, self.trie_token_lo[k + 1]):
                 reveals |= self.trie_token_bits[d]
-            leaf.score = self.items[item].score
-            leaf.first_child = -1
-            leaf.n_children = 0
-            leaf.rank = k
-            leaf.item = item
-            leaf.n_states = self.items[item].n_states
-            leaf.item_state_offset = self.items[item].state_offset
-            leaf.depth = <int16_t>(end - self.trie_token_lo[k] + 1)
-            leaf.reveals = reveals
-            leaf.below = 0
-            leaf.n_items = 1
-            leaf.flat_lo = -1
-            self.nodes.push_back(leaf)
-            self._set_node_states(first_child + k)
+            self._push_leaf(self.item_lists[list_lo + k], k, self.trie_token_lo[k + 1] - self.trie_token_lo[k] + 1,
+                            reveals)
             below |= reveals
         self.nodes[root].first_child = first_child
         self.nodes[root].n_children = list_n
@@ -617,11 +587,8 @@ cdef class IncrementalSearch(ChartSearch):
         cdef size_t b                                # child_bounds[2 * base:] (a stack shared with the
                                                      # recursion: no allocation per node)
         cdef CkySortEntry entry
-        cdef TrieNode leaf
-        cdef uint32_t reveals = 0, below = 0, side
-        cdef uint64_t value
+        cdef uint32_t reveals = 0, below = 0
         cdef int32_t position
-        cdef bint shared
         self.nodes[slot].score = self.items[best].score
         self._set_item(slot, best)
         self.nodes[slot].rank = -1
@@ -638,21 +605,7 @@ cdef class IncrementalSearch(ChartSearch):
             self.nodes[slot].below = 0
             self._set_node_states(slot)
             return
-        # Tokens the items all share (value and side): revealed at once.
-        while depth < n_tokens:
-            value = self.trie_tokens[best_lo + depth]
-            side = self.trie_token_sides[best_lo + depth]
-            shared = True
-            for k in range(lo + 1, hi):
-                rank = self.ranks_scratch[k]
-                position = self.trie_token_lo[rank] + depth
-                if position >= self.trie_token_lo[rank + 1] or self.trie_tokens[position] != value or \
-                        self.trie_token_sides[position] != side:
-                    shared = False
-                    break
-            if not shared:
-                break
-            depth += 1
+        depth = self._shared_depth(lo, hi, depth)  # (the tokens the items all share: revealed at once)
         for d in range(parent_depth, depth):
             reveals |= self.trie_token_bits[best_lo + d]
         self.nodes[slot].depth = <int16_t>depth
@@ -665,21 +618,7 @@ cdef class IncrementalSearch(ChartSearch):
             self.nodes[slot].first_child = first_child
             self.nodes[slot].n_children = hi - lo
             for k in range(lo, hi):
-                item = self.item_lists[list_lo + self.ranks_scratch[k]]
-                leaf.score = self.items[item].score
-                leaf.first_child = -1
-                leaf.n_children = 0
-                leaf.rank = self.ranks_scratch[k]
-                leaf.item = item
-                leaf.n_states = self.items[item].n_states
-                leaf.item_state_offset = self.items[item].state_offset
-                leaf.depth = <int16_t>(depth + 1)
-                leaf.reveals = 0
-                leaf.below = 0
-                leaf.n_items = 1
-                leaf.flat_lo = -1
-                self.nodes.push_back(leaf)
-                self._set_node_states(self.nodes.size() - 1)
+                self._push_leaf(self.item_lists[list_lo + self.ranks_scratch[k]], self.ranks_scratch[k], depth + 1, 0)
             return
         # The tokens at depth (they differ), hashed (0: the item has no more): one child per token.
         for k in range(lo, hi):
@@ -710,6 +649,44 @@ cdef class IncrementalSearch(ChartSearch):
         self.nodes[slot].below = below
         self.child_order.resize(base)
         self.child_bounds.resize(2 * base)
+
+    cdef int _shared_depth(self, int32_t lo, int32_t hi, int depth) noexcept nogil:
+        """How many tokens (value and side) the items of ranks_scratch[lo:hi] all share, given that they share the
+        first depth: as many as the best one's, at most."""
+        cdef int32_t best_lo = self.trie_token_lo[self.ranks_scratch[lo]], k, rank, position
+        cdef int n_tokens = self.trie_token_lo[self.ranks_scratch[lo] + 1] - best_lo
+        cdef uint64_t value
+        cdef uint32_t side
+        while depth < n_tokens:
+            value = self.trie_tokens[best_lo + depth]
+            side = self.trie_token_sides[best_lo + depth]
+            for k in range(lo + 1, hi):
+                rank = self.ranks_scratch[k]
+                position = self.trie_token_lo[rank] + depth
+                if position >= self.trie_token_lo[rank + 1] or self.trie_tokens[position] != value or \
+                        self.trie_token_sides[position] != side:
+                    return depth
+            depth += 1
+        return depth
+
+    cdef void _push_leaf(self, int32_t item, int32_t rank, int depth, uint32_t reveals) noexcept nogil:
+        """Append a leaf for an item (rank: its position in its list; depth: its tokens + 1; reveals: the side bits
+        of its tokens beyond its parent's) with its states' key."""
+        cdef TrieNode leaf
+        leaf.score = self.items[item].score
+        leaf.first_child = -1
+        leaf.n_children = 0
+        leaf.rank = rank
+        leaf.item = item
+        leaf.n_states = self.items[item].n_states
+        leaf.item_state_offset = self.items[item].state_offset
+        leaf.depth = <int16_t>depth
+        leaf.reveals = reveals
+        leaf.below = 0
+        leaf.n_items = 1
+        leaf.flat_lo = -1
+        self.nodes.push_back(leaf)
+        self._set_node_states(self.nodes.size() - 1)
 
     cdef void _set_node_states(self, int32_t slot) noexcept nogil:
         """A node's partial states (made once: every partial edge over the node reads them) and their key."""
