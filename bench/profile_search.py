@@ -17,7 +17,8 @@ import argparse
 import time
 
 COUNTERS = ("items", "edges", "edges_proposed", "lm_queries_novel", "partial_edges_popped", "partial_edges_pushed",
-            "complete_edges_scored", "partial_lm_novel", "flat_tails", "initial_edges", "initial_edges_at_corner", "trie_nodes")
+            "complete_edges_scored", "partial_lm_novel", "flat_tails", "initial_edges", "initial_edges_at_corner",
+            "trie_nodes")
 
 
 def main(argv=None):
