@@ -334,6 +334,8 @@ cdef class ChartSearch:
     cdef bint _same_states(self, const Item *item, int32_t symbol, const ChartState *states, int n_states) noexcept nogil
     cdef int32_t _add_edge(self, int32_t head, int32_t rule, int32_t tail0, int32_t tail1, double score, float lm) noexcept nogil
     cdef void _add_hypothesis(self, int c, int round, Hypothesis *hyp) noexcept nogil
+    cdef void _add_hypothesis_over(self, int c, int round, Hypothesis *hyp, int32_t tail0, int32_t tail1,
+                                   double tails) noexcept nogil
     cdef size_t _hypothesis_boundaries(self, int c, const Hypothesis *hyp, int32_t tail0, int32_t tail1) noexcept nogil
     cdef void _concatenate_boundaries(self, const int32_t *target, Py_ssize_t length, const BoundaryWords *children, BoundaryWords *out) noexcept nogil
     cdef void _add_oov_items(self, int i, int c) noexcept nogil

@@ -445,14 +445,24 @@ cdef class ChartSearch:
 
     cdef void _add_hypothesis(self, int c, int round, Hypothesis *hyp) noexcept nogil:
         """Recombine a popped hypothesis into its item (new or existing) as one more edge."""
-        cdef const ChartState *hyp_states = &self.pending_states[hyp.state_offset]
-        cdef uint64_t h = self._item_hash(hyp.lhs, &self.pending_hashes[hyp.state_offset],
-                                          0 if self.recombine_on_symbol else hyp.n_states)
-        cdef int32_t found = -1, candidate, item_id, e, s
         cdef Group *group = &self.groups[hyp.group]
         cdef int32_t tail0 = self.item_lists[group.left_lo + hyp.left_rank]
         cdef int32_t tail1 = self.item_lists[group.right_lo + hyp.right_rank]
         cdef double tails = 0.0
+        if tail0 >= 0:
+            tails += self.items[tail0].score
+        if tail1 >= 0:
+            tails += self.items[tail1].score
+        self._add_hypothesis_over(c, round, hyp, tail0, tail1, tails)
+
+    cdef void _add_hypothesis_over(self, int c, int round, Hypothesis *hyp, int32_t tail0, int32_t tail1,
+                                   double tails) noexcept nogil:
+        """_add_hypothesis of a hypothesis whose tail items (its group's items of its ranks, -1: none) and
+        their summed inside scores (0.0, then the left's, then the right's) the caller has at hand."""
+        cdef const ChartState *hyp_states = &self.pending_states[hyp.state_offset]
+        cdef uint64_t h = self._item_hash(hyp.lhs, &self.pending_hashes[hyp.state_offset],
+                                          0 if self.recombine_on_symbol else hyp.n_states)
+        cdef int32_t found = -1, candidate, item_id, e, s
         cdef Item *item
         cdef int32_t *chain = self.recombine_map.find(h)
         cdef size_t bounds = 0
@@ -461,10 +471,6 @@ cdef class ChartSearch:
             return
         if self.count_minimized_recombinations:
             bounds = self._hypothesis_boundaries(c, hyp, tail0, tail1)
-        if tail0 >= 0:
-            tails += self.items[tail0].score
-        if tail1 >= 0:
-            tails += self.items[tail1].score
         if chain != NULL:
             candidate = chain[0]
             while candidate >= 0:

@@ -158,6 +158,8 @@ cdef class IncrementalSearch(ChartSearch):
     # trie's root, the same partial states) over its items as leaves, best first, with no inner nodes, as a
     # tail over it is always flat; off: the full trie (tests: the same search either way)
     cdef public bint shallow_tries
+    cdef public bint check_corner_keys        # (tests) each corner key against _evaluated_corner's ...
+    cdef public unsigned long long corner_key_mismatches  # ... and the keys that differ
     cdef double _corner_key(self, int32_t g, int32_t rule_rank) noexcept nogil
     cdef bint _keyed_at_corner(self, const Group *group, bint next_rule, const SortedRule *sorted_rule) noexcept nogil
     cdef bint _leaf_tails(self, const Group *group) noexcept nogil
@@ -193,4 +195,10 @@ cdef class IncrementalSearch(ChartSearch):
     cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, unsigned long long calls,
                                ChartState *out) noexcept nogil
     cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil
+    cdef const int32_t *_rule_target(self, const SortedRule *sorted_rule, int32_t *inline_target) noexcept nogil
+    cdef void _add_complete_hypothesis(self, int c, int round, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil
+    cdef bint _take_pop(self, int c, int round, const PartialEdge *edge, Hypothesis *hyp, int *pops, double *best_pop,
+                        double pop_threshold, double *lowest_pop) noexcept nogil
+    cdef bint _request_ahead(self, int32_t *ahead_index) noexcept nogil
+    cdef double _evaluated_corner(self, int32_t g, int32_t rule_rank) noexcept nogil
     cdef void _queue_search(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil

@@ -263,6 +263,8 @@ cdef class IncrementalSearch(ChartSearch):
         self.initial_key = 4
         self.flat_items = 16
         self.shallow_tries = True
+        self.check_corner_keys = False
+        self.corner_key_mismatches = 0
         cdef int k
         for k in range(4 * SIDE_KEY_BLOCKS):
             self.side_keys[k] = cky_mix(<uint64_t>0x7A11, <uint64_t>k)
@@ -805,6 +807,7 @@ cdef class IncrementalSearch(ChartSearch):
         cdef Py_ssize_t length
         cdef unsigned long long calls
         cdef float lm
+        cdef int32_t inline_target[2]
         edge.complete = -1
         score += edge.fixed
         if not edge.scores_lm or edge.estimated:  # (the estimate stays in edge.lm)
@@ -815,7 +818,7 @@ cdef class IncrementalSearch(ChartSearch):
         if group.kind == GROUP_RULES:
             sorted_rule = self._sorted_rule(group, edge.rule_rank)
             length = sorted_rule.target_length
-            target = &self.rule_target_lm[sorted_rule.target_lo] if length > 0 else NULL
+            target = self._rule_target(sorted_rule, inline_target)
             key = sorted_rule.target_hash
             calls = length - 1 if length > 0 and sorted_rule.target_first < 0 else length
         elif group.kind == GROUP_GLUE_START:
@@ -894,6 +897,65 @@ cdef class IncrementalSearch(ChartSearch):
         """The SortedRule record of a GROUP_RULES group's rule of rank rule_rank."""
         return &self.sorted_rules[(self.single_offset if group.single else 0) + group.rules_lo + rule_rank]
 
+    cdef inline const int32_t *_rule_target(self, const SortedRule *sorted_rule, int32_t *inline_target) noexcept nogil:
+        """A rule's LM target symbols: one or two (nine in ten of the exact scorings) are its record's first and
+        last, copied to inline_target, which saves reading rule_target_lm (most often a cache miss: 3% of
+        the CPU at pop limit 1000); longer targets are read there."""
+        if sorted_rule.target_length <= 2:
+            inline_target[0] = sorted_rule.target_first
+            inline_target[1] = sorted_rule.target_last
+            return inline_target
+        return &self.rule_target_lm[sorted_rule.target_lo]
+
+    cdef void _add_complete_hypothesis(self, int c, int round, const PartialEdge *edge,
+                                       Hypothesis *hyp) noexcept nogil:
+        """_add_hypothesis of a complete edge's hypothesis (_complete_hypothesis): its tail items and their
+        inside scores are its tails' leaves' (the same numbers), not read again from the item records."""
+        cdef int32_t tail_items[2]
+        cdef double tails = 0.0
+        cdef int32_t node
+        cdef int t
+        cdef const Group *group
+        for t in range(2):
+            node = edge.node[t]
+            if node >= 0:
+                tail_items[t] = self.nodes[node].item
+                tails += self.nodes[node].score
+            else:  # no tail: what the group's list holds there, as _add_hypothesis reads it
+                group = &self.groups[edge.group]
+                tail_items[t] = self.item_lists[group.left_lo if t == 0 else group.right_lo]
+                if tail_items[t] >= 0:
+                    tails += self.items[tail_items[t]].score
+        self._add_hypothesis_over(c, round, hyp, tail_items[0], tail_items[1], tails)
+
+    cdef inline bint _take_pop(self, int c, int round, const PartialEdge *edge, Hypothesis *hyp, int *pops,
+                               double *best_pop, double pop_threshold, double *lowest_pop) noexcept nogil:
+        """A complete pop's hypothesis into the chart, counted; or true if pop_threshold stops the search
+        before it (cky_round_stops, as cube pruning's)."""
+        if cky_round_stops(hyp.score, pops[0], best_pop, pop_threshold):
+            return True
+        if edge.complete >= 0:
+            self._add_complete_hypothesis(c, round, edge, hyp)
+        else:
+            self._add_hypothesis(c, round, hyp)
+        pops[0] += 1
+        if hyp.score < lowest_pop[0]:
+            lowest_pop[0] = hyp.score
+        return False
+
+    cdef inline bint _request_ahead(self, int32_t *ahead_index) noexcept nogil:
+        """What the queue's best entry (most often the next pop) reads first, requested now: its edge's line
+        (or its group's and cursor's); false if the queue is empty."""
+        if self.queue.size() == 0:
+            return False
+        ahead_index[0] = self.queue[0].index
+        if ahead_index[0] >= 0:
+            cky_prefetch(self.partial_edges.data() + ahead_index[0])
+        else:
+            cky_prefetch(self.groups.data() + ~ahead_index[0])
+            cky_prefetch(self.group_cursor.data() + ~ahead_index[0])
+        return True
+
     cdef void _set_rule(self, PartialEdge *edge) noexcept nogil:
         """Per tail, the sides whose words the edge's LM score sees (edge.relevant): read only for edges that
         are scored or split, not for every initial edge (most are never popped)."""
@@ -961,14 +1023,49 @@ cdef class IncrementalSearch(ChartSearch):
         self.partial_pushes += 1
 
     cdef double _corner_key(self, int32_t g, int32_t rule_rank) noexcept nogil:
-        """The exact score of group g's rule rule_rank over its tails' best items (cube pruning's corner,
-        ChartSearch._evaluate through the chart's LM cache): an initial edge's queue key under initial_key."""
+        """The exact score of group g's rule rule_rank over its tails' best items (cube pruning's corner): an
+        initial edge's queue key under initial_key. With check_corner_keys (tests), each key is compared with
+        _evaluated_corner's (corner_key_mismatches)."""
+        cdef const Group *group = &self.groups[g]
+        cdef const SortedRule *sorted_rule
+        cdef int32_t tail, inline_target[2]
+        cdef int t, s
+        cdef double tails = 0.0
+        cdef float lm = 0.0
+        cdef double key
+        cdef ChartState out
+        if group.kind == GROUP_RULES:
+            sorted_rule = self._sorted_rule(group, rule_rank)
+            if not isnan(sorted_rule.estimate):
+                # _evaluate's number, from the rule's record and straight from KenLM: the chart's LM cache
+                # would only grow by it (these keys are not scored again)
+                self.child_pointers.clear()
+                for t in range(2):
+                    tail = self.item_lists[group.left_lo if t == 0 else group.right_lo]
+                    if tail >= 0:
+                        tails += self.items[tail].score
+                        for s in range(self.items[tail].n_states):
+                            self.child_pointers.push_back(&self.states[self.items[tail].state_offset + s])
+                if sorted_rule.target_length > 0:
+                    lm = self._score_complete(self._rule_target(sorted_rule, inline_target), sorted_rule.target_length,
+                                              sorted_rule.target_length - (1 if sorted_rule.target_first < 0 else 0),
+                                              &out)
+                key = tails + sorted_rule.score + self.weight_lm * lm
+                self.corner_keys += 1
+                if self.check_corner_keys and self._evaluated_corner(g, rule_rank) != key:
+                    self.corner_key_mismatches += 1
+                return key
+        # a glue group or a carrying rule (no LM score): as cube pruning scores its corner
+        self.corner_keys += 1
+        return self._evaluated_corner(g, rule_rank)
+
+    cdef double _evaluated_corner(self, int32_t g, int32_t rule_rank) noexcept nogil:
+        """Group g's rule rule_rank over its tails' best items, scored as cube pruning scores it (_evaluate)."""
         cdef Hypothesis hyp
         self.pending_states.clear()
         self.pending_hashes.clear()
         self._evaluate(g, rule_rank, 0, 0, &hyp)
         self.edges_proposed -= 1  # (a key, not a proposed edge)
-        self.corner_keys += 1
         self.pending_states.clear()
         self.pending_hashes.clear()
         return hyp.score
@@ -1036,7 +1133,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _queue_search(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil:
         """One queue of partial edges over groups[g_lo:g_hi], until `limit` complete hypotheses (0: no
         limit) or an empty queue."""
-        cdef int32_t g, split, node, child, other, n_alternatives
+        cdef int32_t g, split, node, child, other, n_alternatives, next_leaf
         cdef int t, depth, split_depth = 0, pops = 0
         cdef PartialEdge edge, refined, next_edge
         cdef bint have_next = False
@@ -1166,16 +1263,9 @@ cdef class IncrementalSearch(ChartSearch):
                     edge = self.partial_edges[top.index]
                     self.free_edges.push_back(top.index)
             self.partial_pops += 1
-            # What the queue's best entry (most often the next pop) reads first, requested now: its edge's line
-            # (or its group's), here; the tails' trie nodes (or the group's tries and rule) once that line is in.
-            have_ahead = self.queue.size() > 0
-            if have_ahead:
-                ahead_index = self.queue[0].index
-                if ahead_index >= 0:
-                    cky_prefetch(self.partial_edges.data() + ahead_index)
-                else:
-                    cky_prefetch(self.groups.data() + ~ahead_index)
-                    cky_prefetch(self.group_cursor.data() + ~ahead_index)
+            # What the queue's best entry reads first, requested now (_request_ahead); the tails' trie nodes
+            # (or the group's tries and rule) once that line is in.
+            have_ahead = self._request_ahead(&ahead_index)
             for t in range(2):  # (an edge is scored over its tails' partial states or split only once popped)
                 node = edge.node[t]
                 if node >= 0 and self.nodes[node].n_children < 0:
@@ -1232,12 +1322,8 @@ cdef class IncrementalSearch(ChartSearch):
                     self._evaluate(edge.group,  edge.rule_rank,
                                    self.nodes[edge.node[0]].rank if edge.node[0] >= 0 else 0,
                                    self.nodes[edge.node[1]].rank if edge.node[1] >= 0 else 0, &hyp)
-                if cky_round_stops(hyp.score, pops, &best_pop, pop_threshold):
-                    break  # (pop_threshold: before this pop is added, as cube pruning's)
-                self._add_hypothesis(c, round, &hyp)
-                pops += 1
-                if hyp.score < lowest_pop:
-                    lowest_pop = hyp.score
+                if self._take_pop(c, round, &edge, &hyp, &pops, &best_pop, pop_threshold, &lowest_pop):
+                    break
                 continue
             node = edge.node[split]
             if not edge.flat[split] and edge.first[split] == 0 and \
@@ -1252,6 +1338,12 @@ cdef class IncrementalSearch(ChartSearch):
             if edge.flat[split]:
                 child = self.flat_leaves[self.nodes[node].flat_lo + edge.first[split]]
                 n_alternatives = self.nodes[node].n_items
+                if edge.first[split] + 1 < n_alternatives:
+                    # The next item's leaf and state, which the rest's pop reads (often soon): misses otherwise.
+                    next_leaf = self.flat_leaves[self.nodes[node].flat_lo + edge.first[split] + 1]
+                    cky_prefetch(self.nodes.data() + next_leaf)
+                    cky_prefetch(self.states.data() + self.nodes[next_leaf].item_state_offset)
+                    cky_prefetch(<const char *>(self.states.data() + self.nodes[next_leaf].item_state_offset) + 64)
             else:
                 child = self.nodes[node].first_child + edge.first[split]
                 n_alternatives = self.nodes[node].n_children
@@ -1279,7 +1371,16 @@ cdef class IncrementalSearch(ChartSearch):
                 self.partial_pushes += 1
             self.partial_pushes += 1
             if self.queue.size() == 0 or next_edge.score >= self.queue[0].score:
-                have_next = True  # the best edge: popped next, not through the queue
+                if next_edge.complete < 0:
+                    have_next = True  # the best edge: popped next, not through the queue
+                else:  # complete: its pop, here (what the next turn of the loop would do with it)
+                    self.partial_pops += 1
+                    self.pending_states.clear()
+                    self.pending_hashes.clear()
+                    self._complete_hypothesis(&next_edge, &hyp)
+                    if self._take_pop(c, round, &next_edge, &hyp, &pops, &best_pop, pop_threshold, &lowest_pop):
+                        break
+                    have_ahead = self._request_ahead(&ahead_index)
             else:
                 cky_queue_push(self.queue, next_edge.score, self._store_edge(&next_edge))
         if self.trace:

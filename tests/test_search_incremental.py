@@ -600,6 +600,26 @@ def test_exact_initial_keys_never_pop_below_cube_prunings_best_corner(models, st
     assert worse[0] > 0  # (the words-only keys do miss a better corner in some of these grammars)
 
 
+def test_corner_keys_are_cube_prunings_corner_scores_bit_for_bit(models, stores):
+    """initial_key's corner keys are scored from the rules' SortedRule records straight from KenLM
+    (_corner_key), not through cube pruning's _evaluate and the chart's LM cache: the same number, bit for bit,
+    for every key (check_corner_keys compares each one with _evaluate's), at every pop limit."""
+    _, lm = models
+    weights = Weights(FEATURES, WEIGHTS)
+    keys = 0
+    for seed in range(8):
+        _, store = stores(seed, "left", n_rules=20, max_arity=4)
+        words = random_sentence(seed, 6)
+        for limit in (1, 4, 0):
+            decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
+            decoder.engine.initial_key = 2  # (every initial edge at its corner)
+            decoder.engine.check_corner_keys = True
+            decoder.search(words)
+            keys += decoder.engine.corner_keys
+            assert decoder.engine.corner_key_mismatches == 0
+    assert keys > 100
+
+
 @pytest.mark.parametrize("initial_key", (1, 2, 3, 4))
 def test_initial_keys_keep_the_unlimited_search_exact_and_the_pruned_one_consistent(models, stores, initial_key):
     """Another queue key for the initial edges changes which hypotheses a pop limit keeps, never the
