@@ -40,7 +40,9 @@ cache, counters, export; only the search inside a cell differs):
   also when its tails are single items or absent: it is scored exactly when
   first popped, and re-queued if no longer the best. An edge whose tails are
   all items is scored exactly, straight from KenLM, and keeps its state for
-  its pop. A group's initial edge is a bare queue entry (its score and ~group)
+  its pop (a target of one or two symbols, nine in ten of these scorings, is
+  read from the rule's SortedRule record, not from rule_target_lm: a cache
+  miss saved; its tail items and their scores are its leaves', not re-read). A group's initial edge is a bare queue entry (its score and ~group)
   until popped: only then are its tries looked up and the edge made. What the
   initial edges and their pops read of a rule is one SortedRule record per
   position of the sorted rule arrays (score, estimate, id, lhs, the LM
@@ -52,7 +54,8 @@ cache, counters, export; only the search inside a cell differs):
   pop; otherwise the tail with the fewest revealed words (the most general
   context) is split into its best child, more specific, and its remaining
   children, both re-queued (the best child, when still the queue's best, is
-  popped next without going through the queue). With pop_count = "real" the
+  popped next without going through the queue; a complete one becomes a
+  hypothesis at once). With pop_count = "real" the
   pop limit counts only complete hypotheses of real items, as cube pruning's:
   the virtual (binarization) groups get a queue of their own first, with
   virtual_pop_limit pops, then the real ones with pop_limit
@@ -94,7 +97,8 @@ cache, counters, export; only the search inside a cell differs):
   words meet its tails' words: on this repetitive Bible text a rare word is
   often well predicted by the tail before it); initial_key 2 keys every
   initial edge at its exact score over the tails' best items (cube pruning's
-  corner): it recovers them, at about twice the CPU per pop (Session 7).
+  corner, scored from the rule's record straight from KenLM: _evaluate's
+  number bit for bit, without its LM cache): it recovers them, at about twice the CPU per pop (Session 7).
   The default, initial_key 4, keys at the corner only the rules with a word
   right after a tail whose words-only estimate is below -junction_threshold
   (junction_gaps, decoder.search.incremental; default 2.0 log10): cube's score
