@@ -42,7 +42,8 @@ cache, counters, export; only the search inside a cell differs):
   all items is scored exactly, straight from KenLM, and keeps its state for
   its pop (a target of one or two symbols, nine in ten of these scorings, is
   read from the rule's SortedRule record, not from rule_target_lm: a cache
-  miss saved; its tail items and their scores are its leaves', not re-read). A group's initial edge is a bare queue entry (its score and ~group)
+  miss saved; its tail items and their scores are its leaves', not re-read).
+  A group's initial edge is a bare queue entry (its score and ~group)
   until popped: only then are its tries looked up and the edge made. What the
   initial edges and their pops read of a rule is one SortedRule record per
   position of the sorted rule arrays (score, estimate, id, lhs, the LM
@@ -98,7 +99,8 @@ cache, counters, export; only the search inside a cell differs):
   often well predicted by the tail before it); initial_key 2 keys every
   initial edge at its exact score over the tails' best items (cube pruning's
   corner, scored from the rule's record straight from KenLM: _evaluate's
-  number bit for bit, without its LM cache): it recovers them, at about twice the CPU per pop (Session 7).
+  number bit for bit, without its LM cache): it recovers them, at about
+  twice the CPU per pop (Session 7).
   The default, initial_key 4, keys at the corner only the rules with a word
   right after a tail whose words-only estimate is below -junction_threshold
   (junction_gaps, decoder.search.incremental; default 2.0 log10): cube's score
