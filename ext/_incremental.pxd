@@ -196,6 +196,7 @@ cdef class IncrementalSearch(ChartSearch):
                                ChartState *out) noexcept nogil
     cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil
     cdef const int32_t *_rule_target(self, const SortedRule *sorted_rule, int32_t *inline_target) noexcept nogil
+    cdef unsigned long long _rule_target_calls(self, const SortedRule *sorted_rule) noexcept nogil
     cdef void _add_complete_hypothesis(self, int c, int round, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil
     cdef bint _take_pop(self, int c, int round, const PartialEdge *edge, Hypothesis *hyp, int *pops, double *best_pop,
                         double pop_threshold, double *lowest_pop) noexcept nogil

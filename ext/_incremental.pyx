@@ -826,7 +826,7 @@ cdef class IncrementalSearch(ChartSearch):
             length = sorted_rule.target_length
             target = self._rule_target(sorted_rule, inline_target)
             key = sorted_rule.target_hash
-            calls = length - 1 if length > 0 and sorted_rule.target_first < 0 else length
+            calls = self._rule_target_calls(sorted_rule)
         elif group.kind == GROUP_GLUE_START:
             target = self.glue_start_target
             length = 2
@@ -912,6 +912,13 @@ cdef class IncrementalSearch(ChartSearch):
             inline_target[1] = sorted_rule.target_last
             return inline_target
         return &self.rule_target_lm[sorted_rule.target_lo]
+
+    cdef inline unsigned long long _rule_target_calls(self, const SortedRule *sorted_rule) noexcept nogil:
+        """The LM queries a rule's target counts for, as ChartSearch._score counts them: a first child is copied,
+        not scored (read from the record, not from the target's first symbol)."""
+        if sorted_rule.target_length > 0 and sorted_rule.target_first < 0:
+            return sorted_rule.target_length - 1
+        return sorted_rule.target_length
 
     cdef void _add_complete_hypothesis(self, int c, int round, const PartialEdge *edge,
                                        Hypothesis *hyp) noexcept nogil:
@@ -1052,10 +1059,8 @@ cdef class IncrementalSearch(ChartSearch):
                         tails += self.items[tail].score
                         for s in range(self.items[tail].n_states):
                             self.child_pointers.push_back(&self.states[self.items[tail].state_offset + s])
-                if sorted_rule.target_length > 0:
-                    lm = self._score_complete(self._rule_target(sorted_rule, inline_target), sorted_rule.target_length,
-                                              sorted_rule.target_length - (1 if sorted_rule.target_first < 0 else 0),
-                                              &out)
+                lm = self._score_complete(self._rule_target(sorted_rule, inline_target), sorted_rule.target_length,
+                                          self._rule_target_calls(sorted_rule), &out)
                 key = tails + sorted_rule.score + self.weight_lm * lm
                 self.corner_keys += 1
                 if self.check_corner_keys and self._evaluated_corner(g, rule_rank) != key:
@@ -1140,6 +1145,7 @@ cdef class IncrementalSearch(ChartSearch):
         """One queue of partial edges over groups[g_lo:g_hi], until `limit` complete hypotheses (0: no
         limit) or an empty queue."""
         cdef int32_t g, split, node, child, other, n_alternatives, next_leaf
+        cdef const ChartState *next_state
         cdef int t, depth, split_depth = 0, pops = 0
         cdef PartialEdge edge, refined, next_edge
         cdef bint have_next = False
@@ -1348,8 +1354,9 @@ cdef class IncrementalSearch(ChartSearch):
                     # The next item's leaf and state, which the rest's pop reads (often soon): misses otherwise.
                     next_leaf = self.flat_leaves[self.nodes[node].flat_lo + edge.first[split] + 1]
                     cky_prefetch(self.nodes.data() + next_leaf)
-                    cky_prefetch(self.states.data() + self.nodes[next_leaf].item_state_offset)
-                    cky_prefetch(<const char *>(self.states.data() + self.nodes[next_leaf].item_state_offset) + 64)
+                    next_state = self.states.data() + self.nodes[next_leaf].item_state_offset
+                    cky_prefetch(next_state)
+                    cky_prefetch(<const char *>next_state + 64)
             else:
                 child = self.nodes[node].first_child + edge.first[split]
                 n_alternatives = self.nodes[node].n_children
