@@ -14,6 +14,9 @@ cdef extern from "chart_containers.hh":
         int32_t symbol
         int32_t id
     void cky_sort_entries(CkySortEntry *first, size_t n) nogil
+    cdef cppclass CkyItemSorter:  # cky_sort_entries' order, for a cell's items (nearly in order already)
+        CkyItemSorter() nogil
+        void sort(CkySortEntry *first, size_t n) nogil
     cdef struct CkyHeapEntry:
         double score
         int32_t index
@@ -316,6 +319,7 @@ cdef class ChartSearch:
     cdef vector[CkySortEntry] sort_entries      # _prune_and_sort: the cell's items by score, then the survivors
     cdef vector[CkySortEntry] kept_entries      # _finish_cell, _build_goal: the survivors (_prune_and_sort's kept)
     cdef vector[CkySortEntry] unary_entries     # _add_unary_groups: the previous round's items
+    cdef CkyItemSorter item_sorter              # _prune_and_sort's and _add_unary_groups' sort of a cell's items
     cdef vector[uint64_t] sort_keys             # _prune_and_sort: (symbol, rank by score) of each survivor
 
     # ---- per-sentence counters

@@ -889,7 +889,7 @@ cdef class ChartSearch:
                 entry.id = t
         if entries.size() == 0:
             return False
-        cky_sort_entries(entries.data(), entries.size())
+        self.item_sorter.sort(entries.data(), entries.size())
         # each symbol's range of one-child rules (a cache miss each), requested at once
         for p in range(entries.size()):
             if p == 0 or entries[0][p].symbol != entries[0][p - 1].symbol:
@@ -1141,7 +1141,7 @@ cdef class ChartSearch:
             entry.score = self.items[t].score
             entry.id = t
             entries.push_back(entry)
-        cky_sort_entries(entries.data(), entries.size())  # by (symbol, score); with beams: best first
+        self.item_sorter.sort(entries.data(), entries.size())  # by (symbol, score); with beams: best first
         if not beams:  # every item survives (kept takes the sorted entries; entries, kept's old buffer)
             kept.swap(entries[0])
         else:
@@ -1393,6 +1393,24 @@ cdef inline uint64_t corner_key(int32_t g, int32_t rule_rank, int32_t left_rank,
 def cube_corner_key(int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank):
     """corner_key for tests."""
     return corner_key(g, rule_rank, left_rank, right_rank)
+
+
+def item_order(symbols, scores):
+    """The positions of (symbol, score) entries (ids: their positions) in CkyItemSorter's order, for tests:
+    by symbol ascending, then score descending, then id ascending."""
+    cdef const int32_t[::1] s = np.ascontiguousarray(symbols, dtype=np.int32)
+    cdef const double[::1] v = np.ascontiguousarray(scores, dtype=np.float64)
+    cdef vector[CkySortEntry] entries
+    cdef CkyItemSorter sorter
+    cdef CkySortEntry entry
+    cdef Py_ssize_t k
+    for k in range(s.shape[0]):
+        entry.symbol = s[k]
+        entry.score = v[k]
+        entry.id = <int32_t>k
+        entries.push_back(entry)
+    sorter.sort(entries.data(), entries.size())
+    return [entries[k].id for k in range(entries.size())]
 
 
 def target_hashes(targets, offsets):

@@ -21,6 +21,84 @@ static inline void cky_sort_entries(CkySortEntry *first, size_t n) {
     });
 }
 
+/* Orders a cell's items as cky_sort_entries does, in about a third of its time on a real chart: a cell's
+   items arrive in their search's pop order (ids ascending), so each symbol's scores mostly descend
+   already. A stable LSD radix sort by symbol (8-bit digits, the digits that vary only) groups them, keeping
+   that order inside each symbol; each symbol's run is then insertion-sorted, which costs a comparison per
+   entry plus a move per inversion (a run with more than CKY_SORT_MOVES_PER_ENTRY moves per entry is
+   finished by std::sort). The order is total (ties by id), so the result is cky_sort_entries'. On the
+   Bible system at pop limit 1000, a cell sorts ~550 items of ~290 symbols, with 0.13-0.17 moves per item.
+   Symbols must be >= 0. */
+enum { CKY_SORT_MOVES_PER_ENTRY = 4, CKY_SORT_SMALL = 32 };
+
+static inline bool cky_entry_before(const CkySortEntry &a, const CkySortEntry &b) {
+    if (a.score != b.score) return a.score > b.score;
+    return a.id < b.id;
+}
+
+struct CkyItemSorter {
+    std::vector<CkySortEntry> buffer;
+
+    void sort(CkySortEntry *first, size_t n) {
+        if (n < CKY_SORT_SMALL) {
+            cky_sort_entries(first, n);
+            return;
+        }
+        uint32_t count[4][256] = {};
+        for (size_t i = 0; i < n; ++i) {
+            const uint32_t s = (uint32_t)first[i].symbol;
+            ++count[0][s & 255];
+            ++count[1][(s >> 8) & 255];
+            ++count[2][(s >> 16) & 255];
+            ++count[3][s >> 24];
+        }
+        buffer.resize(n);
+        CkySortEntry *from = first, *to = buffer.data();
+        for (int digit = 0; digit < 4; ++digit) {
+            uint32_t *c = count[digit];
+            const int shift = 8 * digit;
+            if (c[(uint32_t)first[0].symbol >> shift & 255] == n) continue;  // one value: nothing moves
+            uint32_t position = 0;
+            for (int b = 0; b < 256; ++b) {
+                const uint32_t k = c[b];
+                c[b] = position;
+                position += k;
+            }
+            for (size_t i = 0; i < n; ++i) to[c[(uint32_t)from[i].symbol >> shift & 255]++] = from[i];
+            std::swap(from, to);
+        }
+        size_t lo = 0;
+        while (lo < n) {
+            size_t hi = lo + 1;
+            while (hi < n && from[hi].symbol == from[lo].symbol) ++hi;
+            if (hi - lo > 1) sort_run(from + lo, hi - lo);
+            lo = hi;
+        }
+        if (from != first) std::copy(from, from + n, first);
+    }
+
+  private:
+    void sort_run(CkySortEntry *a, size_t n) {
+        size_t budget = CKY_SORT_MOVES_PER_ENTRY * n;
+        for (size_t i = 1; i < n; ++i) {
+            if (!cky_entry_before(a[i], a[i - 1])) continue;
+            const CkySortEntry value = a[i];
+            size_t j = i;
+            do {
+                a[j] = a[j - 1];
+                --j;
+            } while (j > 0 && cky_entry_before(value, a[j - 1]));
+            a[j] = value;
+            const size_t moved = i - j;
+            if (moved >= budget) {
+                std::sort(a, a + n, cky_entry_before);
+                return;
+            }
+            budget -= moved;
+        }
+    }
+};
+
 /* A new element at the end of v, value-initialized (all zero for a C struct), to be filled in place.
    Building a struct on the stack and push_back-ing it makes the compiler store its fields one by
    one and load them back 16 bytes at a time for the copy: a stalled store-to-load forward per

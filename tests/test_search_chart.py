@@ -2,6 +2,7 @@
 the pure-Python exhaustive decoder, exhaustive mode itself, and KenLM's full-sentence score."""
 import functools
 import math
+import random
 
 import pytest
 
@@ -218,3 +219,30 @@ def test_cube_corner_keys_are_distinct():
     corners = [(g, r, a, b) for g in range(2000) for r in range(3) for a in range(8) for b in range(8)]
     assert cube_corner_key(143, 0, 0, 0) != cube_corner_key(147, 0, 0, 0)
     assert len({cube_corner_key(*corner) for corner in corners}) == len(corners)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_item_order_is_a_full_sort(seed):
+    """A cell's items are sorted by (symbol, best score first, older first) through a radix sort by symbol
+    and insertion sorts that give up to std::sort past a budget of moves: whatever the input's order
+    (nearly sorted, as a search makes it; shuffled; reversed; tied scores; symbols over all four bytes;
+    too few entries for the radix sort), the order is Python's sort of the same keys."""
+    from decoder._ext._chart import item_order
+
+    rng = random.Random(seed)
+    n = rng.choice([0, 1, 5, 31, 32, 33, 200, 2000])
+    symbol_pool = [rng.choice([rng.randrange(4), rng.randrange(300), rng.randrange(1 << 31)])
+                   for _ in range(rng.choice([1, 3, 40]))]
+    symbols = [rng.choice(symbol_pool) for _ in range(n)]
+    scores = [round(rng.uniform(-50, 0), rng.choice([0, 1, 6])) for _ in range(n)]
+    shape = seed % 3
+    if shape == 0:  # as a search pops them: descending, with some local disorder
+        scores.sort(reverse=True)
+        for _ in range(n // 10):
+            i = rng.randrange(max(n - 1, 1))
+            if i + 1 < n:
+                scores[i], scores[i + 1] = scores[i + 1], scores[i]
+    elif shape == 1:  # ascending: every run is reversed (the insertion sort gives up)
+        scores.sort()
+    expected = sorted(range(n), key=lambda k: (symbols[k], -scores[k], k))
+    assert item_order(symbols, scores) == expected
