@@ -11,6 +11,7 @@
     ... --searches cube incremental incremental@off --engine incremental@off=partial_rest=0
                                         # a public attribute of one search's compiled engine (A/B)
     ... --more-pop-limits incremental=150,200,450   # more points on one search's curve
+    ... --sentences 600 --blocks 200    # and the equal-score tables of sentences 1-200, 201-400, 401-600
 
 Both searches decode the same sentences in this process with one Decoder's store, LM,
 weights and search space (two drivers over them); for each (search, pop limit): average
@@ -18,7 +19,8 @@ model score per sentence, CPU seconds per sentence (the whole translate call, an
 compiled search alone), edges proposed, LM queries (total and novel), and on how many
 sentences incremental beats / ties cube's score at the same pop limit. Each row also
 carries the load average (the highest seen), as the machine may be shared; the JSON file
-also has each sentence's model score.
+also has each sentence's model score and CPU seconds (so --blocks, or a reader of the file,
+can give the tables of any part of the sentences from one run).
 
 The machine's load changes while a run goes on, and CPU seconds grow with it (shared
 caches and cores), so the searches take turns every --interleave sentences (the turn's
@@ -132,6 +134,7 @@ class Tally:
 
     def __init__(self):
         self.scores, self.totals = [], dict.fromkeys(TOTALS, 0)
+        self.sentence_seconds = []
         self.seconds = self.search_seconds = 0.0
         self.loads = []
 
@@ -152,7 +155,9 @@ class Tally:
         started = time.process_time()
         try:
             for words in sentences:
+                sentence_started = time.process_time()
                 t = decoder.translate(words)
+                self.sentence_seconds.append(time.process_time() - sentence_started)
                 self.scores.append(t.score)
                 for key in self.totals:
                     self.totals[key] += t.stats.get(key, 0)
@@ -169,6 +174,19 @@ class Tally:
                 "search_cpu_seconds_per_sentence": round(self.search_seconds / n, 4),
                 **{f"{k}_per_sentence": round(v / n, 1) for k, v in self.totals.items()},
                 "load_average": round(max(self.loads), 2)}
+
+
+def block_rows(rows, lo, hi):
+    """The rows (with their JSON `sentence_scores` and `sentence_seconds`) restricted to sentences lo..hi-1:
+    average model score and CPU (each translate call's) per sentence over those alone, so that one run
+    gives the equal-score table of each block of its sentences."""
+    out = []
+    for row in rows:
+        scores, seconds = row["sentence_scores"][lo:hi], row["sentence_seconds"][lo:hi]
+        out.append({"search": row["search"], "pop_limit": row["pop_limit"], "sentences": len(scores),
+                    "model_score_per_sentence": round(sum(scores) / len(scores), 4),
+                    "cpu_seconds_per_sentence": round(sum(seconds) / len(seconds), 4)})
+    return out
 
 
 def schedule(names, n_sentences, chunk):
@@ -228,6 +246,9 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=3, metavar="N",
                         help="each search first decodes the first N sentences untimed (the store's and LM's "
                              "pages touched, caches grown), so that no search pays for them in its row")
+    parser.add_argument("--blocks", type=int, default=0, metavar="N",
+                        help="also the equal-score tables of each block of N sentences (1..N, N+1..2N, ...), "
+                             "from the same runs (JSON: equal_score_blocks)")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     if args.virtual_pop_ratio is not None and not args.virtual_pop_ratio > 0:
@@ -309,6 +330,7 @@ def main(argv=None):
             sentence_scores = [round(score, 4) for score in scores[name]]
             print(json.dumps(rows[-1]), flush=True)
             rows[-1]["sentence_scores"] = sentence_scores  # in the JSON file, not on the screen
+            rows[-1]["sentence_seconds"] = [round(t, 5) for t in tallies[name].sentence_seconds]
         if "cube" in scores and "incremental" in scores:
             inc, cube = scores["incremental"], scores["cube"]
             better = sum(a > b + 1e-4 for a, b in zip(inc, cube))
@@ -328,11 +350,24 @@ def main(argv=None):
             print(f"{name} at cube's score, ratio to cube's CPU per cube pop limit: " +
                   ", ".join(f"{row['pop_limit']}: {row['ratio']} (fitted {row['ratio_fitted']}, {row['pop_limit_ratio']}x the pops)"
                         for row in table), flush=True)
+    blocks = []
+    if args.blocks > 0 and "cube" in drivers:
+        for lo in range(0, len(sentences), args.blocks):
+            hi = min(lo + args.blocks, len(sentences))
+            some = block_rows(rows, lo, hi)
+            tables = {name: equal_score_table(some, other=name) for name in drivers if name != "cube"}
+            blocks.append({"first": args.skip + lo + 1, "last": args.skip + hi, "equal_score": tables})
+            for name, table in tables.items():
+                print(f"sentences {args.skip + lo + 1}-{args.skip + hi}: {name} at cube's score, ratio to cube's CPU "
+                      "per cube pop limit: " + ", ".join(
+                          f"{row['pop_limit']}: {row['ratio']} (fitted {row['ratio_fitted']}, {row['pop_limit_ratio']}x "
+                          "the pops)" for row in table), flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"machine": machine_info(), "config": args.config, "store": args.store, "lm": args.lm,
                        "test": args.test, "skip": args.skip, "runs": rows, "equal_score": equal,
-                       **({"equal_score_others": others} if "cube" in drivers and others else {})}, f, indent=1)
+                       **({"equal_score_others": others} if "cube" in drivers and others else {}),
+                       **({"equal_score_blocks": blocks} if blocks else {})}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -76,6 +76,33 @@ def test_turns_and_warmup_keep_every_sentence_and_its_score(tmp_path, interleave
         decoder.reconfigure(search=run["search"], pop_limit=run["pop_limit"])
         expected = [round(decoder.translate(s).score, 4) for s in SENTENCES]
         assert run["sentence_scores"] == expected and run["sentences"] == 8
+        assert len(run["sentence_seconds"]) == 8
+        assert sum(run["sentence_seconds"]) / 8 == pytest.approx(run["cpu_seconds_per_sentence"], abs=2e-3)
+
+
+def test_block_rows_restrict_each_row_to_a_block_of_sentences():
+    rows = [{"search": "cube", "pop_limit": 10, "sentence_scores": [-1.0, -2.0, -4.0, -8.0],
+             "sentence_seconds": [0.1, 0.3, 0.5, 0.7]},
+            {"search": "incremental", "pop_limit": 10, "sentence_scores": [-1.5, -2.5, -3.0, -9.0],
+             "sentence_seconds": [0.1, 0.1, 0.2, 0.4]}]
+    first, second = compare_incremental.block_rows(rows, 0, 2), compare_incremental.block_rows(rows, 2, 4)
+    assert [(r["search"], r["sentences"], r["model_score_per_sentence"], r["cpu_seconds_per_sentence"])
+            for r in first + second] == [("cube", 2, -1.5, 0.2), ("incremental", 2, -2.0, 0.1),
+                                         ("cube", 2, -6.0, 0.6), ("incremental", 2, -6.0, 0.3)]
+    whole = compare_incremental.block_rows(rows, 0, 4)
+    assert whole[1]["model_score_per_sentence"] == -4.0 and whole[1]["cpu_seconds_per_sentence"] == 0.2
+
+
+def test_blocks_give_each_block_its_equal_score_table(tmp_path):
+    write_toy_system(tmp_path, sentences=SENTENCES)
+    out = tmp_path / "blocks.json"
+    compare_incremental.main(["--config", str(tmp_path / "config.toml"), "--test", str(tmp_path / "test.es"),
+                              "--sentences", "8", "--pop-limits", "1", "1000", "--blocks", "5", "--out", str(out)])
+    written = json.loads(out.read_text())
+    blocks = written["equal_score_blocks"]
+    assert [(b["first"], b["last"]) for b in blocks] == [(1, 5), (6, 8)]
+    cube_1000 = next(r for r in written["runs"] if r["search"] == "cube" and r["pop_limit"] == 1000)
+    assert blocks[1]["equal_score"]["incremental"][1]["score"] == round(sum(cube_1000["sentence_scores"][5:]) / 3, 4)
 
 
 def test_more_pop_limits_must_name_a_search_and_numbers(tmp_path):
