@@ -28,7 +28,8 @@ static inline void cky_sort_entries(CkySortEntry *first, size_t n) {
    entry plus a move per inversion (a run with more than CKY_SORT_MOVES_PER_ENTRY moves per entry is
    finished by std::sort). The order is total (ties by id), so the result is cky_sort_entries'. On the
    Bible system at pop limit 1000, a cell sorts ~550 items of ~290 symbols, with 0.13-0.17 moves per item.
-   Symbols must be >= 0. */
+   (A negative symbol, which no item has, would sort last as an unsigned digit: such input goes to
+   cky_sort_entries.) */
 enum { CKY_SORT_MOVES_PER_ENTRY = 4, CKY_SORT_SMALL = 32 };
 
 static inline bool cky_entry_before(const CkySortEntry &a, const CkySortEntry &b) {
@@ -51,6 +52,12 @@ struct CkyItemSorter {
             ++count[1][(s >> 8) & 255];
             ++count[2][(s >> 16) & 255];
             ++count[3][s >> 24];
+        }
+        uint32_t negative = 0;
+        for (int b = 128; b < 256; ++b) negative |= count[3][b];
+        if (negative) {
+            cky_sort_entries(first, n);
+            return;
         }
         buffer.resize(n);
         CkySortEntry *from = first, *to = buffer.data();

@@ -225,14 +225,16 @@ def test_cube_corner_keys_are_distinct():
 def test_item_order_is_a_full_sort(seed):
     """A cell's items are sorted by (symbol, best score first, older first) through a radix sort by symbol
     and insertion sorts that give up to std::sort past a budget of moves: whatever the input's order
-    (nearly sorted, as a search makes it; shuffled; reversed; tied scores; symbols over all four bytes;
-    too few entries for the radix sort), the order is Python's sort of the same keys."""
+    (nearly sorted, as a search makes it; shuffled; reversed; tied scores; symbols over all four bytes, or
+    negative; too few entries for the radix sort), the order is Python's sort of the same keys."""
     from decoder._ext._chart import item_order
 
     rng = random.Random(seed)
     n = rng.choice([0, 1, 5, 31, 32, 33, 200, 2000])
     symbol_pool = [rng.choice([rng.randrange(4), rng.randrange(300), rng.randrange(1 << 31)])
                    for _ in range(rng.choice([1, 3, 40]))]
+    if seed % 4 == 3:  # (no item has a negative symbol; the sort still orders one first)
+        symbol_pool.append(-1 - rng.randrange(1 << 31))
     symbols = [rng.choice(symbol_pool) for _ in range(n)]
     scores = [round(rng.uniform(-50, 0), rng.choice([0, 1, 6])) for _ in range(n)]
     shape = seed % 3
