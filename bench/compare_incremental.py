@@ -176,6 +176,14 @@ class Tally:
                 "load_average": round(max(self.loads), 2)}
 
 
+def ratio_line(name, table):
+    """One line of a search's equal_score_table against cube's: per cube pop limit, its CPU ratio (interpolated,
+    fitted) and pop-limit ratio."""
+    return f"{name} at cube's score, ratio to cube's CPU per cube pop limit: " + ", ".join(
+        f"{row['pop_limit']}: {row['ratio']} (fitted {row['ratio_fitted']}, {row['pop_limit_ratio']}x the pops)"
+        for row in table)
+
+
 def block_rows(rows, lo, hi):
     """The rows (with their JSON `sentence_scores` and `sentence_seconds`) restricted to sentences lo..hi-1:
     average model score and CPU (each translate call's) per sentence over those alone, so that one run
@@ -347,9 +355,7 @@ def main(argv=None):
     others = {name: equal_score_table(rows, other=name) for name in drivers if name not in ("cube", "incremental")}
     if "cube" in drivers:
         for name, table in others.items():
-            print(f"{name} at cube's score, ratio to cube's CPU per cube pop limit: " +
-                  ", ".join(f"{row['pop_limit']}: {row['ratio']} (fitted {row['ratio_fitted']}, {row['pop_limit_ratio']}x the pops)"
-                        for row in table), flush=True)
+            print(ratio_line(name, table), flush=True)
     blocks = []
     if args.blocks > 0 and "cube" in drivers:
         for lo in range(0, len(sentences), args.blocks):
@@ -358,10 +364,7 @@ def main(argv=None):
             tables = {name: equal_score_table(some, other=name) for name in drivers if name != "cube"}
             blocks.append({"first": args.skip + lo + 1, "last": args.skip + hi, "equal_score": tables})
             for name, table in tables.items():
-                print(f"sentences {args.skip + lo + 1}-{args.skip + hi}: {name} at cube's score, ratio to cube's CPU "
-                      "per cube pop limit: " + ", ".join(
-                          f"{row['pop_limit']}: {row['ratio']} (fitted {row['ratio_fitted']}, {row['pop_limit_ratio']}x "
-                          "the pops)" for row in table), flush=True)
+                print(f"sentences {args.skip + lo + 1}-{args.skip + hi}: " + ratio_line(name, table), flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"machine": machine_info(), "config": args.config, "store": args.store, "lm": args.lm,

@@ -12,12 +12,17 @@
 /* 16 bytes (the score first: no padding). */
 struct CkySortEntry { double score; int32_t symbol; int32_t id; };
 
-/* By symbol, then best score first (ties: older item first). */
+/* Within one symbol: best score first (ties: older item first). */
+static inline bool cky_entry_before(const CkySortEntry &a, const CkySortEntry &b) {
+    if (a.score != b.score) return a.score > b.score;
+    return a.id < b.id;
+}
+
+/* By symbol, then cky_entry_before. */
 static inline void cky_sort_entries(CkySortEntry *first, size_t n) {
     std::sort(first, first + n, [](const CkySortEntry &a, const CkySortEntry &b) {
         if (a.symbol != b.symbol) return a.symbol < b.symbol;
-        if (a.score != b.score) return a.score > b.score;
-        return a.id < b.id;
+        return cky_entry_before(a, b);
     });
 }
 
@@ -31,11 +36,6 @@ static inline void cky_sort_entries(CkySortEntry *first, size_t n) {
    (A negative symbol, which no item has, would sort last as an unsigned digit: such input goes to
    cky_sort_entries.) */
 enum { CKY_SORT_MOVES_PER_ENTRY = 4, CKY_SORT_SMALL = 32 };
-
-static inline bool cky_entry_before(const CkySortEntry &a, const CkySortEntry &b) {
-    if (a.score != b.score) return a.score > b.score;
-    return a.id < b.id;
-}
 
 struct CkyItemSorter {
     std::vector<CkySortEntry> buffer;
