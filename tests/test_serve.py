@@ -275,7 +275,11 @@ sys.exit(main(parser.parse_args(["--config", "model.toml"])))
 @pytest.mark.parametrize("flags, message", [(["--port", "99999"], "argument --port: 99999 is more than 65535"),
                                             (["--port", "-1"], "argument --port: -1 is less than 0"),
                                             (["--max-tokens", "0"], "argument --max-tokens: 0 is less than 1"),
-                                            (["--max-kbest", "x"], "argument --max-kbest: 'x' is not an integer")])
+                                            (["--max-kbest", "x"], "argument --max-kbest: 'x' is not an integer"),
+                                            (["--max-queue", "0"], "argument --max-queue: 0 is less than 1"),
+                                            (["--max-chars", "0"], "argument --max-chars: 0 is less than 1"),
+                                            (["--max-body-bytes", "64k"],
+                                             "argument --max-body-bytes: '64k' is not an integer")])
 def test_cky_serve_arguments_out_of_range_are_usage_errors(flags, message, capsys):
     """(--port 99999 was an OverflowError traceback from bind() after the model had loaded.)"""
     from decoder.cli import main
