@@ -175,7 +175,8 @@ def test_tokenize_as_decodes_raw_text_as_the_corpus_was_tokenized(decoder):
 def test_a_long_sentence_of_unknown_words_is_answered_without_raising_the_recursion_limit(decoder):
     """Each unknown word is a glue level of the derivation's JSON: 600 of them nest about 1,200 levels,
     deeper than json.dumps may go at Python's default recursion limit (1,000). The server writes it
-    without recursion and leaves the limit alone (a raised limit let deep JSON overflow the C stack)."""
+    without recursion and leaves the limit alone (under a raised limit, deep JSON in a request overflows
+    the C stack)."""
     words = [f"zq{i}" for i in range(600)]
     saved = sys.getrecursionlimit()
     sys.setrecursionlimit(1000)

@@ -6,6 +6,8 @@ the app, and one real `python -m decoder.serve` on 127.0.0.1 for what only a pro
 request that used to kill it)."""
 import http.client
 import json
+import os
+import pathlib
 import random
 import socket
 import subprocess
@@ -26,7 +28,7 @@ from decoder.serve.jsonio import encode, nesting_depth  # noqa: E402
 from serve_fixtures import TRANSLATION, VERSE, write_genesis_model  # noqa: E402
 
 JSON = {"Content-Type": "application/json"}
-REPO = __import__("os").path.dirname(__import__("os").path.dirname(__import__("os").path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope="module")
@@ -77,8 +79,8 @@ def nested(depth: int) -> bytes:
 @pytest.mark.parametrize("body", [nested(30_000), b"[" * 60_000, b'{"a": {"b": {"c": 1}}, "sentence": "la"}',
                                   b'{"sentence": [["la"]]}'])
 def test_json_nested_deeper_than_the_api_needs_is_a_400_before_it_is_parsed(client, body):
-    # json.loads would recurse 30,000 levels: a RecursionError (500) at the default limit, and past the
-    # C stack (the process killed) where the limit had been raised for a long --max-tokens
+    # json.loads would recurse 30,000 levels: a RecursionError at the default limit, and past the end of
+    # the C stack (the process killed) under a raised one
     refused(post(client, body), 400, f"more than {MAX_JSON_DEPTH} levels deep")
     still_serving(client)
 
@@ -230,7 +232,7 @@ def test_health_names_the_model_files_without_their_paths(client, config):
     assert health.status_code == 200
     info = health.json()
     assert info["store"] == "store" and info["lm"] == "lm.arpa"
-    directory = str(__import__("pathlib").Path(config).parent)
+    directory = str(pathlib.Path(config).parent)
     assert directory not in health.text and '"/' not in health.text
     assert info["max_body_bytes"] == DEFAULT_MAX_BODY_BYTES and info["pending"] == 0
 
@@ -298,7 +300,7 @@ def test_a_full_queue_is_a_503_at_once(decoder, monkeypatch):
             started = time.monotonic()
             response = post(client, {"sentence": "dios"})
             assert time.monotonic() - started < 5 and not release.is_set()
-            refused(response, 503, "(cky serve --max-queue): try again later")
+            refused(response, 503, "1 sentences are waiting or decoding, the most it takes (cky serve --max-queue)")
             assert response.headers["retry-after"] == "1"
             release.set()
             worker.join(20)
@@ -384,8 +386,8 @@ def ask(port: int, method: str, path: str, body: bytes | None = None, headers: d
 
 
 def test_a_real_server_survives_deep_json_and_bad_requests_and_answers_the_next(config):
-    """`python -m decoder.serve --max-tokens 20000` on 127.0.0.1: the long --max-tokens once raised the
-    recursion limit to 101,000, and 200 KB of nested brackets then crashed the process (SIGSEGV)."""
+    """`python -m decoder.serve --max-tokens 20000` on 127.0.0.1, given 200 KB of nested brackets (past the
+    end of the C stack for json.loads where a long --max-tokens raises the recursion limit: SIGSEGV)."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "decoder.serve", "--config", config, "--host", "127.0.0.1", "--port", str(port),

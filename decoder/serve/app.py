@@ -189,8 +189,8 @@ def create_app(decoder, *, max_tokens: int = DEFAULT_MAX_TOKENS, max_kbest: int 
         except ClientDisconnect:
             return Response(status_code=CLIENT_GONE)
         if queue.full():
-            return json_error(503, f"the server has {queue.pending} sentences to decode, its most "
-                                   "(cky serve --max-queue): try again later", headers={"Retry-After": "1"})
+            return json_error(503, f"the server is busy: {queue.pending} sentences are waiting or decoding, the most "
+                                   "it takes (cky serve --max-queue); try again later", headers={"Retry-After": "1"})
         async with queue.turn():
             if await request.is_disconnected():
                 log.info("dropped a sentence whose client went away before its turn")
