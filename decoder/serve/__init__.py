@@ -1,6 +1,6 @@
 """`cky serve`: a derivation viewer in the browser, and the JSON API behind it.
 
-    cky serve --config model/config.toml [--port 8000] [--host 127.0.0.1] [--max-tokens 200]
+    cky serve --config model/config.toml [--port 8000] [--host 127.0.0.1] [--max-tokens 200] [--allowed-host NAME]
     python -m decoder.serve --config model/config.toml          # the same, before `cky` knows it
 
 The page (static/) shows a sentence's translation, its target tree, the rules of its
@@ -13,17 +13,26 @@ list and heat maps of the items and edges per chart cell. It calls the API:
 `stats` is what `cky translate --stats-out` writes for the sentence (search statistics,
 including `chart_cells`: [start, length, items, edges] per chart cell); `derivation` is
 Translation.derivation with each rule's binary and source rule spelled out (decoder.serve.explain).
-Bad requests (invalid JSON, a missing, non-string or empty sentence, more than --max-tokens
-words, a bad kbest) get a 4xx with {"error": message}; the server keeps serving.
+Requests are checked before anything is decoded (decoder.serve.app: the Host and Origin, the
+Content-Type, the body's size and nesting, the sentence's characters and words, the queue); a
+refused or failing request gets a 4xx or 5xx with {"error": message} and the server keeps serving.
 """
 
-# Words per sentence: the chart's time and memory grow with the square of the length (a sentence's
-# derivation is written as JSON one nested level per glued piece; create_app raises Python's recursion
-# limit to what --max-tokens needs: decoder.serve.app.allow_recursion_for).
+# Words per sentence: the chart's time and memory grow with the square of the length.
 DEFAULT_MAX_TOKENS = 200
 DEFAULT_MAX_KBEST = 100
+# Bytes per request body, and characters per sentence (words alone do not bound a sentence: one
+# "word" may be megabytes long, and its answer several times that).
+DEFAULT_MAX_BODY_BYTES = 65536
+DEFAULT_MAX_CHARS = 10000
+# Sentences waiting or decoding; a request beyond them is answered 503 at once.
+DEFAULT_MAX_QUEUE = 32
+# Host names every server answers to (Host and Origin headers), besides the address it serves on
+# and `cky serve --allowed-host`.
+LOCAL_HOSTS = ("localhost", "127.0.0.1")
 
-__all__ = ["DEFAULT_MAX_KBEST", "DEFAULT_MAX_TOKENS", "create_app"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_CHARS", "DEFAULT_MAX_KBEST", "DEFAULT_MAX_QUEUE",
+           "DEFAULT_MAX_TOKENS", "LOCAL_HOSTS", "create_app"]
 
 
 def __getattr__(name):

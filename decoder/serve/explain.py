@@ -10,22 +10,7 @@ and `rule_score` (their weighted sum).
 """
 from __future__ import annotations
 
-import math
-
 from ..grammar import unescape_word
-
-
-def json_safe(value):
-    """`value` with non-finite floats as None (JSON has no inf or NaN) and numpy scalars as Python's."""
-    if isinstance(value, dict):
-        return {str(k) if not isinstance(k, str) else k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalar
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def _side(items, labels) -> list[str]:
@@ -46,65 +31,71 @@ def binary_rule_text(store, rule: int) -> str:
 
 
 def explain_derivation(decoder, node: dict | None) -> dict | None:
-    """A copy of a derivation with its rules spelled out (see the module docstring)."""
+    """A copy of a derivation with its rules spelled out (see the module docstring). Iterative: a
+    derivation nests one level per glued piece, deeper than Python's recursion limit allows."""
     if node is None:
         return None
     store = decoder.store
-    out = {key: value for key, value in node.items() if key != "children"}
-    out["children"] = [explain_derivation(decoder, child) for child in node.get("children", ())]
-    rule = node.get("rule")
-    if isinstance(rule, int):
-        out["binary_rule"] = binary_rule_text(store, rule)
-        if node.get("source_rule") is not None:
-            source = store.source_rule(rule)
-            out["source"] = {"lhs": source.lhs, "source": _side(source.source, source.labels),
-                             "target": _side(source.target, source.labels), "tree": source.tree}
-            features = {name: float(value) for name, value in
-                        zip(store.feature_names, store.features[node["source_rule"]])}
-            out["rule_features"] = features
-            out["rule_score"] = decoder.weights.dot(features)
-            out["binarization"] = [out["binary_rule"]] + _virtual_rules(out["children"])
-    return out
-
-
-def _virtual_rules(children: list) -> list[str]:
-    """The binary rules of the virtual (binarization-internal) nodes under a top rule, pre-order."""
-    rules = []
-    for child in children:
-        if "source" not in child and isinstance(child.get("rule"), int):
-            rules.append(child["binary_rule"])
-            rules.extend(_virtual_rules(child["children"]))
-    return rules
+    copies = []                    # pre-order
+    root: list = []
+    stack = [(node, root)]         # (input node, the children list its copy goes into)
+    while stack:
+        node, siblings = stack.pop()
+        if node is None:
+            siblings.append(None)
+            continue
+        out = {key: value for key, value in node.items() if key != "children"}
+        out["children"] = []
+        siblings.append(out)
+        copies.append(out)
+        stack.extend((child, out["children"]) for child in reversed(node.get("children", ())))
+        rule = node.get("rule")
+        if isinstance(rule, int):
+            out["binary_rule"] = binary_rule_text(store, rule)
+            if node.get("source_rule") is not None:
+                source = store.source_rule(rule)
+                out["source"] = {"lhs": source.lhs, "source": _side(source.source, source.labels),
+                                 "target": _side(source.target, source.labels), "tree": source.tree}
+                features = {name: float(value) for name, value in
+                            zip(store.feature_names, store.features[node["source_rule"]])}
+                out["rule_features"] = features
+                out["rule_score"] = decoder.weights.dot(features)
+    # Children before parents (reversed pre-order): a virtual node's binary rules, pre-order, are its own
+    # and those of its virtual descendants; a top rule's binarization is its own and its children's.
+    virtual: dict[int, list[str]] = {}
+    for out in reversed(copies):
+        below = [rule for child in out["children"] if child is not None for rule in virtual.pop(id(child), ())]
+        if "source" in out:
+            out["binarization"] = [out["binary_rule"]] + below
+        elif isinstance(out.get("rule"), int):
+            virtual[id(out)] = [out["binary_rule"]] + below
+    return root[0]
 
 
 def rule_list(derivation: dict | None) -> list[dict]:
     """The derivation's rule applications, pre-order: one entry per source rule, unknown word and
     glue step (virtual nodes appear inside their source rule's `binarization`)."""
     out = []
-
-    def walk(node):
+    stack = [derivation] if derivation is not None else []
+    while stack:
+        node = stack.pop()
         rule = node.get("rule")
         if "source" in node:
             out.append({key: node[key] for key in ("symbol", "span", "rule", "source_rule", "source", "binarization",
                                                    "rule_features", "rule_score")})
         elif isinstance(rule, str):
             out.append({"symbol": node["symbol"], "span": node["span"], "rule": rule})
-        for child in node["children"]:
-            walk(child)
-
-    if derivation is not None:
-        walk(derivation)
+        stack.extend(child for child in reversed(node["children"]) if child is not None)
     return out
 
 
 def translation_record(decoder, translation) -> dict:
     """What the API returns for one translation: the Translation's fields, and `stats` as
-    `cky translate --stats-out` writes them (score and features included)."""
+    `cky translate --stats-out` writes them (score and features included); decoder.serve.jsonio.encode
+    writes it (numpy scalars as numbers, non-finite floats as null)."""
     derivation = explain_derivation(decoder, translation.derivation)
     stats = {"score": float(translation.score), "features": dict(translation.features)}
     stats.update(translation.stats or {})
-    return json_safe({
-        "source": translation.source, "text": translation.text, "tree": translation.tree,
-        "score": float(translation.score), "features": dict(translation.features),
-        "derivation": derivation, "rules": rule_list(derivation), "stats": stats,
-    })
+    return {"source": translation.source, "text": translation.text, "tree": translation.tree,
+            "score": float(translation.score), "features": dict(translation.features),
+            "derivation": derivation, "rules": rule_list(derivation), "stats": stats}
