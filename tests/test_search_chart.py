@@ -213,7 +213,7 @@ def test_cube_corner_keys_are_distinct():
     right rank); two corners with one key lose the second corner's whole cube if it is a group's
     first corner. The hash-combining step used before was no bijection: (143, 0, 0, 0) and
     (147, 0, 0, 0) shared a key, and on held-out verse 138 the GOAL search over [0, 21) never
-    explored the cube of its best hypothesis (bench/results/moses.md)."""
+    explored the cube of its best hypothesis (docs/moses.md)."""
     from decoder._ext._chart import cube_corner_key
 
     corners = [(g, r, a, b) for g in range(2000) for r in range(3) for a in range(8) for b in range(8)]

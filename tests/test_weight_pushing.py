@@ -95,7 +95,7 @@ def test_a_pruned_search_with_pushing_scores_its_derivation_exactly(store, lm, s
 
 def test_weight_pushing_setting_is_checked():
     assert SearchSettings(weight_pushing=True).weight_pushing is True
-    assert SearchSettings().weight_pushing is True  # the default (bench/results/moses.md)
+    assert SearchSettings().weight_pushing is True  # the default (docs/search.md)
     assert SearchSettings(weight_pushing=False).weight_pushing is False
     for bad in ("true", 1, None):
         with pytest.raises(SettingsError, match="weight_pushing"):
