@@ -9,7 +9,8 @@ import pytest
 
 from decoder.binarize import binarize
 from decoder.cli import build_parser
-from decoder.decoder import Decoder, Translation
+from decoder.decoder import Decoder
+from decoder.translation import Translation
 from decoder.grammar import Rule
 from decoder.lm import LanguageModel
 from decoder.store import write_store

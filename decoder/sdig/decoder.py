@@ -25,7 +25,7 @@ import os
 import time
 from typing import Sequence
 
-from ..decoder import Translation
+from ..translation import Translation
 from ..errors import DependencyTreeError
 from .deptree import DepTree, check_tree, flat_tree
 from .grammar import MAX_ET_WORDS, TABLE_LIMIT, Grammar
