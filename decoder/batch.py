@@ -208,8 +208,7 @@ def _start_pool(context, workers: int, init_arg, job: Job, state=None):
     collections would copy the pages of the parent's objects (the decoder's Python objects; the
     store's arrays are memory-mapped files, the grammar arrays' data is not traversed). gc.freeze()
     moves the parent's objects out of the collector's reach while the workers are forked (and they
-    stay out in the workers): on the Bible demo system, about 6.5 of 9 MB fewer private pages per
-    worker (bench.bench_search, (c))."""
+    stay out in the workers), so the workers keep sharing those pages."""
     import gc
 
     forking = context.get_start_method() == "fork"

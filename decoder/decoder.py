@@ -1,4 +1,6 @@
-"""The CKY decoder's public API: `Decoder` and `Translation`.
+"""The CKY decoder's public API: `Decoder`, which translates with a synchronous grammar and an
+n-gram LM by CKY over the source sentence (Chiang 2007), and the `Translation` it returns
+(decoder.translation).
 
     decoder = Decoder.from_config("model/config.toml")
     decoder = Decoder(store="model/store", lm="model/lm.bin", weights={"lm": 1.0}, pop_limit=100)

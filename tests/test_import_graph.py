@@ -81,9 +81,9 @@ def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
     return {module: imports_of(module, path, modules) for module, path in modules.items()}
 
 
-def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """One cycle (as a path a -> ... -> a) for each strongly connected component with more than one
-    module (Tarjan's algorithm, iterative)."""
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative):
+    each is a set of modules that all reach each other through imports."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     on_stack: set[str] = set()
@@ -126,7 +126,12 @@ def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
                             break
                     if len(component) > 1:
                         components.append(sorted(component))
-    return [_cycle_in(graph, set(component)) for component in components]
+    return components
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One shortest cycle (as a path a -> ... -> a) in each strongly connected component."""
+    return [_cycle_in(graph, set(component)) for component in strongly_connected(graph)]
 
 
 def _cycle_in(graph: dict[str, set[str]], component: set[str]) -> list[str]:
@@ -179,13 +184,16 @@ def test_find_cycles_finds_a_cycle_through_function_level_imports(tmp_path):
     assert find_cycles(graph) == []
 
 
+def describe_cycles(graph: dict[str, set[str]]) -> list[str]:
+    """For each group of modules that import each other: one cycle, and every module of the group."""
+    return [f"{' -> '.join(_cycle_in(graph, set(component)))}   (all of: {', '.join(component)})"
+            for component in strongly_connected(graph)]
+
+
 def test_no_import_cycle_in_the_package():
-    cycles = find_cycles(import_graph())
-    assert not cycles, "import cycles (module -> module it imports):\n" + "\n".join(
-        "  " + " -> ".join(cycle) for cycle in cycles)
+    cycles = describe_cycles(import_graph())
+    assert not cycles, "import cycles (module -> module it imports):\n" + "\n".join("  " + c for c in cycles)
 
 
 if __name__ == "__main__":  # print the cycles
-    for cycle in find_cycles(import_graph()):
-        print(" -> ".join(cycle))
-    sys.exit(0)
+    print("\n".join(describe_cycles(import_graph(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT))))

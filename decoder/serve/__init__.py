@@ -17,11 +17,7 @@ Bad requests (invalid JSON, a missing, non-string or empty sentence, more than -
 words, a bad kbest) get a 4xx with {"error": message}; the server keeps serving.
 """
 
-# Words per sentence: the chart's time and memory grow with the square of the length (a sentence's
-# derivation is written as JSON one nested level per glued piece; create_app raises Python's recursion
-# limit to what --max-tokens needs: decoder.serve.app.allow_recursion_for).
-DEFAULT_MAX_TOKENS = 200
-DEFAULT_MAX_KBEST = 100
+from .limits import DEFAULT_MAX_KBEST, DEFAULT_MAX_TOKENS  # (decoder.serve.app imports them from there too)
 
 __all__ = ["DEFAULT_MAX_KBEST", "DEFAULT_MAX_TOKENS", "create_app"]
 

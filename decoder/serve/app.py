@@ -21,7 +21,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..data.tokenize import tokenize
 from ..errors import RequestError
-from . import DEFAULT_MAX_KBEST, DEFAULT_MAX_TOKENS
+from .limits import DEFAULT_MAX_KBEST, DEFAULT_MAX_TOKENS
 from .explain import json_safe, translation_record
 
 log = logging.getLogger("cky.serve")
