@@ -4,7 +4,8 @@
     translate_batch(functools.partial(Decoder.from_config, "model/config.toml"), sentences, workers=4)
 
 The batch layer never builds a decoder itself (it imports neither decoder.decoder nor
-decoder.cluster; decoding on a Dask cluster goes through decoder.cluster_workers): it takes a *loader*, either a decoder object or a callable that builds one. Workers
+decoder.cluster; decoding on a Dask cluster goes through decoder.cluster_workers): it
+takes a *loader*, either a decoder object or a callable that builds one. Workers
 share what is expensive to load: given a decoder object, forked workers inherit it
 (the memory-mapped store and the loaded LM are shared pages, nothing is loaded
 again); given a callable, each worker calls it once (the store is memory-mapped,
