@@ -147,7 +147,7 @@ class Decoder:
 
     @property
     def search(self):
-        """The chart search driver (the old name of `chart`)."""
+        """The chart search driver: the same object as `chart`."""
         return self.chart
 
     def reconfigure(self, **changes) -> SearchSettings:
