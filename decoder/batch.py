@@ -3,8 +3,9 @@
     translate_batch(decoder, sentences, workers=4)          # -> one Translation per sentence
     translate_batch(functools.partial(Decoder.from_config, "model/config.toml"), sentences, workers=4)
 
-The batch layer never builds a decoder itself (it does not import decoder.decoder):
-it takes a *loader*, either a decoder object or a callable that builds one. Workers
+The batch layer never builds a decoder itself (it imports neither decoder.decoder nor
+decoder.cluster; decoding on a Dask cluster goes through decoder.cluster_workers): it
+takes a *loader*, either a decoder object or a callable that builds one. Workers
 share what is expensive to load: given a decoder object, forked workers inherit it
 (the memory-mapped store and the loaded LM are shared pages, nothing is loaded
 again); given a callable, each worker calls it once (the store is memory-mapped,
@@ -15,12 +16,12 @@ rebuilt in each worker with `type(decoder).from_config(config_path)`.
 A *job* turns (decoder, sentence) into a result (default: decoder.translate). The
 batch layer attaches each sentence's 0-based index, so results come back as
 (index, result) in input order. A sentence whose job raises is logged with its
-line number and gives `Translation.failed(error)` (decoder.translation: `error`
-set, empty text), and the other sentences are unaffected.
+line number and gives `Translation.failure(sentence, error)` (decoder.translation:
+`ok` false, `error` set, empty text), and the other sentences are unaffected.
 
 A worker process that dies (the OOM killer, a crash in compiled code, kill -9) costs
 one sentence, not the batch: the sentence it died on is decoded again alone in a fresh
-process, and gives Translation.failed ("the decoding process died on this line ...")
+process, and gives Translation.failure (error "the decoding process died on this line ...")
 if that process dies too; a fresh pool goes on with the rest (_decode_surviving).
 
 Workers ignore Ctrl-C (the parent stops them) and die quietly when the parent is
@@ -55,21 +56,15 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .errors import OutputError, ResumeError, WorkerError
 from .outputs import durable_replacement
-from .translation import Translation
+from .translation import Job, Translation, translate_job  # noqa: F401  (Job, translate_job: imported from here too)
 
 log = logging.getLogger("cky.batch")
 
 PROGRESS_SUFFIX = ".progress.json"
 CHECKPOINT_SECONDS = 0.5  # at most this much work is redone after an interruption (plus one sentence)
 
-# job(decoder, sentence) -> result; must be picklable (a module-level function) when workers > 1
-Job = Callable[[Any, str], Any]
 # a decoder object, or a callable that builds one (picklable when workers are spawned, not forked)
 Loader = Any
-
-
-def translate_job(decoder, sentence: str):
-    return decoder.translate(sentence)
 
 
 def failed(result) -> bool:
@@ -154,11 +149,11 @@ def _run_chunk(items: list[tuple[int, int, str]]) -> list:
 def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, job: Job = translate_job,
                    start: int = 0, progress: bool = False, chunksize: int = 1,
                    isolate: bool = False, cluster=None) -> Iterator[tuple[int, Any]]:
-    """Yield (index, result) for sentences[start:] in order; a failed sentence yields Translation.failed.
+    """Yield (index, result) for sentences[start:] in order; a failed sentence yields Translation.failure.
 
     With `cluster` (a dask.distributed Client), the sentences are decoded on its workers instead
-    (decoder.cluster; `workers` and `isolate` do not apply): each worker builds the decoder from
-    `loader`, which must then travel to them: a config path, a picklable callable, or a decoder
+    (decoder.cluster_workers; `workers` and `isolate` do not apply): each worker builds the decoder from
+    `loader`, which must then travel to them: a picklable callable, or a decoder
     built from a config file (rebuilt there from its config path and search settings)."""
     global _WORKER_DECODER, _WORKER_JOB
     bar = None
@@ -171,8 +166,8 @@ def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, j
     in_process = workers == 1 and not (isolate and "fork" in multiprocessing.get_all_start_methods())
     results: Iterable = ()
     try:
-        if cluster is not None:  # failures come back as Translation.failed already
-            from .cluster import iter_translate_on_cluster
+        if cluster is not None:  # failures come back as Translation.failure already
+            from .cluster_workers import iter_translate_on_cluster
 
             results: Iterable = ((index, result, None) for index, result in iter_translate_on_cluster(
                 cluster, cluster_loader(loader), sentences, job, start=start))
@@ -184,7 +179,7 @@ def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, j
         for index, result, error in results:
             if error is not None:
                 log.error("line %d: %s", index + 1, error)
-                result = Translation.failed(error, sentences[index])
+                result = Translation.failure(sentences[index], error)
             if bar is not None:
                 bar.update(1)
             yield index, result
@@ -214,8 +209,7 @@ def _start_pool(context, workers: int, init_arg, job: Job, state=None):
     collections would copy the pages of the parent's objects (the decoder's Python objects; the
     store's arrays are memory-mapped files, the grammar arrays' data is not traversed). gc.freeze()
     moves the parent's objects out of the collector's reach while the workers are forked (and they
-    stay out in the workers): on the Bible demo system, about 6.5 of 9 MB fewer private pages per
-    worker (bench.bench_search, (c))."""
+    stay out in the workers), so the workers keep sharing those pages."""
     import gc
 
     forking = context.get_start_method() == "fork"
@@ -231,14 +225,14 @@ def _start_pool(context, workers: int, init_arg, job: Job, state=None):
 
 
 def cluster_loader(loader: Loader):
-    """What a Dask worker builds its decoder from (decoder.cluster.DecoderPlugin): a path or a callable
+    """What a Dask worker builds its decoder from (decoder.cluster_workers.DecoderPlugin): a callable
     as given; a decoder object by its config file, with its present search settings."""
-    if isinstance(loader, (str, os.PathLike)) or callable(loader):
+    if callable(loader):
         return loader
     config = getattr(loader, "config_path", None)
     if config is None:
-        raise ValueError("decoding on a cluster needs a decoder built from a config file (Decoder.from_config), "
-                         "a config path or a loader that the workers can run")
+        raise ValueError("decoding on a cluster needs a decoder built from a config file (Decoder.from_config) "
+                         "or a loader that the workers can run")
     import functools
 
     return functools.partial(type(loader).from_config, os.path.abspath(config), **loader.search_settings.as_dict())
@@ -441,7 +435,7 @@ def _pool_context(loader: Loader):
 
 def translate_batch(loader: Loader, sentences: Sequence[str], workers: int = 1, job: Job = translate_job,
                     progress: bool = False, chunksize: int = 1, cluster=None) -> list:
-    """One result per sentence, in order (the job's result, or Translation.failed for a sentence that raised);
+    """One result per sentence, in order (the job's result, or Translation.failure for a sentence that raised);
     `cluster`: a dask.distributed Client to decode on (see iter_translate)."""
     if isinstance(sentences, str):
         raise TypeError("translate_batch takes a list of sentences, not one string")

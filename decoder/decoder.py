@@ -1,4 +1,6 @@
-"""The CKY decoder's public API: `Decoder` and `Translation`.
+"""The CKY decoder's public API: `Decoder`, which translates with a synchronous grammar and an
+n-gram LM by CKY over the source sentence (Chiang 2007), and the `Translation` it returns
+(decoder.translation).
 
     decoder = Decoder.from_config("model/config.toml")
     decoder = Decoder(store="model/store", lm="model/lm.bin", weights={"lm": 1.0}, pop_limit=100)
@@ -145,7 +147,7 @@ class Decoder:
 
     @property
     def search(self):
-        """The chart search driver (the old name of `chart`)."""
+        """The chart search driver: the same object as `chart`."""
         return self.chart
 
     def reconfigure(self, **changes) -> SearchSettings:
@@ -226,6 +228,11 @@ class Decoder:
                            read_back.derivation, stats, source)
 
     def translate(self, sentence: str | Sequence[str]) -> Translation:
+        """The best translation of one sentence (a str of whitespace-separated tokens, or a list of
+        tokens): its text, target tree, model score, features, derivation and search stats
+        (`stats["seconds"]`, `stats["cpu_seconds"]`, the search's counters). An empty sentence gives
+        an empty translation scored by the LM's sentence boundaries alone. A str or list of str is
+        required (TypeError otherwise); errors of the search itself propagate."""
         started, cpu_started = time.perf_counter(), time.process_time()
         source, words = self._words(sentence)
         if not words:
@@ -239,6 +246,23 @@ class Decoder:
         return self._translation(best, source, stats)
 
     def kbest(self, sentence: str | Sequence[str], k: int, unique: bool = True) -> list[Translation]:
+        """The k best translations of one sentence, best first (the first is `translate`'s); with
+        `unique` (the default), only the best derivation of each distinct output text.
+
+        The list can hold fewer than k translations, for one of these reasons:
+
+        - the search space kept fewer: k-best reads the chart the search left (Huang and Chiang,
+          2005, Algorithm 3), so with pruning (pop_limit, beam_size, beam_threshold, table_limit)
+          only the derivations of the items that survived are candidates, and a short or
+          unambiguous sentence may have fewer than k derivations at all;
+        - with `unique`, fewer distinct outputs: many derivations give the same text, and at most
+          50 * k derivations (decoder.search.kbest.DERIVATIONS_PER_UNIQUE_OUTPUT) are examined;
+        - the two-pass search (`search = "two-pass"`) lists only the complete derivations its
+          second pass reached before it stopped (`second_pass_stop`, `two_pass_beam`, `agenda_limit`,
+          `max_pops`; at most decoder.search.two_pass.MAX_RESULTS).
+
+        Raise `pop_limit` (or set `exhaustive = true`) for longer lists. An empty sentence gives one
+        empty translation. k must be an integer >= 1 (TypeError, ValueError otherwise)."""
         if isinstance(k, bool) or not isinstance(k, numbers.Integral):
             raise TypeError(f"k must be an integer, not {k!r}")
         if k < 1:
@@ -267,7 +291,7 @@ class Decoder:
         for sentence in sentences:
             self._words(sentence)  # a TypeError now rather than a failed line per sentence
         if isinstance(cluster, str):
-            from .cluster import connect
+            from .cluster_workers import connect
 
             with connect(cluster) as client:
                 return translate_batch(self, sentences, progress=progress, cluster=client)

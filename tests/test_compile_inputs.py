@@ -8,7 +8,7 @@ import pathlib
 import pytest
 
 from decoder.cli import main as cky
-from decoder.errors import FeatureNamesError, InputError
+from decoder.errors import FeatureNamesError, GrammarFormatError, InputError
 from decoder.grammar import feature_names_path, format_rule, open_text, read_rules
 from decoder.store import GrammarStore, build_store
 from decoder.synthetic import random_grammar
@@ -39,7 +39,7 @@ def one_line_error(code, err, *fragments):
         assert fragment in err, err
 
 
-# -- a rule with 6 scores among 8-score rules (issue 12.11) ---------------------------------------
+# -- a rule with 6 scores among 8-score rules ---------------------------------------
 
 def with_six_scores_on_line_3(path):
     lines = path.read_text().splitlines()
@@ -65,11 +65,14 @@ def test_binarize_rejects_a_rule_with_another_score_count(table, tmp_path, capsy
 def test_read_rules_checks_score_counts_only_when_asked(table):
     with_six_scores_on_line_3(table)
     assert len(list(read_rules(table))) == 300  # hand-written tables may mix counts
-    with pytest.raises(Exception, match=":3: 6 scores"):
+    with pytest.raises(GrammarFormatError) as raised:
         list(read_rules(table, uniform_scores=True))
+    error = raised.value
+    assert (error.path, error.line_number) == (str(table), 3)
+    assert str(error) == f"{table}:3: 6 scores, but the rule on line 1 has 8"
 
 
-# -- truncated gzip and bad bytes (issue 12.10) ---------------------------------------------------
+# -- truncated gzip and bad bytes ---------------------------------------------------
 
 def truncate_gzip(path, plain: bytes):
     data = gzip.compress(plain)
@@ -122,7 +125,7 @@ def test_bytes_that_are_not_utf8_name_their_line(tmp_path, gzipped):
             list(f)
 
 
-# -- names of the score columns (issue 12.5) ------------------------------------------------------
+# -- names of the score columns ------------------------------------------------------
 
 def test_compiled_features_are_named_from_the_table(table, tmp_path):
     build = build_store(table, tmp_path / "store", "left")

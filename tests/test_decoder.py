@@ -9,7 +9,8 @@ import pytest
 
 from decoder.binarize import binarize
 from decoder.cli import build_parser
-from decoder.decoder import Decoder, Translation
+from decoder.decoder import Decoder
+from decoder.translation import Translation
 from decoder.grammar import Rule
 from decoder.lm import LanguageModel
 from decoder.store import write_store
@@ -170,7 +171,7 @@ def run_cli(argv, monkeypatch, capsys, stdin_text, exit_code=0):
     args = build_parser("translate").parse_args(["translate"] + argv)
     from decoder.cli import translate as translate_cli
 
-    assert translate_cli.main(args) == exit_code  # 1 when some lines failed (issue 12, item 9)
+    assert translate_cli.main(args) == exit_code  # 1 when some lines failed
     return capsys.readouterr().out
 
 

@@ -3,7 +3,7 @@ from collections import Counter
 
 import pytest
 
-from decoder.decoder import Translation
+from decoder.translation import Translation
 from decoder.sdig.decoder import SdigDecoder, sdig_decoder_from_paths
 from decoder.sdig.deptree import DepTree, read_conllu
 from decoder.sdig.grammar import ETPair, Grammar, write_grammar

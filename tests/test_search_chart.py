@@ -125,18 +125,39 @@ def test_kbest_unique_gives_distinct_translations(models, stores):
     assert unique[0].score == pytest.approx(decoder.best(result, words).score)
 
 
-def test_pop_limit_and_beam_reduce_search(models, stores):
+def test_pop_limit_and_beam_reduce_search(models, tmp_path):
+    """Five words `a`, each with six translations, and two rules joining any two A's (straight and
+    swapped): a cell over two words alone has 6 x 6 x 2 candidate edges, far more than a small pop
+    limit lets through. Cube pruning pops at most pop_limit edges per cell (and per GOAL cell over
+    [0, j)), each popped edge kept, so a larger limit proposes and keeps strictly more edges, and no
+    limit proposes exactly what exhaustive search does; the beam keeps at most beam_size items a cell."""
+    from decoder.grammar import Rule
+
     _, lm = models
-    _, store = stores(5, "left", n_rules=40, max_arity=4)
+    targets = [("x",), ("y",), ("z",), ("w",), ("x", "y"), ("z", "w")]
+    rules = [Rule("A", ("a",), target, (), (0.1 + 0.1 * i, 0.5)) for i, target in enumerate(targets)]
+    rules += [Rule("A", (0, 1), (0, 1), ("A", "A"), (0.5, 0.5)), Rule("A", (0, 1), (1, 0), ("A", "A"), (0.4, 0.5))]
+    write_store(binarize(rules, "left"), tmp_path / "store", feature_names=FEATURES)
+    store = GrammarStore.open(tmp_path / "store")
     weights = Weights(FEATURES, WEIGHTS)
-    words = random_sentence(5, 8)
-    edges = []
-    for pop_limit in (1, 4, 0):
-        decoder = ChartDecoder(store, lm, weights, pop_limit=pop_limit)
-        edges.append(decoder.search(words).stats["edges_proposed"])
-    assert edges == sorted(edges)
+    words = ["a"] * 5
+    cells = len(words) * (len(words) + 1) // 2 + len(words)  # the spans, and GOAL over [0, j) for each j
+    proposed, kept = [], []
+    for pop_limit in (1, 2, 4, 0):
+        stats = ChartDecoder(store, lm, weights, pop_limit=pop_limit).search(words).stats
+        proposed.append(stats["edges_proposed"])
+        kept.append(stats["edges_kept"])
+        if pop_limit:
+            assert stats["edges_kept"] <= pop_limit * cells
+            assert all(mean <= pop_limit for mean, _ in stats["items_per_cell"].values())
+    assert proposed[0] < proposed[1] < proposed[2] < proposed[3]
+    assert kept[0] < kept[1] < kept[2] < kept[3]
+    assert proposed[3] == ChartDecoder(store, lm, weights, exhaustive=True).search(words).stats["edges_proposed"]
+    unlimited = ChartDecoder(store, lm, weights, pop_limit=0).search(words).stats
+    assert max(mean for mean, _ in unlimited["items_per_cell"].values()) > 2
     stats = ChartDecoder(store, lm, weights, pop_limit=0, beam_size=2).search(words).stats
     assert all(mean <= 2 for mean, _ in stats["items_per_cell"].values())
+    assert stats["edges_kept"] < unlimited["edges_kept"]
     assert stats["lm_queries_novel"] <= stats["lm_queries"]
 
 

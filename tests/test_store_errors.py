@@ -151,7 +151,7 @@ def test_undefined_virtual_symbol_is_refused(tmp_path):
         write_store(grammar, tmp_path / "store")
 
 
-# -- replacing a store that a reader has open (issue 12.3) ----------------------------------------
+# -- replacing a store that a reader has open ----------------------------------------
 
 REPLACE_WHILE_OPEN = r"""
 import sys
@@ -225,7 +225,7 @@ def test_compile_refuses_to_replace_a_directory_that_is_no_store(tmp_path):
     assert (tmp_path / "models" / "lm.arpa").read_text() == "keep me"
 
 
-# -- damaged files caught at open (issue 12.8) ----------------------------------------------------
+# -- damaged files caught at open ----------------------------------------------------
 
 def drop_last_line(path):
     lines = path.read_bytes().split(b"\n")[:-1]

@@ -1,5 +1,5 @@
 """`cky translate` (and the other commands) on bad input, bad files and interruptions: one clear line naming
-the file, the documented exit code, no traceback, no lost or shifted lines (issues 11 and 12)."""
+the file, the documented exit code, no traceback, no lost or shifted lines."""
 import json
 import os
 import pathlib
@@ -38,7 +38,7 @@ def test_broken_config_names_the_file(tmp_path):
     assert "Traceback" not in result.stderr
 
 
-# ---- issue 12: the translate and batch defects, each at the command line -------------------------
+# ---- translate and batch at the command line: interruptions, line records, bad lines, signals -------
 
 LINES = ["la casa verde es pequeña", "el perro", "un perro es verde", "la casa", "", "es verde", "el ☃ casa",
          "la casa es pequeña", "un perro", "el perro es pequeño"]
@@ -65,7 +65,7 @@ def expected_output(decoder, lines) -> bytes:
 
 
 def test_a_fresh_run_replaces_a_stale_progress_file_so_resume_never_pads(model, decoder, tmp_path, monkeypatch):
-    """Issue 12.1: --resume interrupted late, a run without --resume interrupted sooner, then --resume:
+    """--resume interrupted late, a run without --resume interrupted sooner, then --resume:
     the output equals an uninterrupted run (it used to be padded with NUL bytes)."""
     source, out = tmp_path / "in.txt", tmp_path / "out.txt"
     source.write_text("\n".join(LINES) + "\n", encoding="utf-8")
@@ -140,7 +140,7 @@ def test_resume_after_the_output_changed_is_refused(model, interrupted_run, dama
 
 
 def test_a_lone_carriage_return_stays_inside_its_line(model, decoder, tmp_path):
-    """Issue 12.2: lines are \\n-terminated records, from --input as from stdin."""
+    """Lines are \\n-terminated records, from --input as from stdin."""
     data = "la casa\rverde\nes\u2028verde\x00\nel perro\n".encode("utf-8")
     source = tmp_path / "in.txt"
     source.write_bytes(data)
@@ -150,7 +150,7 @@ def test_a_lone_carriage_return_stays_inside_its_line(model, decoder, tmp_path):
 
 
 def test_invalid_utf8_gives_an_empty_line_in_every_file(model, decoder, tmp_path, caplog):
-    """Issue 12.4: the bad line is reported with its number, gets empty output and one record in every
+    """The bad line is reported with its number, gets empty output and one record in every
     side file, the others are translated, exit 1 saying how many failed."""
     data = b"la casa\nel \xff perro\nes verde\n"
     kbest, stats, trees = tmp_path / "nbest.txt", tmp_path / "stats.jsonl", tmp_path / "trees.txt"
@@ -171,7 +171,7 @@ def test_invalid_utf8_gives_an_empty_line_in_every_file(model, decoder, tmp_path
 
 
 def test_bom_dropped_and_a_literal_escape_survives(model, decoder):
-    """Issue 12.13: a UTF-8 BOM does not stick to the first word; `&#124;` comes out as `&#124;`."""
+    """A UTF-8 BOM does not stick to the first word; `&#124;` comes out as `&#124;`."""
     code, out, _ = run_cky(translate_args(model), stdin="\ufeffla casa\nun &#124; | &amp; perro\n".encode())
     assert code == 0
     first, second = out.decode().splitlines()
@@ -180,7 +180,7 @@ def test_bom_dropped_and_a_literal_escape_survives(model, decoder):
 
 
 def test_errors_found_before_the_model_loads(tmp_path):
-    """Issue 12.10: a missing --input or an output in a missing directory is reported at once
+    """A missing --input or an output in a missing directory is reported at once
     (the store here does not exist: loading it first would report the store instead)."""
     config = tmp_path / "config.toml"
     config.write_text('store = "no-store"\nlm = "no-lm.arpa"\n')
@@ -206,7 +206,7 @@ def test_evaluate_on_empty_files_is_one_line(tmp_path):
 
 
 def test_ctrl_c_stops_at_once_with_one_line_and_the_progress_saved(model, tmp_path):
-    """Issue 12.7: the search may run for seconds in C without looking at signals; Ctrl-C still ends the
+    """The search may run for seconds in C without looking at signals; Ctrl-C still ends the
     command at once (exit 130, one line, no traceback) and --resume can continue."""
     source, out = tmp_path / "in.txt", tmp_path / "out.txt"
     source.write_text("la casa\nlento casa\nel perro\n", encoding="utf-8")
@@ -243,7 +243,7 @@ def test_killing_the_parent_of_two_workers_leaves_no_traceback_and_no_worker(mod
 
 
 def test_a_closed_output_pipe_ends_quietly(model, tmp_path):
-    """Issue 12.10: `cky translate | head -1`."""
+    """`cky translate | head -1`: the closed pipe ends the command quietly."""
     source = tmp_path / "in.txt"
     source.write_text("la casa verde es pequeña\n" * 3000, encoding="utf-8")
     process = start_cky(translate_args(model, "--input", str(source)), stdout=subprocess.PIPE,
@@ -324,7 +324,8 @@ def test_a_full_disk_names_the_output_and_keeps_the_progress(model, tmp_path):
 
 
 def test_batch_does_not_import_the_decoder():
-    """Issue 11.2: no import cycle between decoder.batch and decoder.decoder."""
+    """decoder.batch does not import decoder.decoder, at run time either (tests/test_import_graph.py checks
+    every import of the package for cycles)."""
     code = "import decoder.batch, sys; print('decoder.decoder' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

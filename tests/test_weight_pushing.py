@@ -2,6 +2,8 @@
 each virtual symbol's pushed amount against a direct recursion over the rules, and searches without
 pruning unchanged for every binarization (pushing moves score between rules, never changes a
 complete derivation's)."""
+import json
+
 import numpy as np
 import pytest
 
@@ -81,16 +83,23 @@ def test_pushing_does_not_change_an_unpruned_search(store, lm, seed):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_a_pruned_search_with_pushing_scores_its_derivation_exactly(store, lm, seed):
-    """With pruning the derivation found may differ, but its score is its derivation's (read back
-    from the store's features, which pushing never touches)."""
+    """With pruning the derivations found may differ, but each one's score and output are that same
+    derivation's in the unpushed exhaustive search (scores read back from the store's features, which
+    pushing never touches). The exhaustive list holds every derivation of the sentence (fewer than it
+    was asked for), each once."""
     weights = Weights(FEATURES, WEIGHTS)
     words = random_sentence(seed, 7)
     pushed = ChartSearchDriver(store, lm, weights, weight_pushing=True, pop_limit=2)
-    exact = ChartSearchDriver(store, lm, weights, exhaustive=True)
+    exact = ChartSearchDriver(store, lm, weights, weight_pushing=False, exhaustive=True)
     best = pushed.kbest(pushed.run(words), words, 3, unique=False)
-    every = {round(h.score, 4) for h in exact.kbest(exact.run(words), words, 10000, unique=False)}
+    every = exact.kbest(exact.run(words), words, 10000, unique=False)
+    assert 0 < len(every) < 10000
+    by_derivation = {json.dumps(h.derivation, sort_keys=True): h for h in every}
+    assert len(by_derivation) == len(every)
     for hypothesis in best:
-        assert round(hypothesis.score, 4) in every
+        same = by_derivation[json.dumps(hypothesis.derivation, sort_keys=True)]
+        assert hypothesis.score == pytest.approx(same.score, abs=1e-5)
+        assert hypothesis.words == same.words and hypothesis.features == pytest.approx(same.features, abs=1e-5)
 
 
 def test_weight_pushing_setting_is_checked():

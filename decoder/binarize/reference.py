@@ -1,5 +1,5 @@
-"""The pure-Python reference of `binarize` (what decoder.binarize did before its per-rule loop
-moved into the compiled `RuleBinarizer`). Slow; tests check that both give identical grammars.
+"""The pure-Python reference of `binarize`: the per-rule loop of the compiled `RuleBinarizer`
+(decoder._ext._rule_binarizer), written plainly. Slow; tests check that both give identical grammars.
 """
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ import logging
 import sys
 
 from ..data.tokenize import LANGUAGES as TOKENIZER_LANGUAGES
-from ..serve import (DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CHARS, DEFAULT_MAX_KBEST, DEFAULT_MAX_QUEUE,
-                     DEFAULT_MAX_TOKENS, LOCAL_HOSTS)
+from ..serve.limits import (DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CHARS, DEFAULT_MAX_KBEST, DEFAULT_MAX_QUEUE,
+                            DEFAULT_MAX_TOKENS, LOCAL_HOSTS)
 from .arguments import count
 
 

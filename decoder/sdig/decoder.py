@@ -1,4 +1,5 @@
-"""SdigDecoder: the SDIG system behind the same interface as decoder.decoder.Decoder.
+"""SdigDecoder: dependency tree-to-tree translation with a synchronous dependency insertion grammar
+(Ding and Palmer 2005, section 4), behind the same interface as decoder.decoder.Decoder.
 
     decoder = SdigDecoder("model-sdig/grammar", lm="lm.bin", weights={...}, beam_size=10)
     decoder = sdig_decoder_from_paths(grammar="...", lm=None, weights="weights.toml")
@@ -25,7 +26,7 @@ import os
 import time
 from typing import Sequence
 
-from ..decoder import Translation
+from ..translation import Translation
 from ..errors import DependencyTreeError
 from .deptree import DepTree, check_tree, flat_tree
 from .grammar import MAX_ET_WORDS, TABLE_LIMIT, Grammar
@@ -43,10 +44,14 @@ class FeatureWeights:
         return self.by_name[name]
 
     def feature_names(self) -> list[str]:
+        """The SDIG features' names, in the order of their weights."""
         return list(FEATURES)
 
 
 class SdigDecoder:
+    """The SDIG system's decoder over a grammar directory, an optional KenLM model and feature weights;
+    `beam_size` bounds the hypotheses kept per forest node (decoder.sdig.search)."""
+
     # Settings a caller may override when building from a config (cky translate's --beam-size).
     SETTINGS = ("beam_size", "kbest_beam_size", "reorder", "max_source_words", "table_limit")
 
@@ -90,10 +95,12 @@ class SdigDecoder:
 
     @property
     def weights(self) -> FeatureWeights:
+        """The feature weights in use, by feature name."""
         return FeatureWeights(self.search)
 
     @property
     def parser(self):
+        """The Spanish dependency parser (decoder.sdig.parser.SpanishParser), loaded on first use."""
         if self._parser is None:
             from .parser import SpanishParser
 
@@ -101,6 +108,7 @@ class SdigDecoder:
         return self._parser
 
     def feature_names(self) -> tuple:
+        """The SDIG features' names (decoder.sdig.search.FEATURES)."""
         return FEATURES
 
     def _tree(self, sentence, tree: DepTree | None) -> tuple[DepTree, dict]:
@@ -138,6 +146,10 @@ class SdigDecoder:
                            " ".join(tree.words))
 
     def kbest(self, sentence, k: int, unique: bool = True, tree: DepTree | None = None) -> list[Translation]:
+        """The k best translations, best first (unique: distinct output texts only). The list holds fewer
+        than k when the beam kept fewer hypotheses at the root (the search keeps 3k of them for a unique
+        list, at most `kbest_beam_size`), or fewer distinct texts among them. `tree`: the sentence's
+        dependency tree, if already parsed."""
         tree, stats = self._tree(sentence, tree)
         if not len(tree):
             return [self._empty(stats)]
@@ -159,9 +171,12 @@ class SdigDecoder:
         return out
 
     def translate(self, sentence, tree: DepTree | None = None) -> Translation:
+        """The best translation of one sentence (its dependency tree `tree`, or parsed here)."""
         return self.kbest(sentence, 1, unique=False, tree=tree)[0]
 
     def translate_batch(self, sentences: Sequence[str], workers: int = 1, progress: bool = False) -> list:
+        """Translations of many sentences, in order, on `workers` processes (decoder.batch); a sentence
+        whose decoding raised gives Translation.failure."""
         from ..batch import translate_batch
 
         return translate_batch(self, sentences, workers=workers, progress=progress)

@@ -1,4 +1,5 @@
-"""The SDIG grammar: parallel ET pairs with counts and probabilities, and root-word transitions.
+"""The SDIG grammar (Ding and Palmer 2005): parallel ET pairs with counts and probabilities, and
+root-word transitions.
 
 A grammar is a directory:
 

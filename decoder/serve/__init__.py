@@ -18,18 +18,8 @@ Content-Type, the body's size and nesting, the sentence's characters and words, 
 refused or failing request gets a 4xx or 5xx with {"error": message} and the server keeps serving.
 """
 
-# Words per sentence: the chart's time and memory grow with the square of the length.
-DEFAULT_MAX_TOKENS = 200
-DEFAULT_MAX_KBEST = 100
-# Bytes per request body, and characters per sentence (words alone do not bound a sentence: one
-# "word" may be megabytes long, and its answer several times that).
-DEFAULT_MAX_BODY_BYTES = 65536
-DEFAULT_MAX_CHARS = 10000
-# Sentences waiting or decoding; a request beyond them is answered 503 at once.
-DEFAULT_MAX_QUEUE = 32
-# Host names every server answers to (Host and Origin headers), besides the address it serves on
-# and `cky serve --allowed-host`.
-LOCAL_HOSTS = ("localhost", "127.0.0.1")
+from .limits import (DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CHARS, DEFAULT_MAX_KBEST, DEFAULT_MAX_QUEUE,
+                     DEFAULT_MAX_TOKENS, LOCAL_HOSTS)
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_CHARS", "DEFAULT_MAX_KBEST", "DEFAULT_MAX_QUEUE",
            "DEFAULT_MAX_TOKENS", "LOCAL_HOSTS", "create_app"]

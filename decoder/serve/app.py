@@ -37,11 +37,11 @@ from starlette.staticfiles import StaticFiles
 
 from ..data.tokenize import tokenize
 from ..errors import RequestError
-from . import (DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CHARS, DEFAULT_MAX_KBEST, DEFAULT_MAX_QUEUE, DEFAULT_MAX_TOKENS,
-               LOCAL_HOSTS)
 from .explain import translation_record
 from .guard import RequestGuard, json_error
 from .jsonio import encode, nesting_depth
+from .limits import (DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CHARS, DEFAULT_MAX_KBEST, DEFAULT_MAX_QUEUE,
+                     DEFAULT_MAX_TOKENS, LOCAL_HOSTS)
 
 log = logging.getLogger("cky.serve")
 

@@ -53,7 +53,12 @@ class SentenceView:
 
 
 class GrammarStore:
-    """A grammar store directory; use `GrammarStore.open(path)`."""
+    """A compiled grammar store (the binarized rules of one rule table, docs/store-format.md),
+    every array memory-mapped and read-only; open one with `GrammarStore.open(path)`.
+
+    Symbols are ids: nonterminals (real labels first, then the virtual ones binarization made)
+    are 0 .. n_nonterminals - 1, and a run of source words is n_nonterminals + its run index.
+    Rules are ids into the `rule_*` arrays; a top rule's `rule_origin` is its source rule."""
 
     def __init__(self, path: str, meta: dict, arrays: dict[str, np.ndarray], trees: np.ndarray,
                  texts: dict[str, mmap.mmap | bytes]):
@@ -118,6 +123,7 @@ class GrammarStore:
         return len(self.rule_lhs)
 
     def __repr__(self) -> str:
+        """Its path and sizes, on one line."""
         return (f"GrammarStore({self.path!r}: {len(self):,} binary rules from {self.n_source_rules:,} source rules, "
                 f"{self.n_nonterminals:,} nonterminals, {self.n_runs:,} runs, strategy {self.strategy})")
 
@@ -125,18 +131,22 @@ class GrammarStore:
 
     @cached_property
     def nonterminal_names(self) -> list[str]:
+        """Every nonterminal's name, by id (real labels, then virtual ones such as "<NP+VP>")."""
         return self._lines(NONTERMINALS_FILE)
 
     @cached_property
     def source_vocab(self) -> list[str]:
+        """Every source word of a rule, by id (escaped as in the rule table)."""
         return self._lines(SOURCE_VOCAB_FILE)
 
     @cached_property
     def target_vocab(self) -> list[str]:
+        """Every target word of a rule, by id."""
         return self._lines(TARGET_VOCAB_FILE)
 
     @cached_property
     def source_word_index(self) -> dict[str, int]:
+        """Source word -> id (the inverse of source_vocab)."""
         return {w: i for i, w in enumerate(self.source_vocab)}
 
     @cached_property
@@ -162,6 +172,7 @@ class GrammarStore:
         return '"' + " ".join(self.run_words_of(symbol)) + '"'
 
     def is_run(self, symbol: int) -> bool:
+        """Whether a symbol id is a run of source words (not a nonterminal)."""
         return symbol >= self.n_nonterminals
 
     def run_words_of(self, symbol: int) -> tuple[str, ...]:
@@ -194,6 +205,7 @@ class GrammarStore:
         return np.fromiter((index.get(w, OOV_ID) for w in words), dtype=np.int32, count=len(words))
 
     def sentence_view(self, words: Sequence[str]) -> SentenceView:
+        """The sentence's word ids and the spans of it that are terminal runs (SentenceView)."""
         return SentenceView(self, words)
 
     def match_run_array(self, word_ids) -> np.ndarray:
@@ -250,6 +262,7 @@ class GrammarStore:
     # -- one rule -------------------------------------------------------------------------------
 
     def children(self, rule: int) -> tuple[int, ...]:
+        """A binary rule's child symbols: one (a lexical or unary rule) or two."""
         c0, c1 = int(self.rule_child0[rule]), int(self.rule_child1[rule])
         return (c0,) if c1 < 0 else (c0, c1)
 
