@@ -40,9 +40,10 @@ import pathlib
 import sys
 import time
 
+from bench import RESULTS
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(REPO, "models", "bible-es-en", "build")
-RESULTS = os.path.join(REPO, "bench", "results")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
