@@ -6,12 +6,10 @@
     cky bench --moses BIN [--test-sentences N]        # the same, from the bench command
 
 Moses' default configuration alone on held-out verses (101-200: --skip 100), its scores checked per
-verse, then appended to the results on verses 1-100 (bench/results/moses.md, "On 200 verses"):
+verse:
 
     nice -n 5 python -m bench.bench_moses --moses-bin BIN --skip 100 --sentences 100 --moses-only \
         --moses-kinds default --moses-jobs 1 --skip-fixture --work build/moses200 --out build/moses200/out
-    python -m bench.moses_extend_results bench/results/moses_default100_verses100.json \
-        build/moses200/out/moses.json --out bench/results/moses_default100_verses200.json
 
 The bench never builds Moses: --moses-bin names a built `moses` binary (moses-cmd). It runs
 Moses' CYK+ chart decoder (`[search-algorithm] 3`, what Moses' train-model.perl writes for

@@ -15,7 +15,7 @@ the Markdown table.
     python -m bench.bench_two_pass --report bench/results/two_pass.jsonl --results-dir bench/results
 
 `cky bench --two-pass [--test-sentences N] [--out DIR]` runs the same sweep on the demo config
-of the full Bible system (`cky bench --demo` builds it; --quick: the tiny fixture system) and
+of the full Bible system (`cky demo` builds it; --quick: the tiny fixture system) and
 writes the runs (two_pass.jsonl, resumed), two_pass.json, two_pass.png and the table (as a
 section of results.md) to --out. `--checkpoints 200` also records the totals after the first
 200 sentences of a longer run, so one 600-verse run gives the 200-verse figures too
@@ -374,7 +374,7 @@ def bench_command(out: str, sentences: int | None = None, quick: bool = False, w
     else:
         config = config or demo_config()
         if not os.path.exists(config):
-            log(f"cky bench --two-pass: no demo config {config} (run `cky bench --demo` first, or give "
+            log(f"cky bench --two-pass: no demo config {config} (run `cky demo` first, or give "
                 "--two-pass-config CONFIG)")
             return 1
         data = os.path.dirname(os.path.dirname(os.path.abspath(config)))
