@@ -59,7 +59,7 @@ def markdown(results: dict) -> str:
     system = results["system"]
     lines = [f"# cky bench: {system['name']}", "",
              f"{results['date']}, `{results.get('command', 'cky bench')}`, commit "
-             f"{results['machine'].get('git_commit', '?')[:10]}, {results['machine'].get('cpu_model')} "
+             f"{(results['machine'].get('git_commit') or '?')[:10]}, {results['machine'].get('cpu_model')} "
              f"({results['machine'].get('cpus')} CPUs), total {results.get('seconds', 0):.0f} s.", ""]
     for note in system.get("notes", []):
         lines += [f"Note: {note}.", ""]
