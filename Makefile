@@ -9,13 +9,13 @@ $(PIP_STAMP): pyproject.toml setup.py $(wildcard ext/*.pyx ext/*.pxd ext/*.hh bu
 	bash models/kenlm/fetch_sources.sh
 	bash models/kenlm/build_tools.sh
 	$(PYTHON) -m pip install -q "setuptools>=77" wheel cython numpy
-	$(PYTHON) -m pip install -q --no-build-isolation -e '.[test,serve,cluster]'
+	$(PYTHON) -m pip install -q --no-build-isolation -e '.[test,serve,cluster,plot]'
 	mkdir -p build && touch $(PIP_STAMP)
 
 install: $(PIP_STAMP)
 
 demo: install
-	$(PYTHON) -m decoder.cli bench --demo
+	$(PYTHON) -m decoder.cli demo
 
 test: install
 	$(PYTHON) -m pytest -q tests

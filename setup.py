@@ -4,6 +4,15 @@ decoder/_ext is a symlink to ext/, so Cython sees every .pyx under its full
 module name (decoder._ext._x) and cross-module cimports resolve. ext/_kenlm.pxd
 (KenLM's declarations) has no .pyx: it is compiled into the modules that
 cimport it.
+
+What `pip install .` from a fresh clone needs: Python >= 3.10 with its headers
+(python3-dev), a C++11 compiler (g++ or clang++), and access to the package
+index pip is configured with, for the build requirements (pyproject.toml) and
+KenLM's C++ sources: when models/kenlm/build/src/kenlm is missing, the build
+downloads the kenlm sdist with `pip download` and unpacks it there
+(build_support/kenlm_sources.py). zlib, bzip2 and xz headers (zlib1g-dev,
+libbz2-dev, liblzma-dev) are optional: with them KenLM also reads compressed
+ARPA files.
 """
 import os
 import sys

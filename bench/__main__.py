@@ -1,4 +1,4 @@
-"""`python -m bench ...` (from the repository root): the same as `cky bench ...`."""
+"""`python -m bench ...` (from the root of a clone): `cky bench ...`, with the research benchmarks of bench/."""
 import sys
 
 from decoder.cli import main

@@ -29,6 +29,7 @@ if REPO not in sys.path:
 
 import numpy as np  # noqa: E402
 
+from bench import RESULTS  # noqa: E402
 from bench.machine import machine_info  # noqa: E402
 
 from decoder.binarize import STRATEGIES, binarize  # noqa: E402
@@ -39,7 +40,7 @@ QUICK_RULES = 20_000
 MEAN_NONTERMINALS = 3.2  # Poisson mean before clipping to 6 slots: about 3.1 per rule
 GRAMMAR_SEED = 1
 RANDOM_SEEDS = (0, 1, 2, 3, 4)
-DEFAULT_OUT = os.path.join(REPO, "bench", "results", "binarize.json")
+DEFAULT_OUT = os.path.join(RESULTS, "binarize.json")
 
 
 def peak_memory_mb() -> int:

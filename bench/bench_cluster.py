@@ -3,7 +3,7 @@
     python -m bench.bench_cluster [--system fixture|bible] [--sentences N] [--shard-size 8]
                                   [--config CONFIG --input FILE]
 
-Systems: `fixture`, the tiny fixture system (models/fixtures; built into models/cache/fixture
+Systems: `fixture`, the tiny fixture system (decoder.fixture; built into models/cache/fixture
 if missing), its test sentences repeated to --sentences (default 600); `bible`, the Bible
 demo system (models/bible-es-en/build/demo/config.toml, the first --sentences (default 100)
 verses of ../test.es; --config and --input name another build). Runs: decoder.batch with 1
@@ -22,17 +22,18 @@ import json
 import os
 import time
 
+from bench import RESULTS as RESULTS_DIR
 from bench.machine import machine_info
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(REPOSITORY, "bench", "results", "cluster.json")
+RESULTS = os.path.join(RESULTS_DIR, "cluster.json")
 FIXTURE = os.path.join(REPOSITORY, "models", "cache", "fixture")
 KEEP_EARLIER = 4  # earlier measurements of a system kept in the results
 BIBLE_CONFIG = os.path.join(REPOSITORY, "models", "bible-es-en", "build", "demo", "config.toml")
 
 
 def fixture_config() -> tuple[str, list[str]]:
-    from models.fixtures.build_fixture import build_fixture, fixture_store
+    from decoder.fixture import build_fixture, fixture_store
 
     paths = build_fixture(FIXTURE)
     store = fixture_store(paths, "icr")

@@ -21,11 +21,12 @@ import os
 import sys
 import tempfile
 
+from bench import RESULTS as RESULTS_DIR
 from bench.child_usage import run_measured
 from bench.machine import machine_info
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(REPOSITORY, "bench", "results", "compile.json")
+RESULTS = os.path.join(RESULTS_DIR, "compile.json")
 
 CHILD = """
 import json, sys

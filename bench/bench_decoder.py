@@ -34,12 +34,14 @@ import sys
 import tempfile
 import time
 
+from bench import RESULTS as RESULTS_DIR
+
 import numpy as np
 
 from bench.machine import machine_info
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(REPOSITORY, "bench", "results", "decoder.json")
+RESULTS = os.path.join(RESULTS_DIR, "decoder.json")
 CACHE = os.path.join(REPOSITORY, "models", "cache", "bench_decoder")
 BIBLE = os.path.join(REPOSITORY, "models", "bible-es-en", "build")
 VERSE_TOKENS = 27

@@ -23,10 +23,11 @@ import json
 import os
 import time
 
+from bench import RESULTS as RESULTS_DIR
 from bench.machine import machine_info
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(REPOSITORY, "bench", "results", "kbest.json")
+RESULTS = os.path.join(RESULTS_DIR, "kbest.json")
 DATA = os.path.join(REPOSITORY, "models", "bible-es-en", "build")
 
 

@@ -6,12 +6,10 @@
     cky bench --moses BIN [--test-sentences N]        # the same, from the bench command
 
 Moses' default configuration alone on held-out verses (101-200: --skip 100), its scores checked per
-verse, then appended to the results on verses 1-100 (bench/results/moses.md, "On 200 verses"):
+verse:
 
     nice -n 5 python -m bench.bench_moses --moses-bin BIN --skip 100 --sentences 100 --moses-only \
         --moses-kinds default --moses-jobs 1 --skip-fixture --work build/moses200 --out build/moses200/out
-    python -m bench.moses_extend_results bench/results/moses_default100_verses100.json \
-        build/moses200/out/moses.json --out bench/results/moses_default100_verses200.json
 
 The bench never builds Moses: --moses-bin names a built `moses` binary (moses-cmd). It runs
 Moses' CYK+ chart decoder (`[search-algorithm] 3`, what Moses' train-model.perl writes for
@@ -94,8 +92,9 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from bench import RESULTS
+
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(REPOSITORY, "bench", "results")
 BUILD = "/work/main/models/bible-es-en/build"
 
 LN10 = math.log(10.0)
@@ -496,14 +495,14 @@ def moses_scores(run: MosesRun, weights, n: int) -> list[float]:
 # ---------------------------------------------------------------------------- the phases
 
 def fixture_equivalence(binary: str, work: str, log=print) -> dict:
-    """Both decoders with no pruning on the tiny fixture system (models/fixtures: a GHKM table of
+    """Both decoders with no pruning on the tiny fixture system (decoder.fixture: a GHKM table of
     generated sentences of at most 10 words, a trigram ARPA LM): the same best score per sentence
     is the proof that the mapped models are one model (the search spaces included: glue, unknown
     words, spans, no unary rules). Ours: exhaustive, table_limit 0, max_unary_depth 0; Moses: pop
     limit 10^6, table-limit 0, stack 0, beam-threshold 0."""
     from decoder.decoder import Decoder
     from decoder.evaluate import read_lines
-    from models.fixtures.build_fixture import build_fixture, fixture_store
+    from decoder.fixture import build_fixture, fixture_store
 
     paths = build_fixture(os.path.join(work, "fixture"))
     store = fixture_store(paths, "icr")
@@ -774,7 +773,7 @@ def markdown(result: dict) -> str:
     if fixture:
         checks = fixture["checks"]
         lines += ["## Equivalence with no pruning (fixture system)", "",
-                  f"{fixture['sentences']} sentences of the tiny fixture system (models/fixtures), ours exhaustive "
+                  f"{fixture['sentences']} sentences of the tiny fixture system (decoder.fixture), ours exhaustive "
                   f"(table_limit 0, max_unary_depth 0), Moses with pop limit 10^6, table-limit 0, stack 0, "
                   f"beam-threshold 0: the same best score on {fixture['same_best_score']} of {fixture['sentences']} "
                   f"(largest difference {fixture['max_abs_score_difference']:.2e}), the same output on "

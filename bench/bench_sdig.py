@@ -9,7 +9,7 @@ Bible test set, and SDIG against its word-based baseline (the paper's section-5 
 Systems, all decoded from the tokenized, lowercased test text, one process, one at a time:
 - ghkm: the GHKM string-to-tree system (the demo config: icr store, default weights). Its 600
   test hypotheses are expensive (about 1 s of CPU per verse): with --ghkm-hypotheses the
-  translation quality is scored from an existing output of that config (`cky bench --demo`
+  translation quality is scored from an existing output of that config (`cky demo`
   writes demo/test.out), and its speed is measured here on the first --ghkm-timing-sentences;
 - sdig: the SDIG config (its grammar, LM, beam and weights);
 - sdig-word: the same config with --word-grammar, a grammar of Model 1 word-pair ETs only
@@ -40,9 +40,10 @@ import pathlib
 import sys
 import time
 
+from bench import RESULTS
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(REPO, "models", "bible-es-en", "build")
-RESULTS = os.path.join(REPO, "bench", "results")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

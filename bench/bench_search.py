@@ -34,12 +34,12 @@ import sys
 import tempfile
 import time
 
+from bench import RESULTS
 from bench.bench_two_pass import cube_cpu_at_cost, read_runs
 from bench.child_usage import run_measured
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIBLE_BUILD = os.path.join(REPO, "models", "bible-es-en", "build")
-RESULTS = os.path.join(REPO, "bench", "results")
 
 SEARCHES = ("cube", "incremental")
 POP_LIMITS = (1, 3, 10, 30, 100, 300, 1000)
@@ -104,7 +104,7 @@ def decode_run(decoder, sentences, references, search: str, pop_limit: int, kind
            "wall_seconds": round(time.perf_counter() - wall_started, 3), **totals,
            "load_average": [started_load, load_average()], "verses": verses}
     if references is not None:
-        # the verses are tokenized (as the Bible system scores them: bench.experiments, tokenize "none")
+        # the verses are tokenized (as the Bible system scores them: decoder.experiment, tokenize "none")
         run["bleu"] = round(corpus_bleu(outputs, references[: len(outputs)], tokenize="none").score, 2)
     return run
 
@@ -482,11 +482,11 @@ def markdown(summary: dict, machine: dict) -> str:
 
 
 def plot(runs: list[dict], summary: dict, path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
+
+    from decoder.benchmark.plots import pyplot
+
+    plt = pyplot()
 
     figure, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     sweep_runs = [r for r in runs if r.get("kind", "sweep") == "sweep"]

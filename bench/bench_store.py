@@ -19,12 +19,14 @@ import sys
 import tempfile
 import time
 
+from bench import RESULTS as RESULTS_DIR
+
 import numpy as np
 
 from bench.machine import machine_info
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(REPOSITORY, "bench", "results", "store.json")
+RESULTS = os.path.join(RESULTS_DIR, "store.json")
 
 OPEN_SCRIPT = """
 import time, json, sys

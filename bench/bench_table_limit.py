@@ -22,10 +22,10 @@ import json
 import os
 import time
 
+from bench import RESULTS
 from bench.machine import machine_info
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(REPOSITORY, "bench", "results")
 BUILD = "/work/main/models/bible-es-en/build"
 
 

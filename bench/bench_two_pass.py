@@ -15,7 +15,7 @@ the Markdown table.
     python -m bench.bench_two_pass --report bench/results/two_pass.jsonl --results-dir bench/results
 
 `cky bench --two-pass [--test-sentences N] [--out DIR]` runs the same sweep on the demo config
-of the full Bible system (`cky bench --demo` builds it; --quick: the tiny fixture system) and
+of the full Bible system (`cky demo` builds it; --quick: the tiny fixture system) and
 writes the runs (two_pass.jsonl, resumed), two_pass.json, two_pass.png and the table (as a
 section of results.md) to --out. `--checkpoints 200` also records the totals after the first
 200 sentences of a longer run, so one 600-verse run gives the 200-verse figures too
@@ -30,6 +30,10 @@ import os
 import pathlib
 import sys
 import time
+
+from bench import RESULTS
+from decoder.benchmark.report import SECTION_END, SECTION_START
+from decoder.demo import demo_config
 
 CUBE_POP_LIMITS = (1, 10, 30, 100, 300, 1000)
 # Second-pass bounds (two_pass_beam, agenda_limit, max_pops): tight, the settings' defaults, loose.
@@ -243,12 +247,11 @@ def table(runs: list[dict]) -> str:
 
 
 def plot(runs: list[dict], path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from matplotlib.ticker import NullFormatter
+
+    from decoder.benchmark.plots import pyplot
+
+    plt = pyplot()
 
     series = {"cube": [r for r in runs if r["search"] == "cube"]}
     for run in runs:
@@ -313,7 +316,6 @@ def write_report(runs: list[dict], results_dir: str, name: str = "two_pass", rec
     return table(runs)
 
 
-SECTION_START, SECTION_END = "<!-- two-pass (bench.bench_two_pass) -->", "<!-- /two-pass -->"
 
 
 def results_section(runs: list[dict], command: str, png: str = "two_pass.png") -> str:
@@ -357,28 +359,22 @@ QUICK_CUBE_POP_LIMITS = (1, 10)
 QUICK_TWO_PASS_RUNS = ((10, 0, TIGHT), (10, 2, DEFAULT))
 
 
-def demo_config() -> str:
-    from bench.experiments_demo import MODEL_DIR
-
-    return os.path.join(MODEL_DIR, "demo", "config.toml")
-
-
 def bench_command(out: str, sentences: int | None = None, quick: bool = False, work: str | None = None,
                   config: str | None = None, command: str = "cky bench --two-pass", log=print) -> int:
     """`cky bench --two-pass`: the sweep on the demo config of the full Bible system (--quick: the
     fixture system, two cube and two two-pass runs), then the report and results.md's section."""
-    from bench import experiments
+    from decoder import experiment
 
     if quick:
-        system = experiments.fixture_system(work)
-        config = config or experiments.write_decoder_config(
-            system, experiments.store_for(system, "icr"), os.path.join(work, "two_pass", "config.toml"))
+        system = experiment.fixture_system(work)
+        config = config or experiment.write_decoder_config(
+            system, experiment.store_for(system, "icr"), os.path.join(work, "two_pass", "config.toml"))
         test, ref = system.test_src, system.test_ref
         cube_pop_limits, two_pass_runs = QUICK_CUBE_POP_LIMITS, QUICK_TWO_PASS_RUNS
     else:
         config = config or demo_config()
         if not os.path.exists(config):
-            log(f"cky bench --two-pass: no demo config {config} (run `cky bench --demo` first, or give "
+            log(f"cky bench --two-pass: no demo config {config} (run `cky demo` first, or give "
                 "--two-pass-config CONFIG)")
             return 1
         data = os.path.dirname(os.path.dirname(os.path.abspath(config)))
@@ -416,7 +412,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", help="JSON lines file: one run per line, appended")
     parser.add_argument("--resume", action="store_true", help="skip the runs --out already has")
     parser.add_argument("--report", metavar="RUNS", help="JSON lines of a sweep: write the JSON, PNG and table")
-    parser.add_argument("--results-dir", default=os.path.join(os.path.dirname(__file__), "results"))
+    parser.add_argument("--results-dir", default=RESULTS)
     parser.add_argument("--name", default="two_pass", help="with --report: NAME.json and NAME.png")
     parser.add_argument("--json-name", default=None, help="with --report: the JSON's name (default NAME)")
     args = parser.parse_args(argv)

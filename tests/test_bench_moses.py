@@ -193,7 +193,7 @@ def test_compare_counts_ties_within_tolerance():
 def test_cky_bench_moses_needs_an_executable(tmp_path, capsys):
     import argparse
 
-    from bench import cli
+    from decoder.cli import bench as cli
 
     parser = argparse.ArgumentParser()
     cli.add_arguments(parser)
@@ -228,29 +228,3 @@ def test_moses_cell_sizes_and_real_hypotheses():
                         (0, 3, 6), (1, 3, 0), (0, 4, 2)]
     # real labels: cells that hold neither <s> (start 0) nor </s> (end 4): [1,2), [2,3), [1,3)
     assert bm.moses_real_hypotheses(MOSES_LOG) == [5 + 7 + 4]
-
-
-# Moses' -T (translation details) lines of one 1-best derivation, pre-order (bench.moses_diagnose);
-# the last rule's target is the word ":" after a nonterminal (the field separator is " :").
-MOSES_DETAILS = """\
-Trans Opt 0 [0..4]: [4..4]=</s>   [0..3]=Q  : Q ->Q  -> Q </s> :0-0 : term=: nonterm=0-0 : c=-2.5 core=(0,-1,0)  -20.5core=(0,-5,-3)
-Trans Opt 0 [0..3]: [1..3]=S   [0..0]=<s>  : Q ->Q  -> <s> S :1-1 : term=0-0 : nonterm=1-1 : c=0.5 core=(0,-1,0)  -18core=(0,-4,-3)
-Trans Opt 0 [1..3]: [3..3]=fueron   [1..2]=NP  : S ->S  -> NP : :0-0 : term=1-1 : nonterm=0-0 : c=-6.9877 core=(0,-1,-1.7)  properties: Tree=Base phrase property  -14.7779core=(0,-5,-4.1)
-Trans Opt 0 [1..2]: [2..2]=hijos   [1..1]=los  : NP ->NP  -> the sons :: term=0-0 1-1 : nonterm=: c=-7.3 core=(0,-2,0)  -7.3core=(0,-2,0)
-"""
-
-
-def test_moses_translation_details_parse_into_a_tree(tmp_path):
-    from bench.moses_diagnose import parse_details, rule_key
-
-    path = tmp_path / "details.txt"
-    path.write_text(MOSES_DETAILS)
-    root = parse_details(str(path))[0]
-    assert (root.lhs, root.start, root.end, root.future) == ("Q", 0, 4, -20.5)
-    glue = root.children[0]
-    s = glue.children[0]
-    assert (s.lhs, s.span(), s.target, s.nonterm, s.rule_score) == ("S", (0, 3), ["NP", ":"], [(0, 0)], -6.9877)
-    assert rule_key(s) == ("[X][NP] fueron [X]", "[X][NP] : [S]")
-    np_node = s.children[0]
-    assert (np_node.span(), np_node.children, np_node.future) == ((0, 2), [], -7.3)
-    assert rule_key(np_node) == ("los hijos [X]", "the sons [NP]")

@@ -124,7 +124,7 @@ def test_incremental_at_equal_cost_uses_cube_runs_around_it():
 
 
 def test_cky_bench_searches_runs_the_search_bench_with_resume(monkeypatch, tmp_path):
-    from bench import cli
+    from decoder.cli import bench as cli
 
     seen = []
     monkeypatch.setattr(bench_search, "main", lambda argv: seen.append(argv) or 0)

@@ -28,14 +28,18 @@ COMMANDS = {
     "tune": ("decoder.cli.tune", "tune feature weights with MERT"),
     "evaluate": ("decoder.cli.evaluate", "score hypotheses against references (BLEU, chrF)"),
     "serve": ("decoder.cli.serve", "serve the derivation viewer and its JSON API (needs the serve extra)"),
-    "bench": ("decoder.cli.bench", "run the benchmark suite (from the repository: also `python -m bench`)"),
+    "demo": ("decoder.cli.demo", "build the small Bible system and translate its test set (make demo)"),
+    "bench": ("decoder.cli.bench", "run the benchmarks of the papers, or time the decoder (--quick, --speed)"),
 }
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    from .. import __version__
+
     parser = argparse.ArgumentParser(prog="cky", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"cky-decoder {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         sub_parser = sub.add_parser(name, help=help_text, description=help_text)

@@ -1,29 +1,225 @@
-"""`cky bench`: the benchmark suite of bench/ (bench.cli), which lives in the repository, not
-in the installed package: run it from the repository root (or as `python -m bench`)."""
+"""`cky bench`: reproduce Xiao et al. 2009 and Venugopal et al. 2007 (section 6), and time the decoder.
+
+    cky bench                  # every experiment on the Bible Spanish-English system (must be built)
+    cky bench --quick          # a reduced run on the tiny generated fixture system (minutes; CI runs it)
+    cky bench --speed [--config CONFIG] [--input FILE]
+                               # words and sentences per second of one decoding process
+                               # (default: the fixture system)
+    cky bench --demo           # `cky demo` (here on --workers processes, default 1)
+
+Results go to --out (default build/bench, build/bench/quick with --quick):
+results.json (numbers, machine, versions, settings), results.md (the tables)
+and PNG plots (with the `plot` extra).
+
+From a clone of the repository, `python -m bench` also runs the long research
+benchmarks of bench/ (they are not installed with the package):
+
+    python -m bench --searches [--test-sentences N] [--pop-limits ...]   # cube and incremental search
+    python -m bench --two-pass [--test-sentences N]                      # two-pass against cube pruning
+    python -m bench --moses BIN [--test-sentences N] [--pop-limits ...]  # against Moses' chart decoder
+    python -m bench --sdig SDIG.toml [--sdig-word-grammar DIR]           # SDIG beside GHKM
+"""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
+import json
+import os
+import sys
 
 from ..errors import UsageError
 
+DEFAULT_OUT = os.path.join("build", "bench")  # relative to the working directory; build/ is ignored by git
+DEFAULT_WORK = os.path.join("build", "bench-work")
 
-def _bench_cli():
-    try:
-        return importlib.import_module("bench.cli")
-    except ModuleNotFoundError as error:
-        if error.name not in ("bench", "bench.cli"):
-            raise
-        raise UsageError("the benchmark suite (bench/) is not importable here: run `python -m bench` "
-                         "from the repository root") from None
+# The modes that need the repository's bench/ package: flag -> its module there.
+CLONE_MODES = {"sdig": "bench_sdig", "searches": "bench_search", "two_pass": "bench_two_pass",
+               "moses": "bench_moses"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..benchmark.experiments import STRATEGIES
+
+    parser.add_argument("--quick", action="store_true", help="reduced run on the tiny fixture system (CI)")
+    parser.add_argument("--demo", action="store_true", help="`cky demo` on --workers processes (default 1)")
+    parser.add_argument("--speed", action="store_true",
+                        help="words and sentences per second of one decoding process (--config, --input)")
+    parser.add_argument("--out", default=None, help=f"results directory (default: {DEFAULT_OUT}, "
+                                                    f"{os.path.join(DEFAULT_OUT, 'quick')} with --quick)")
+    parser.add_argument("--work", default=None, help="where stores, configs and outputs are built "
+                                                     f"(default: {DEFAULT_WORK}/{{quick,bible}})")
+    parser.add_argument("--workers", type=int, default=1, help="decoding processes")
+    speed = parser.add_argument_group("--speed")
+    speed.add_argument("--config", default=None,
+                       help="decoder config to time (default: the fixture system's, built under --work)")
+    speed.add_argument("--input", default=None,
+                       help="sentences to translate, one per line (default: the config's system's test set "
+                            "when it is the fixture's; else required)")
+    speed.add_argument("--repeats", type=int, default=3, help="times each sentence is translated (default 3)")
+    speed.add_argument("--warmup", type=int, default=3, help="untimed sentences first (default 3)")
+    experiments = parser.add_argument_group("experiments")
+    experiments.add_argument("--strategies", nargs="+", choices=STRATEGIES, default=None)
+    experiments.add_argument("--pop-limits", nargs="+", type=int, default=None)
+    experiments.add_argument("--dev-sentences", type=int, default=None, help="use the first N dev sentences")
+    experiments.add_argument("--test-sentences", type=int, default=None, help="use the first N test sentences")
+    experiments.add_argument("--sweep-sentences", type=int, default=None,
+                             help="test sentences of the pop-limit sweep (default: all used test sentences)")
+    experiments.add_argument("--pop-limit", type=int, default=None,
+                             help="pop limit of tuning and of experiments 2, 4 and 6 (default 100; --quick: 10)")
+    experiments.add_argument("--mert-iterations", type=int, default=None)
+    experiments.add_argument("--mert-restarts", type=int, default=None)
+    experiments.add_argument("--non-unique-kbest", action="store_true",
+                             help="MERT on k-best derivations instead of distinct translations (faster)")
+    experiments.add_argument("--kbest", type=int, default=None)
+    experiments.add_argument("--full-grammar-cost", action="store_true",
+                             help="experiment 1 on the whole rule table (default: the table filtered to dev+test)")
+    experiments.add_argument("--data", default=None, help="Bible data build to use (default: the full build if "
+                                                          "complete, else its small build)")
+    experiments.add_argument("--tune-only", nargs="+", choices=STRATEGIES, default=None,
+                             help="tune only these strategies; the others use the tuned weights of left")
+    experiments.add_argument("--bootstrap-samples", type=int, default=None)
+    experiments.add_argument("--no-tune", action="store_true", help="decode with the default weights")
+    clone = parser.add_argument_group("research benchmarks (from a clone: python -m bench ...)")
+    clone.add_argument("--sdig", metavar="SDIG_CONFIG", default=None,
+                       help="benchmark this `system = \"sdig\"` config beside GHKM (writes sdig.json and sdig.md)")
+    clone.add_argument("--sdig-word-grammar", default=None, help="with --sdig: the word-ET baseline's grammar")
+    clone.add_argument("--searches", action="store_true",
+                       help="cube and incremental search over pop limits, time against length, workers, peak "
+                            "memory (on the demo config; resumes; writes search.*)")
+    clone.add_argument("--two-pass", action="store_true",
+                       help="two-pass search against cube pruning on the demo config (--quick: the fixture "
+                            "system); writes two_pass.json, two_pass.png and a section of results.md; "
+                            "--test-sentences: verses (default 200)")
+    clone.add_argument("--moses", metavar="MOSES_BIN", default=None,
+                       help="our cube pruning against this Moses decoder binary on the same model "
+                            "(--test-sentences: verses (default 100); --pop-limits: ours)")
+    clone.add_argument("--two-pass-config", default=None, help="with --two-pass: this decoder config instead "
+                                                               "of the demo's")
+
+
+def settings_from(args):
+    """The experiments' Settings: the defaults (or QUICK's), with what the command line gives."""
+    from ..benchmark.experiments import QUICK, Settings
+
+    overrides = {"strategies": tuple(args.strategies) if args.strategies else None,
+                 "pop_limits": tuple(args.pop_limits) if args.pop_limits else None,
+                 "dev_sentences": args.dev_sentences, "test_sentences": args.test_sentences,
+                 "sweep_sentences": args.sweep_sentences, "mert_iterations": args.mert_iterations,
+                 "kbest": args.kbest, "bootstrap_samples": args.bootstrap_samples,
+                 "default_pop_limit": args.pop_limit, "mert_restarts": args.mert_restarts,
+                 "tune_strategies": tuple(args.tune_only) if args.tune_only else None}
+    overrides = {key: value for key, value in overrides.items() if value is not None}
+    overrides.update(tune=not args.no_tune, cost_on_full_grammar=args.full_grammar_cost, workers=args.workers)
+    if args.non_unique_kbest:
+        overrides["unique_kbest"] = False
+    return dataclasses.replace(QUICK if args.quick else Settings(), **overrides)
+
+
+def clone_module(flag: str):
+    """bench.<module> of the repository for a research mode, or a UsageError saying to run it from a clone."""
+    module = CLONE_MODES[flag]
     try:
-        _bench_cli().add_arguments(parser)
-    except UsageError:
-        pass  # reported when the command runs
+        return importlib.import_module(f"bench.{module}")
+    except ModuleNotFoundError as error:
+        if error.name not in ("bench", f"bench.{module}"):
+            raise
+        raise UsageError(f"--{flag.replace('_', '-')} runs the research benchmarks of the repository's bench/, "
+                         "which are not installed: run `python -m bench` from the root of a clone") from None
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def command_line() -> str:
+    return "cky bench " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["bench"] else sys.argv[1:])
 
 
 def main(args: argparse.Namespace) -> int:
-    return _bench_cli().main(args)
+    if args.sdig:
+        bench_sdig = clone_module("sdig")
+        sdig_parser = argparse.ArgumentParser()
+        bench_sdig.add_arguments(sdig_parser)
+        sdig_args = sdig_parser.parse_args(["--sdig-config", args.sdig, "--paper"])
+        sdig_args.word_grammar = args.sdig_word_grammar
+        sdig_args.sentences = args.test_sentences or sdig_args.sentences
+        sdig_args.out = args.out or DEFAULT_OUT
+        return bench_sdig.main(sdig_args)
+    if args.searches:
+        bench_search = clone_module("searches")
+        out = args.out or DEFAULT_OUT
+        return bench_search.main(["--resume", "--out", os.path.join(out, "search.jsonl"), "--results-dir", out]
+                                 + (["--sentences", str(args.test_sentences)] if args.test_sentences else [])
+                                 + (["--pop-limits", *map(str, args.pop_limits)] if args.pop_limits else []))
+    if args.moses:
+        bench_moses = clone_module("moses")
+        return bench_moses.main(["--moses-bin", args.moses, "--out", args.out or DEFAULT_OUT]
+                                + (["--sentences", str(args.test_sentences)] if args.test_sentences else [])
+                                + (["--pop-limits", *map(str, args.pop_limits)] if args.pop_limits else []))
+    if args.two_pass:
+        bench_two_pass = clone_module("two_pass")
+        out = args.out or (os.path.join(DEFAULT_OUT, "quick") if args.quick else DEFAULT_OUT)
+        work = args.work or os.path.join(DEFAULT_WORK, "quick")
+        return bench_two_pass.bench_command(out, args.test_sentences, args.quick, work, args.two_pass_config,
+                                            command_line(), log=log)
+    if args.demo:
+        from ..demo import run_demo
+
+        return run_demo(workers=args.workers)
+    if args.speed:
+        return speed(args)
+    return experiments(args)
+
+
+def experiments(args: argparse.Namespace) -> int:
+    from ..benchmark import experiments
+    from ..benchmark.report import markdown, write_results
+    from ..experiment import bible_build, bible_system, fixture_system
+
+    out = args.out or (os.path.join(DEFAULT_OUT, "quick") if args.quick else DEFAULT_OUT)
+    work = args.work or os.path.join(DEFAULT_WORK, "quick" if args.quick else "bible")
+    os.makedirs(work, exist_ok=True)
+    if args.quick:
+        system = fixture_system(work)
+    else:
+        system = bible_system(work, args.data, log=log)
+        if system is None:
+            log(f"cky bench: no Bible data build under {bible_build()} (run `cky data bible-es-en [--small]`), "
+                "or use --quick")
+            return 1
+    results = experiments.run_all(system, settings_from(args), log=log)
+    results["command"] = command_line()
+    write_results(results, out, log=log)
+    print(markdown(results))
+    log(f"\nresults in {out}")
+    return 0
+
+
+def speed(args: argparse.Namespace) -> int:
+    from ..benchmark.speed import measure, summary_line
+    from ..experiment import fixture_system, read_lines, store_for, write_decoder_config
+    from ..tune.decoding import load_decoder
+
+    config, sentences_file = args.config, args.input
+    if config is None:
+        work = args.work or os.path.join(DEFAULT_WORK, "quick")
+        system = fixture_system(work)
+        config = write_decoder_config(system, store_for(system, "icr"), os.path.join(work, "speed", "config.toml"))
+        sentences_file = sentences_file or system.test_src
+    if sentences_file is None:
+        raise UsageError("--speed with --config needs --input FILE (the sentences to translate)")
+    sentences = [s for s in read_lines(sentences_file) if s.strip()]
+    if args.test_sentences:
+        sentences = sentences[:args.test_sentences]
+    if not sentences:
+        raise UsageError(f"{sentences_file}: no sentences to translate")
+    result = measure(load_decoder(config), sentences, warmup=args.warmup, repeats=args.repeats)
+    result.update(config=os.path.abspath(config), input=os.path.abspath(sentences_file), command=command_line())
+    out = args.out or DEFAULT_OUT
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "speed.json"), "w", encoding="utf-8") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+    print(summary_line(result))
+    return 0

@@ -1,15 +1,31 @@
-"""PNG plots of `cky bench` results (matplotlib, Agg backend: no display needed)."""
+"""PNG plots of `cky bench` results (matplotlib, Agg backend: no display needed).
+
+matplotlib is the optional `plot` extra (`pip install 'cky-decoder[plot]'`):
+only plotting imports it, through `pyplot()`, which says how to install it
+when it is missing.
+"""
 from __future__ import annotations
 
 import os
 
-import matplotlib
+from ..errors import UsageError
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+MISSING_MATPLOTLIB = "plotting needs matplotlib: pip install 'cky-decoder[plot]' (or pip install matplotlib)"
 
 
-def _save(figure, out_dir: str, name: str, written: list) -> None:
+def pyplot():
+    """matplotlib.pyplot on the Agg backend; UsageError with the install command if matplotlib is missing."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise UsageError(MISSING_MATPLOTLIB) from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(plt, figure, out_dir: str, name: str, written: list) -> None:
     path = os.path.join(out_dir, name)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
@@ -19,6 +35,7 @@ def _save(figure, out_dir: str, name: str, written: list) -> None:
 
 def plot_all(results: dict, out_dir: str) -> list[str]:
     """Every plot the results allow; returns the paths written."""
+    plt = pyplot()
     written: list[str] = []
     costs = results.get("grammar_cost", {}).get("strategies", {})
     if costs:
@@ -34,7 +51,7 @@ def plot_all(results: dict, out_dir: str) -> list[str]:
             sweep.set_xlabel("icr iteration (0: left)")
             sweep.set_ylabel("Q(G')")
             sweep.set_title("icr cost per iteration (Xiao Fig. 6/7)")
-        _save(figure, out_dir, "grammar_cost.png", written)
+        _save(plt, figure, out_dir, "grammar_cost.png", written)
 
     sweep = results.get("pop_limit_sweep")
     if sweep:
@@ -53,7 +70,7 @@ def plot_all(results: dict, out_dir: str) -> list[str]:
         by_edges.set_ylabel("BLEU")
         by_edges.set_title("BLEU vs edges (Xiao Fig. 10)")
         by_limit.legend()
-        _save(figure, out_dir, "pop_limit.png", written)
+        _save(plt, figure, out_dir, "pop_limit.png", written)
 
     competition = results.get("cell_competition")
     if competition and any(competition.values()):
@@ -68,7 +85,7 @@ def plot_all(results: dict, out_dir: str) -> list[str]:
         for axis in (means, variances):
             axis.set_xlabel("span length")
         means.legend()
-        _save(figure, out_dir, "cell_competition.png", written)
+        _save(plt, figure, out_dir, "cell_competition.png", written)
 
     model_cost = results.get("model_cost")
     if model_cost:
@@ -86,5 +103,5 @@ def plot_all(results: dict, out_dir: str) -> list[str]:
         by_queries.set_title("model cost vs LM queries (Venugopal Fig. 3/4)")
         by_seconds.set_title("model cost vs time (Venugopal Fig. 5)")
         by_queries.legend()
-        _save(figure, out_dir, "model_cost.png", written)
+        _save(plt, figure, out_dir, "model_cost.png", written)
     return written

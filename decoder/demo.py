@@ -1,4 +1,4 @@
-"""`cky bench --demo` (the README's `make demo`): the default system end to end on a fresh machine.
+"""`cky demo` (what `make demo` runs): the default system end to end on a fresh machine.
 
 1. data: the full Bible build if it is there (models/bible-es-en/build/manifest.json), else
    `cky data bible-es-en --small` (models/bible-es-en/build/small/; cached after the first run);
@@ -8,57 +8,51 @@
    (decoder/tune/weights/NAME.toml), else the decoder's documented defaults;
 5. translation of the test set on all cores; prints BLEU, edges per sentence and sentences per second.
 
-Steps already done are reused (each writes its output last). Until the
-decoder exists the demo runs the binarization comparison
-(`python -m bench.bench_binarize --quick`) and says what is missing.
+Steps already done are reused (each writes its output last). The outputs go
+to demo/ in the data build: config.toml (the decoder config, for `cky translate
+--config`), test.out (the translations) and demo.json (the scores). When the
+compiled decoder cannot be imported, the demo says why and compares the
+binarization strategies' grammar costs on the fixture system instead.
 """
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+from .experiment import System, bible_build, fixture_system, read_lines, run_cky, write_decoder_config
 
-from bench.experiments import decoder_missing, read_lines, write_decoder_config  # noqa: E402
-
-MODEL_DIR = os.path.join(REPO, "models", "bible-es-en", "build")
-SHIPPED_WEIGHTS = os.path.join(REPO, "decoder", "tune", "weights")
+# The shipped tuned weights, by system name (decoder/tune/weights/NAME.toml).
+SHIPPED_WEIGHTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tune", "weights")
 
 
 def say(message: str) -> None:
     print(f"[demo] {message}", flush=True)
 
 
-def cky(*arguments: str) -> None:
-    """Run a cky subcommand in its own process (its progress bars and logs go to the terminal)."""
-    command = [sys.executable, "-m", "decoder.cli", *arguments]
-    say(" ".join(["cky", *arguments]))
-    subprocess.run(command, cwd=REPO, check=True)
-
-
 def data_dir() -> str:
-    if os.path.exists(os.path.join(MODEL_DIR, "manifest.json")):
-        return MODEL_DIR
-    small = os.path.join(MODEL_DIR, "small")
+    """The full Bible build if it is finished, else the --small one (built here when missing)."""
+    build = bible_build()
+    if os.path.exists(os.path.join(build, "manifest.json")):
+        return build
+    small = os.path.join(build, "small")
     if not os.path.exists(os.path.join(small, "manifest.json")):
-        cky("data", "bible-es-en", "--small")
+        run_cky("data", "bible-es-en", "--small", log=say)
     return small
 
 
-def binarization_only(reason: str) -> int:
-    say(f"the decoder is not there yet: {reason}")
-    if os.path.exists(os.path.join(REPO, "bench", "bench_binarize.py")):
-        say("running the binarization comparison instead: python -m bench.bench_binarize --quick")
-        return subprocess.run([sys.executable, "-m", "bench.bench_binarize", "--quick"], cwd=REPO).returncode
-    say("bench/bench_binarize.py is not there yet either: comparing the strategies on the fixture grammar")
-    from bench.experiments import fixture_system, grammar_costs
+def demo_config(data: str | None = None) -> str:
+    """The decoder config the demo writes for a data build (default: the full build)."""
+    return os.path.join(data or bible_build(), "demo", "config.toml")
 
-    system = fixture_system(os.path.join(REPO, "models", "fixtures", "build"))
+
+def binarization_only(reason: str, work: str) -> int:
+    """Without the compiled decoder: the grammar cost of each binarization strategy on the fixture system."""
+    from .benchmark.experiments import grammar_costs
+
+    say(f"the decoder cannot be used: {reason}")
+    say("comparing the binarization strategies on the fixture grammar instead")
+    system = fixture_system(work)
     costs = grammar_costs(system.rules)
     for strategy, entry in costs["strategies"].items():
         print(f"{strategy:12s} Q(G') = {entry['cost']:>14,.0f}   binary rules {entry['binary_rules']:>10,.0f}")
@@ -66,37 +60,38 @@ def binarization_only(reason: str) -> int:
 
 
 def run_demo(workers: int | None = None) -> int:
+    """Build what is missing, translate the test set, print and write the scores; returns the exit code."""
+    from .benchmark.experiments import decoder_missing
+
     started = time.perf_counter()
     missing = decoder_missing()
     if missing:
-        return binarization_only(missing)
-    from decoder.batch import translate_batch
-    from decoder.evaluate import corpus_bleu, corpus_chrf
-    from decoder.tune.config import read_config
-    from decoder.tune.decoding import load_decoder, stats_job
+        return binarization_only(missing, os.path.join(bible_build(), "demo-fixture"))
+    from .batch import translate_batch
+    from .evaluate import corpus_bleu, corpus_chrf
+    from .tune.config import read_config
+    from .tune.decoding import load_decoder, stats_job
 
     data = data_dir()
-    name = "bible-es-en" if data == MODEL_DIR else "bible-es-en-small"
-    work = os.path.join(data, "demo")
+    name = "bible-es-en" if data == bible_build() else "bible-es-en-small"
+    work = os.path.dirname(demo_config(data))
     os.makedirs(work, exist_ok=True)
     test_src, test_ref = os.path.join(data, "test.es"), os.path.join(data, "test.en")
 
     rules = os.path.join(work, "rules.test.gz")
     glue = os.path.join(work, "glue.gz")
     if not os.path.exists(rules):
-        cky("extract", "--source", os.path.join(data, "train.es"), "--trees", os.path.join(data, "train.trees"),
-            "--alignment", os.path.join(data, "train.align"), "--filter-to", test_src, "--glue", glue,
-            "--out", rules)
+        run_cky("extract", "--source", os.path.join(data, "train.es"), "--trees", os.path.join(data, "train.trees"),
+                "--alignment", os.path.join(data, "train.align"), "--filter-to", test_src, "--glue", glue,
+                "--out", rules, log=say)
     store = os.path.join(work, "store-icr")
     if not os.path.exists(os.path.join(store, "meta.json")):
-        cky("compile", "--strategy", "icr", "--filter", test_src, rules, store)
+        run_cky("compile", "--strategy", "icr", "--filter", test_src, rules, store, log=say)
 
     shipped = os.path.join(SHIPPED_WEIGHTS, f"{name}.toml")
     weights = read_config(shipped).get("weights") if os.path.exists(shipped) else None
     say(f"weights: {'shipped, tuned with MERT: ' + shipped if weights else 'the decoder defaults (not tuned)'}")
-    config = os.path.join(work, "config.toml")
-    from bench.experiments import System
-
+    config = demo_config(data)
     system = System(name, rules, os.path.join(data, "lm.bin"), "", "", test_src, test_ref, work,
                     glue=glue if os.path.exists(glue) else None)
     write_decoder_config(system, store, config, weights=weights)

@@ -8,105 +8,28 @@
    (Venugopal Fig. 3-5);
 6. sentences per second and peak memory of one decoding process.
 
-A `System` names the files of an MT system (rule table, LM, dev and test
-sets); `fixture_system` builds the tiny CI system, `bible_system` finds the
-Bible Spanish-English build. Experiments 2-6 need the decoder (decoder.decoder);
-when it is missing they are reported as skipped with the reason.
+They run on a `System` (decoder.experiment): the tiny fixture system for
+`cky bench --quick`, else the Bible Spanish-English build. Experiments 2-6 need
+the decoder (decoder.decoder); when it is missing they are reported as skipped
+with the reason.
 """
 from __future__ import annotations
 
-import json
 import os
-import pathlib
 import platform
 import resource
 import statistics
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+from ..experiment import (PACKAGE_ROOT, System, cky_environment, filtered_rules, read_lines, store_for,
+                          write_decoder_config)
 
 STRATEGIES = ("monolingual", "left", "right", "random", "icr")
 RANDOM_SEEDS = 5
 BASELINE = "left"
-
-
-@dataclass
-class System:
-    """The files of one MT system, and a work directory for what the benchmark builds from them."""
-
-    name: str
-    rules: str  # Moses rule table (the grammar whose cost is measured)
-    lm: str
-    dev_src: str
-    dev_ref: str
-    test_src: str
-    test_ref: str
-    work: str
-    glue: str | None = None
-    tokenize: str = "13a"  # sacrebleu tokenizer for BLEU
-    notes: list = field(default_factory=list)
-
-
-def fixture_system(work: str) -> System:
-    from models.fixtures.build_fixture import build_fixture
-
-    paths = build_fixture(os.path.join(work, "fixture"))
-    return System("fixture", paths["rules"], paths["lm"], paths["dev_es"], paths["dev_en"], paths["test_es"],
-                  paths["test_en"], work, glue=paths["glue"], tokenize="none",
-                  notes=["tiny generated system (models/fixtures/build_fixture.py): not comparable to the papers"])
-
-
-BIBLE_BUILD = os.path.join(REPO, "models", "bible-es-en", "build")
-DATA_FILES = ("train.es", "train.trees", "train.align", "dev.es", "dev.en", "test.es", "test.en", "lm.bin")
-
-
-def bible_data_dir(build: str = BIBLE_BUILD) -> str | None:
-    """The full Bible build if it is complete, else the --small one, else None."""
-    for directory in (build, os.path.join(build, "small")):
-        if os.path.exists(os.path.join(directory, "manifest.json")):
-            return directory
-    return None
-
-
-def bible_system(work: str, data_dir: str | None = None, log=print) -> System | None:
-    """The Bible system of a data build (`cky data bible-es-en [--small]`); None if there is no build.
-
-    Rules: the build's rules/rules.gz from `cky extract` if it is there, else
-    extracted here (into the work directory, filtered to dev+test).
-    """
-    data_dir = data_dir or bible_data_dir()
-    path = lambda name: os.path.join(data_dir or "", name)  # noqa: E731
-    rules, glue = path("rules/rules.gz"), path("rules/glue.gz")
-    extracted_here = not os.path.exists(rules)
-    # training files are needed only to extract rules (not yet extracted into the work directory)
-    needed = [f for f in DATA_FILES if not f.startswith("train.")
-              or (extracted_here and not os.path.exists(os.path.join(work, "rules.gz")))]
-    if data_dir is None or not all(os.path.exists(path(f)) for f in needed):
-        return None
-    notes = []
-    if extracted_here:
-        os.makedirs(work, exist_ok=True)
-        rules, glue = os.path.join(work, "rules.gz"), os.path.join(work, "glue.gz")
-        if not os.path.exists(rules):
-            devtest = os.path.join(work, "devtest.src")
-            with open(devtest, "w", encoding="utf-8") as out:
-                out.writelines(line + "\n" for line in read_lines(path("dev.es")) + read_lines(path("test.es")))
-            log(f"extracting GHKM rules from {data_dir} (filtered to dev+test)")
-            subprocess.run([sys.executable, "-m", "decoder.cli", "extract", "--source", path("train.es"),
-                            "--trees", path("train.trees"), "--alignment", path("train.align"), "--out", rules,
-                            "--glue", glue, "--filter-to", devtest, "--no-progress"], cwd=REPO, check=True)
-        notes.append("rules extracted by the benchmark with `cky extract` defaults, filtered to dev+test")
-    try:
-        name = json.loads(pathlib.Path(path("manifest.json")).read_text(encoding="utf-8"))["name"]
-    except (OSError, ValueError, KeyError):
-        name = "bible-es-en"
-    return System(name, rules, path("lm.bin"), path("dev.es"), path("dev.en"), path("test.es"), path("test.en"),
-                  work, glue=glue if os.path.exists(glue) else None, tokenize="none", notes=notes)
 
 
 # ---- the machine --------------------------------------------------------------------------------------
@@ -130,7 +53,7 @@ def machine_info() -> dict:
             versions[module] = None
     info["versions"] = versions
     try:
-        info["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
+        info["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PACKAGE_ROOT, capture_output=True,
                                             text=True).stdout.strip()
     except OSError:
         pass
@@ -147,8 +70,8 @@ def peak_memory_mb() -> float:
 def grammar_costs(rules_path: str, strategies=STRATEGIES, seeds: int = RANDOM_SEEDS,
                   max_iterations: int = 20) -> dict:
     """Q(G') and sizes per strategy; random: mean (and each) over `seeds` seeds; icr: cost per iteration."""
-    from decoder.binarize import binarize
-    from decoder.grammar import read_rules
+    from ..binarize import binarize
+    from ..grammar import read_rules
 
     rules = list(read_rules(rules_path))
     results = {"rules": rules_path, "source_rules": len(rules), "strategies": {}}
@@ -175,65 +98,18 @@ def grammar_costs(rules_path: str, strategies=STRATEGIES, seeds: int = RANDOM_SE
 def decoder_missing() -> str | None:
     """Why the decoder cannot be used (None if it can)."""
     try:
-        from decoder.decoder import Decoder  # noqa: F401
-        from decoder.search.driver import ChartSearchDriver  # noqa: F401
+        from ..decoder import Decoder  # noqa: F401
+        from ..search.driver import ChartSearchDriver  # noqa: F401
     except Exception as error:  # ImportError: decoder._ext.compiled_module says how to build what is missing
         return f"decoder.decoder is not importable ({type(error).__name__}: {error})"
     return None
 
 
-def filtered_rules(system: System) -> str:
-    """The system's rule table filtered to its dev and test sentences (written once, streaming)."""
-    from decoder.extract.filtering import filter_table
-
-    path = os.path.join(system.work, "rules.devtest.gz")
-    if not os.path.exists(path):
-        sentences = os.path.join(system.work, "devtest.src")
-        with open(sentences, "w", encoding="utf-8") as out:
-            out.writelines(line + "\n" for line in read_lines(system.dev_src) + read_lines(system.test_src))
-        partial = path[:-len(".gz")] + ".partial.gz"  # renamed when complete; .gz: written compressed
-        filter_table(system.rules, sentences, partial)
-        for suffix in ("", ".features.json"):  # the table and its feature names
-            if os.path.exists(partial + suffix):
-                os.replace(partial + suffix, path + suffix)
-    return path
-
-
-def store_for(system: System, strategy: str, seed: int = 0) -> str:
-    """The grammar store of the dev+test-filtered rules for a strategy (compiled once)."""
-    from decoder.store import build_store
-
-    name = strategy if strategy != "random" else f"random-{seed}"
-    store_dir = os.path.join(system.work, "stores", name)
-    if os.path.exists(os.path.join(store_dir, "meta.json")):
-        return store_dir
-    build_store(filtered_rules(system), store_dir, strategy, seed=seed, source_table=system.rules)
-    return store_dir
-
-
-def write_decoder_config(system: System, store_dir: str, path: str, weights: dict | None = None,
-                         **settings) -> str:
-    """A decoder config for the system and a store (settings as in docs of `cky translate --config`)."""
-    from decoder.settings import DEFAULT_GLUE
-    from decoder.tune.config import write_config
-
-    # The decoder's built-in glue (any label may start or be concatenated), which the shipped
-    # weights were tuned with; `cky extract`'s glue file (the grammar's LHS labels, plus the
-    # unknown-word labels the decoder adds) is the Moses-style alternative: `glue = "<file>"`.
-    config = {"store": os.path.abspath(store_dir), "lm": os.path.abspath(system.lm), "glue": DEFAULT_GLUE}
-    config.update(settings)
-    if weights:
-        config["weights"] = dict(weights)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    write_config(config, path)
-    return path
-
-
 def decode_with_stats(config_path: str, sentences: list[str], workers: int = 1, weights: dict | None = None,
                       **settings) -> list[dict]:
     """1-best text, score, features and search stats of every sentence (failed: text '' and an error)."""
-    from decoder.batch import translate_batch
-    from decoder.tune.decoding import load_decoder, stats_job
+    from ..batch import translate_batch
+    from ..tune.decoding import load_decoder, stats_job
 
     decoder = load_decoder(config_path, weights, **settings)
     results = translate_batch(decoder, sentences, workers=workers, job=stats_job)
@@ -243,7 +119,7 @@ def decode_with_stats(config_path: str, sentences: list[str], workers: int = 1, 
 
 def summarize_decoding(results: list[dict], references: list[str], tokenize: str) -> dict:
     """BLEU and totals of the search statistics over a decoded set."""
-    from decoder.evaluate import corpus_bleu
+    from ..evaluate import corpus_bleu
 
     def total(key):
         return sum(float(r["stats"].get(key, 0.0) or 0.0) for r in results)
@@ -290,18 +166,12 @@ def throughput(config_path: str, input_path: str, out_path: str, workers: int = 
     with open(input_path, "rb") as stdin, open(out_path, "wb") as stdout:
         process = subprocess.Popen([sys.executable, "-m", "decoder.cli", "translate", "--config", config_path]
                                    + (["--workers", str(workers)] if workers > 1 else []),
-                                   stdin=stdin, stdout=stdout, stderr=subprocess.DEVNULL, cwd=REPO)
+                                   stdin=stdin, stdout=stdout, stderr=subprocess.DEVNULL, env=cky_environment())
         _, status, usage = os.wait4(process.pid, 0)
         process.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4: Popen must know
     seconds = time.perf_counter() - started
     return {"sentences": n, "seconds": seconds, "sentences_per_second": n / seconds, "workers": workers,
             "peak_memory_mb": usage.ru_maxrss / 1024.0, "exit_status": os.waitstatus_to_exitcode(status)}
-
-
-def read_lines(path: str) -> list[str]:
-    from decoder.evaluate import read_lines as read
-
-    return read(path)
 
 
 # ---- all experiments ---------------------------------------------------------------------------------
@@ -358,9 +228,9 @@ def _first(lines: list[str], n: int | None) -> list[str]:
 
 
 def decoding_experiments(system: System, settings: Settings, log=print) -> dict:
-    from decoder.evaluate import paired_bootstrap
-    from decoder.tune import tune
-    from decoder.tune.config import read_config
+    from ..evaluate import paired_bootstrap
+    from ..tune import tune
+    from ..tune.config import read_config
 
     dev_src, dev_ref = _first(read_lines(system.dev_src), settings.dev_sentences), \
         _first(read_lines(system.dev_ref), settings.dev_sentences)
