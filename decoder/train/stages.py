@@ -61,7 +61,9 @@ class StageContext:
     def output(self, name: str) -> Path:
         if name not in self.stage.outputs:
             raise KeyError(f"stage {self.stage.name} has no output {name!r}")
-        return self.work_dir / name
+        path = self.work_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
 
     @property
     def settings(self) -> dict:
