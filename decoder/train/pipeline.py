@@ -32,7 +32,7 @@ from typing import Callable
 from ..data.tokenize import tokenizer_for
 from ..errors import InputError, UsageError
 from . import stages as runner
-from .clean import CleanSettings, check_parallel
+from .clean import CleanSettings, check_parallel, count_lines
 from .parse import PARSERS
 from .split import MIN_DEV_PAIRS, check_dev_size
 
@@ -135,7 +135,7 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
 
             shutil.copyfile(ctx.input("dev_source"), outputs["dev.src"])
             shutil.copyfile(ctx.input("dev_target"), outputs["dev.tgt"])
-            statistics["dev_pairs_given"] = sum(1 for _ in open(outputs["dev.src"], "rb"))
+            statistics["dev_pairs_given"] = count_lines(outputs["dev.src"])
         return statistics
 
     split_inputs = {"source": corpus("clean.src"), "target": corpus("clean.tgt")}
@@ -210,7 +210,7 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
 
     add("extract", extract, {"source": corpus("train.tok.src"), "trees": corpus("train.trees"),
                              "alignment": corpus("train.align"), "target": corpus("train.tok.tgt")},
-        ["rules.gz", "rules.gz.features.json", "glue.gz", "unknown-labels.txt"], asdict(Limits()))
+        ["rules.gz", "rules.gz.features.json", "glue.gz", "glue.gz.features.json", "unknown-labels.txt"], asdict(Limits()))
 
     def compile_(ctx):
         from .compile import compile_store

@@ -1,0 +1,135 @@
+"""`cky train`'s bookkeeping (decoder.train.stages): a rerun skips what is unchanged, a changed
+input reruns exactly the stages that read what changed, --from redoes a stage and the rest, and a
+stage that dies (in its work or while its outputs are moved into place) is redone cleanly, leaving
+the same files as an uninterrupted run. Parse and align are stand-ins here (train_fakes.py), the
+LM is given (--lm); every other stage is the real one."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from decoder.train import stages as stages_module
+from decoder.train.pipeline import STAGES, TrainSettings, train
+from train_corpus import write_corpus
+from train_fakes import FAKES, write_lm
+
+# files whose content records times, dates or the directory's own path
+VOLATILE = {"stages.json", "system.json", "store/meta.json"}
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    corpus = tmp_path / "in"
+    corpus.mkdir()
+    source, target = write_corpus(corpus, "corpus", 200, seed=1)
+    dev = write_corpus(corpus, "dev", 50, seed=3)
+    test = write_corpus(corpus, "test", 20, seed=2)
+    lm = write_lm(target, corpus / "lm.arpa")
+    return dict(source=source, target=target, dev=dev, test=test, lm=lm)
+
+
+def settings_for(inputs, out: Path, **changes) -> TrainSettings:
+    values = dict(source=inputs["source"], target=inputs["target"], source_lang="es", target_lang="en", out=out,
+                  dev=inputs["dev"], test=inputs["test"], lm=inputs["lm"], tune=False, progress=False)
+    values.update(changes)
+    return TrainSettings(**values)
+
+
+def contents(directory: Path) -> dict:
+    """Relative path -> SHA-256 of every file but the caches and the volatile ones."""
+    return {path.relative_to(directory).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(directory.rglob("*")) if path.is_file()
+            and path.relative_to(directory).parts[0] != "cache"
+            and path.relative_to(directory).as_posix() not in VOLATILE}
+
+
+EXPECTED_STAGES = [s for s in STAGES if s != "lm"]  # --lm: no LM stage
+
+
+def test_rerun_skips_everything_and_changes_nothing(inputs, tmp_path):
+    out = tmp_path / "sys"
+    first = train(settings_for(inputs, out), implementations=FAKES)
+    assert first["ran"] == EXPECTED_STAGES and first["skipped"] == []
+    before, system_before = contents(out), (out / "system.json").read_bytes()
+    second = train(settings_for(inputs, out), implementations=FAKES)
+    assert second["ran"] == [] and second["skipped"] == EXPECTED_STAGES
+    assert contents(out) == before and (out / "system.json").read_bytes() == system_before
+    assert not (out / ".tmp").exists()
+
+
+def test_changed_inputs_rerun_exactly_what_reads_them(inputs, tmp_path):
+    out = tmp_path / "sys"
+    train(settings_for(inputs, out), implementations=FAKES)
+    # another test reference: only its tokenization and the evaluation read it
+    test_target = inputs["test"][1]
+    lines = test_target.read_text(encoding="utf-8").splitlines()
+    test_target.write_text("\n".join(["The king loves the bread."] + lines[1:]) + "\n", encoding="utf-8")
+    assert train(settings_for(inputs, out), implementations=FAKES)["ran"] == ["tokenize", "evaluate"]
+    # another dev set: split and tokenize (untuned, the config does not read the dev set)
+    dev_source = inputs["dev"][0]
+    dev_source.write_text(dev_source.read_text(encoding="utf-8").replace("hombre", "rey"), encoding="utf-8")
+    assert train(settings_for(inputs, out), implementations=FAKES)["ran"] == ["split", "tokenize"]
+    # another line of the training target side: everything from cleaning on
+    target = inputs["target"]
+    target.write_text(target.read_text(encoding="utf-8").replace("The old", "The good", 1), encoding="utf-8")
+    assert train(settings_for(inputs, out), implementations=FAKES)["ran"] == EXPECTED_STAGES
+
+
+def test_from_redoes_the_stage_and_everything_after(inputs, tmp_path):
+    out = tmp_path / "sys"
+    train(settings_for(inputs, out), implementations=FAKES)
+    before = contents(out)
+    result = train(settings_for(inputs, out), from_stage="extract", implementations=FAKES)
+    assert result["ran"] == ["extract", "compile", "tune", "evaluate"]
+    assert result["skipped"] == ["clean", "split", "tokenize", "parse", "align"]
+    assert contents(out) == before  # the same inputs give the same files
+
+
+@pytest.mark.parametrize("stage", ["tokenize", "extract", "compile"])
+def test_a_stage_that_dies_is_redone_cleanly(inputs, tmp_path, stage):
+    reference = tmp_path / "reference"
+    train(settings_for(inputs, reference), implementations=FAKES)
+
+    out = tmp_path / "sys"
+    real = {s.name: s.run for s in __import__("decoder.train.pipeline", fromlist=["build_stages"]).build_stages(
+        settings_for(inputs, out), FAKES)}
+
+    def dies(ctx):
+        real[stage](ctx)  # its outputs are written (in the work directory) ...
+        raise KeyboardInterrupt  # ... and then it is killed
+
+    with pytest.raises(KeyboardInterrupt):
+        train(settings_for(inputs, out), implementations={**FAKES, stage: dies})
+    result = train(settings_for(inputs, out), implementations=FAKES)
+    assert result["ran"] == EXPECTED_STAGES[EXPECTED_STAGES.index(stage):]
+    assert contents(out) == contents(reference)
+    assert not (out / ".tmp").exists()
+
+
+def test_a_kill_while_outputs_move_into_place_redoes_the_stage(inputs, tmp_path, monkeypatch):
+    reference = tmp_path / "reference"
+    train(settings_for(inputs, reference), implementations=FAKES)
+    out = tmp_path / "sys"
+    train(settings_for(inputs, out), implementations=FAKES)
+    real_move = stages_module._move_into_place
+
+    def move_then_die(source, target, trash):
+        real_move(source, target, trash)
+        if target.name == "test.tok.tgt":
+            raise KeyboardInterrupt
+
+    # the tokenize stage of a run with another test reference: killed after its changed output moved
+    test_target = inputs["test"][1]
+    original = test_target.read_text(encoding="utf-8")
+    test_target.write_text(original.replace("The", "A"), encoding="utf-8")
+    monkeypatch.setattr(stages_module, "_move_into_place", move_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        train(settings_for(inputs, out), implementations=FAKES)
+    monkeypatch.setattr(stages_module, "_move_into_place", real_move)
+    # back to the original reference: the half-moved tokenize stage is redone, the rest kept
+    test_target.write_text(original, encoding="utf-8")
+    result = train(settings_for(inputs, out), implementations=FAKES)
+    assert "tokenize" in result["ran"] and "extract" in result["skipped"]
+    assert contents(out) == contents(reference)
