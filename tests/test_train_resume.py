@@ -6,10 +6,16 @@ LM is given (--lm); every other stage is the real one."""
 from __future__ import annotations
 
 import hashlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from decoder.errors import Interrupted
 from decoder.train import stages as stages_module
 from decoder.train.pipeline import STAGES, TrainSettings, train
 from train_corpus import write_corpus
@@ -19,15 +25,33 @@ from train_fakes import FAKES, write_lm
 VOLATILE = {"stages.json", "system.json", "store/meta.json"}
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """The corpus files and LM every test starts from, and the system an uninterrupted run makes of them."""
+    directory = tmp_path_factory.mktemp("shared")
+    source, target = write_corpus(directory, "corpus", 200, seed=1)
+    files = dict(source=source, target=target, dev=write_corpus(directory, "dev", 50, seed=3),
+                 test=write_corpus(directory, "test", 20, seed=2), lm=write_lm(target, directory / "lm.arpa"))
+    reference = directory / "reference"
+    train(settings_for(files, reference), implementations=FAKES)
+    return files, contents(reference)
+
+
 @pytest.fixture
-def inputs(tmp_path):
-    corpus = tmp_path / "in"
-    corpus.mkdir()
-    source, target = write_corpus(corpus, "corpus", 200, seed=1)
-    dev = write_corpus(corpus, "dev", 50, seed=3)
-    test = write_corpus(corpus, "test", 20, seed=2)
-    lm = write_lm(target, corpus / "lm.arpa")
-    return dict(source=source, target=target, dev=dev, test=test, lm=lm)
+def inputs(shared, tmp_path):
+    """A copy of the shared corpus files (the tests change them), the shared LM."""
+    files, _ = shared
+    copy = {"lm": files["lm"]}
+    for role in ("source", "target", "dev", "test"):
+        paths = files[role] if isinstance(files[role], tuple) else (files[role],)
+        copied = tuple(Path(shutil.copy(path, tmp_path / path.name)) for path in paths)
+        copy[role] = copied if isinstance(files[role], tuple) else copied[0]
+    return copy
+
+
+@pytest.fixture
+def reference(shared):
+    return shared[1]
 
 
 def settings_for(inputs, out: Path, **changes) -> TrainSettings:
@@ -77,9 +101,10 @@ def test_changed_inputs_rerun_exactly_what_reads_them(inputs, tmp_path):
     assert train(settings_for(inputs, out), implementations=FAKES)["ran"] == EXPECTED_STAGES
 
 
-def test_from_redoes_the_stage_and_everything_after(inputs, tmp_path):
+def test_from_redoes_the_stage_and_everything_after(inputs, reference, tmp_path):
     out = tmp_path / "sys"
     train(settings_for(inputs, out), implementations=FAKES)
+    assert contents(out) == reference
     before = contents(out)
     result = train(settings_for(inputs, out), from_stage="extract", implementations=FAKES)
     assert result["ran"] == ["extract", "compile", "tune", "evaluate"]
@@ -88,9 +113,7 @@ def test_from_redoes_the_stage_and_everything_after(inputs, tmp_path):
 
 
 @pytest.mark.parametrize("stage", ["tokenize", "extract", "compile"])
-def test_a_stage_that_dies_is_redone_cleanly(inputs, tmp_path, stage):
-    reference = tmp_path / "reference"
-    train(settings_for(inputs, reference), implementations=FAKES)
+def test_a_stage_that_dies_is_redone_cleanly(inputs, reference, tmp_path, stage):
 
     out = tmp_path / "sys"
     real = {s.name: s.run for s in __import__("decoder.train.pipeline", fromlist=["build_stages"]).build_stages(
@@ -100,17 +123,15 @@ def test_a_stage_that_dies_is_redone_cleanly(inputs, tmp_path, stage):
         real[stage](ctx)  # its outputs are written (in the work directory) ...
         raise KeyboardInterrupt  # ... and then it is killed
 
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(Interrupted, match="run the same command again"):
         train(settings_for(inputs, out), implementations={**FAKES, stage: dies})
     result = train(settings_for(inputs, out), implementations=FAKES)
     assert result["ran"] == EXPECTED_STAGES[EXPECTED_STAGES.index(stage):]
-    assert contents(out) == contents(reference)
+    assert contents(out) == reference
     assert not (out / ".tmp").exists()
 
 
-def test_a_kill_while_outputs_move_into_place_redoes_the_stage(inputs, tmp_path, monkeypatch):
-    reference = tmp_path / "reference"
-    train(settings_for(inputs, reference), implementations=FAKES)
+def test_a_kill_while_outputs_move_into_place_redoes_the_stage(inputs, reference, tmp_path, monkeypatch):
     out = tmp_path / "sys"
     train(settings_for(inputs, out), implementations=FAKES)
     real_move = stages_module._move_into_place
@@ -125,11 +146,48 @@ def test_a_kill_while_outputs_move_into_place_redoes_the_stage(inputs, tmp_path,
     original = test_target.read_text(encoding="utf-8")
     test_target.write_text(original.replace("The", "A"), encoding="utf-8")
     monkeypatch.setattr(stages_module, "_move_into_place", move_then_die)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(Interrupted, match="run the same command again"):
         train(settings_for(inputs, out), implementations=FAKES)
     monkeypatch.setattr(stages_module, "_move_into_place", real_move)
     # back to the original reference: the half-moved tokenize stage is redone, the rest kept
     test_target.write_text(original, encoding="utf-8")
     result = train(settings_for(inputs, out), implementations=FAKES)
     assert "tokenize" in result["ran"] and "extract" in result["skipped"]
-    assert contents(out) == contents(reference)
+    assert contents(out) == reference
+
+
+KILLER = """
+import sys
+sys.path[:0] = {paths!r}
+from pathlib import Path
+from decoder.train.pipeline import TrainSettings, train
+from train_fakes import FAKES
+train(TrainSettings(**{settings!r}, progress=False), implementations=FAKES)
+"""
+
+
+@pytest.mark.parametrize("stage, delay", [("tokenize", 0.0), ("extract", 0.2), ("compile", 0.1), ("evaluate", 0.0)])
+def test_a_process_killed_at_any_moment_resumes_to_the_same_files(inputs, reference, tmp_path, stage, delay):
+    """SIGKILL (nothing can be cleaned up) `delay` seconds into a stage, then the same run again."""
+    out = tmp_path / "sys"
+    values = {key: (str(value) if isinstance(value, Path) else tuple(map(str, value)) if isinstance(value, tuple)
+                    else value) for key, value in vars(settings_for(inputs, out)).items()
+              if key in ("source", "target", "source_lang", "target_lang", "out", "dev", "test", "lm", "tune")}
+    script = KILLER.format(paths=[str(Path(__file__).parent), str(Path(__file__).parents[1])], settings=values)
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+    try:
+        for line in process.stderr:
+            if f"{stage}: running" in line:
+                time.sleep(delay)
+                break
+        else:
+            raise AssertionError(f"the run ended before stage {stage}")
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    finally:
+        process.stderr.close()
+    result = train(settings_for(inputs, out), implementations=FAKES)
+    assert result["ran"][0] == stage  # the stages before it were kept
+    assert contents(out) == reference
+    assert not (out / ".tmp").exists()

@@ -65,6 +65,13 @@ class TrainSettings:
     clean: CleanSettings = field(default_factory=CleanSettings)
     progress: bool = True
 
+    def __post_init__(self) -> None:  # paths may be given as strings
+        self.source, self.target, self.out = Path(self.source), Path(self.target), Path(self.out)
+        self.dev = tuple(map(Path, self.dev)) if self.dev else None
+        self.test = tuple(map(Path, self.test)) if self.test else None
+        self.lm_text = [Path(path) for path in self.lm_text]
+        self.lm = Path(self.lm) if self.lm is not None else None
+
 
 def check_inputs(settings: TrainSettings) -> dict:
     """Before any work: the files exist and are parallel, the languages and the dev set are usable.

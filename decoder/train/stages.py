@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..errors import Interrupted
+
 STATE_FILE = "stages.json"
 TMP_DIR = ".tmp"
 
@@ -189,12 +191,16 @@ class Runner:
             self.state["stages"].pop(stage.name, None)  # outputs are about to change
             self.save()
             started, cpu_started = time.monotonic(), _cpu_seconds()
-            statistics = stage.run(StageContext(stage, self.out_dir, work_dir)) or {}
-            for name in stage.outputs:
-                if not (work_dir / name).exists():
-                    raise RuntimeError(f"stage {stage.name} did not write its output {name}")
-            for name in stage.outputs:
-                _move_into_place(work_dir / name, self.out_dir / name, tmp_root)
+            try:
+                statistics = stage.run(StageContext(stage, self.out_dir, work_dir)) or {}
+                for name in stage.outputs:
+                    if not (work_dir / name).exists():
+                        raise RuntimeError(f"stage {stage.name} did not write its output {name}")
+                for name in stage.outputs:
+                    _move_into_place(work_dir / name, self.out_dir / name, tmp_root)
+            except KeyboardInterrupt:
+                raise Interrupted(f"interrupted in stage {stage.name}; the stages before it are kept in "
+                                  f"{self.out_dir}: run the same command again to go on from there") from None
             record = {"fingerprint": fingerprint, "inputs": inputs,
                       "outputs": {name: self.checksums.of(self.out_dir / name) for name in stage.outputs},
                       "seconds": round(time.monotonic() - started, 2),
