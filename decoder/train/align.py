@@ -1,5 +1,9 @@
 """The align stage: eflomal both ways and grow-diag-final-and, as the Bible recipe aligns
-(decoder.data.align.align_pairs); Pharaoh lines, the source index first."""
+(decoder.data.align.align_pairs); Pharaoh lines, the source index first.
+
+eflomal seeds its sampler from the clock (its command has no seed option), so this is the one stage
+whose output differs from run to run on the same input; a rerun that skips it keeps its alignments
+(and the runs of eflomal are cached in DIR/cache/align by the texts' checksum)."""
 from __future__ import annotations
 
 from pathlib import Path
