@@ -191,3 +191,10 @@ def test_a_process_killed_at_any_moment_resumes_to_the_same_files(inputs, refere
     assert result["ran"][0] == stage  # the stages before it were kept
     assert contents(out) == reference
     assert not (out / ".tmp").exists()
+
+
+def test_processes_and_a_dask_cluster_give_the_same_files(inputs, reference, tmp_path):
+    pytest.importorskip("distributed")
+    out = tmp_path / "sys"
+    train(settings_for(inputs, out, workers=2, cluster="local:2"), implementations=FAKES)
+    assert contents(out) == reference

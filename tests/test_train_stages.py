@@ -52,6 +52,21 @@ def test_tokenizer_registry():
     assert tokenize_module.tokenize("Dios's", "es") == ["dios's"]  # no English clitic outside English
 
 
+def test_tokenizing_on_processes_or_a_cluster_gives_the_same_lines(tmp_path):
+    from decoder.train.tokenize import CHUNK, tokenize_lines
+
+    source, _ = write_corpus(tmp_path, "corpus", 3 * CHUNK + 7, seed=5)
+    lines = source.read_text(encoding="utf-8").splitlines()
+    one = tokenize_lines(lines, "es", progress=False)
+    assert len(one) == len(lines) and one[0] == " ".join(TOKENIZERS["es"].tokenize(lines[0]))
+    assert tokenize_lines(lines, "es", workers=2, progress=False) == one
+    pytest.importorskip("distributed")
+    from decoder.cluster import connect
+
+    with connect("local:2") as client:
+        assert tokenize_lines(lines, "es", progress=False, client=client) == one
+
+
 def corpus(tmp_path, pairs=200):
     directory = tmp_path / "in"
     directory.mkdir(exist_ok=True)

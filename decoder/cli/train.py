@@ -54,19 +54,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--out", required=True, type=Path, metavar="DIR", help="the system's directory")
     run.add_argument("--from", dest="from_stage", choices=STAGES, metavar="STAGE",
                      help=f"redo this stage and every later one ({', '.join(STAGES)})")
-    run.add_argument("--workers", type=count(1), default=1, help="processes (default: 1)")
-    run.add_argument("--cluster", metavar="SPEC", help="a Dask cluster for extraction: local[:N] or tcp://HOST:PORT")
+    run.add_argument("--workers", type=count(1), default=None,
+                     help="processes for tokenizing, parsing, extracting and decoding (default: the available cores)")
+    run.add_argument("--cluster", metavar="SPEC",
+                     help="a Dask cluster to tokenize and extract on: local[:N] or tcp://HOST:PORT")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 def main(args: argparse.Namespace) -> int:
+    import os
+
     from ..train.pipeline import TrainSettings, train
 
     settings = TrainSettings(
         source=args.source, target=args.target, source_lang=args.source_lang, target_lang=args.target_lang,
         out=args.out, dev=tuple(args.dev) if args.dev else None, test=tuple(args.test) if args.test else None,
         lm_text=list(args.lm_text), lm=args.lm, lm_order=args.lm_order, strategy=args.strategy,
-        workers=args.workers, cluster=args.cluster, tune=not args.no_tune, mert_iterations=args.mert_iterations,
+        workers=args.workers or len(os.sched_getaffinity(0)), cluster=args.cluster, tune=not args.no_tune, mert_iterations=args.mert_iterations,
         mert_kbest=args.mert_kbest, progress=not args.quiet)
     system = train(settings, from_stage=args.from_stage)
     out = settings.out

@@ -1,6 +1,7 @@
 """The extract stage: GHKM rules of the whole training corpus (decoder.extract.pipeline), not
 filtered to any test set, so the system translates any sentence; with the glue rules and the
-unknown-word labels. On `workers` processes, or on a Dask cluster: the same table either way."""
+unknown-word labels. On `workers` processes, or on a Dask cluster (`client`, a dask.distributed
+Client): the same table either way."""
 from __future__ import annotations
 
 import gzip
@@ -12,11 +13,11 @@ from ..extract.pipeline import ExtractionConfig, run_extraction
 
 
 def extract_rules(source: Path, trees: Path, alignment: Path, target: Path, rules: Path, glue: Path,
-                  unknown_labels: Path, work_dir: Path, workers: int, cluster: str | None) -> dict:
+                  unknown_labels: Path, work_dir: Path, workers: int, client=None) -> dict:
     config = ExtractionConfig(corpus=CorpusPaths(str(source), str(trees), str(alignment), str(target)),
                               out=str(rules), glue=str(glue), unknown_labels=str(unknown_labels),
-                              jobs=workers, cluster=cluster, tmp_dir=str(work_dir))
-    summary = run_extraction(config)
+                              jobs=workers, tmp_dir=str(work_dir))
+    summary = run_extraction(config, client)
     _recompress(glue)
     keep = ("sentence_pairs", "skipped", "skipped_by_reason", "minimal_rules", "composed_rules", "distinct_rules",
             "limits", "feature_names", "glue_rules", "unknown_word_labels")

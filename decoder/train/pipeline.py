@@ -100,10 +100,32 @@ def check_inputs(settings: TrainSettings) -> dict:
     return counts
 
 
-def build_stages(settings: TrainSettings, implementations: dict[str, Callable] | None = None) -> list[runner.Stage]:
+class Cluster:
+    """The Dask cluster of `--cluster`, connected when a stage first asks for it (None without one)."""
+
+    def __init__(self, spec: str | None):
+        self.spec, self._client = spec, None
+
+    def client(self):
+        if self.spec and self._client is None:
+            from ..cluster import connect
+
+            self._client = connect(self.spec)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+def build_stages(settings: TrainSettings, implementations: dict[str, Callable] | None = None,
+                 cluster: Cluster | None = None) -> list[runner.Stage]:
     """The stages of this run, their inputs, outputs and settings (see the module docstring).
-    `implementations` replaces stage functions by name (a StageContext -> statistics function)."""
+    `implementations` replaces stage functions by name (a StageContext -> statistics function);
+    tokenization and extraction run on `cluster` if given."""
     out = settings.out
+    cluster = cluster or Cluster(None)
     corpus = lambda name: out / "corpus" / name  # noqa: E731
     source_tokenizer = tokenizer_for(settings.source_lang).name
     target_tokenizer = tokenizer_for(settings.target_lang, warn=lambda message: None).name
@@ -165,7 +187,8 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
         from .tokenize import tokenize_files
 
         return tokenize_files([(ctx.input(role), ctx.output(name), tokenizer, lowercase)
-                               for role, _, name, tokenizer, lowercase in jobs], settings.workers, progress)
+                               for role, _, name, tokenizer, lowercase in jobs], settings.workers, progress,
+                              cluster.client())
 
     add("tokenize", tokenize, {role: path for role, path, *_ in jobs}, [name for _, _, name, *_ in jobs],
         {"jobs": [[role, name, tokenizer, lowercase] for role, _, name, tokenizer, lowercase in jobs]})
@@ -211,7 +234,7 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
 
         return extract_rules(ctx.input("source"), ctx.input("trees"), ctx.input("alignment"), ctx.input("target"),
                              ctx.output("rules.gz"), ctx.output("glue.gz"), ctx.output("unknown-labels.txt"),
-                             ctx.work_dir, settings.workers, settings.cluster)
+                             ctx.work_dir, settings.workers, cluster.client())
 
     from ..extract.rules import Limits
 
@@ -265,7 +288,8 @@ def train(settings: TrainSettings, from_stage: str | None = None,
     counts = check_inputs(settings)
     source_tokenizer = tokenizer_for(settings.source_lang, warn=lambda m: runner.log(f"warning: {m}"))
     target_tokenizer = tokenizer_for(settings.target_lang, warn=lambda m: runner.log(f"warning: {m}"))
-    stages = build_stages(settings, implementations)
+    cluster = Cluster(settings.cluster)
+    stages = build_stages(settings, implementations, cluster)
     names = [stage.name for stage in stages]
     if from_stage is not None and from_stage not in names:
         raise UsageError(f"--from {from_stage}: this run has no {from_stage} stage (its stages: {', '.join(names)})")
@@ -273,7 +297,10 @@ def train(settings: TrainSettings, from_stage: str | None = None,
 
     check_tools([name for name in names if not (implementations and name in implementations)])
     run = runner.Runner(settings.out)
-    state = run.run(stages, from_stage)
+    try:
+        state = run.run(stages, from_stage)
+    finally:
+        cluster.close()
     content = describe(settings, state, counts, source_tokenizer.name, target_tokenizer.name, run, names)
     from .system import SYSTEM, write_system_json
 

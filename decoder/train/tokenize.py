@@ -1,5 +1,6 @@
 """The tokenize stage: every text of the system through its language's tokenizer
-(decoder.data.tokenize's registry), on `workers` processes; the same output with any number.
+(decoder.data.tokenize's registry), on `workers` processes or as tasks on a Dask cluster
+(a dask.distributed Client); the same output either way.
 
 Besides the lowercased tokens (what the model is trained on), the target side of
 the training corpus is also written in its original casing, token for token:
@@ -26,13 +27,18 @@ def _tokenize_chunk(task: tuple[str, bool, list[str]]) -> list[str]:
 
 
 def tokenize_lines(lines: list[str], tokenizer: str, lowercase: bool = True, workers: int = 1,
-                   desc: str = "tokenize", progress: bool = True) -> list[str]:
-    """Each line's tokens joined by spaces, in order."""
+                   desc: str = "tokenize", progress: bool = True, client=None) -> list[str]:
+    """Each line's tokens joined by spaces, in order (on `client`'s cluster if given)."""
     tasks = [(tokenizer, lowercase, lines[start:start + CHUNK]) for start in range(0, len(lines), CHUNK)]
     out: list[str] = []
     with tqdm(total=len(lines), desc=desc, unit="lines", file=sys.stderr, disable=not progress,
               mininterval=1.0) as bar:
-        if workers > 1 and len(tasks) > 1:
+        if client is not None:
+            for future in client.map(_tokenize_chunk, tasks, pure=False):
+                result = future.result()
+                out.extend(result)
+                bar.update(len(result))
+        elif workers > 1 and len(tasks) > 1:
             with multiprocessing.get_context("fork").Pool(workers) as pool:
                 for result in pool.imap(_tokenize_chunk, tasks):
                     out.extend(result)
@@ -45,12 +51,13 @@ def tokenize_lines(lines: list[str], tokenizer: str, lowercase: bool = True, wor
     return out
 
 
-def tokenize_files(jobs: list[tuple[Path, Path, str, bool]], workers: int = 1, progress: bool = True) -> dict:
+def tokenize_files(jobs: list[tuple[Path, Path, str, bool]], workers: int = 1, progress: bool = True,
+                   client=None) -> dict:
     """For each (input, output, tokenizer name, lowercase): write the tokenized lines; returns token counts."""
     counts = {}
     for source, target, tokenizer, lowercase in jobs:
         lines = tokenize_lines(read_lines(source), tokenizer, lowercase, workers, desc=f"tokenize {target.name}",
-                               progress=progress)
+                               progress=progress, client=client)
         write_lines(target, lines)
         counts[target.name] = {"lines": len(lines), "tokens": sum(len(line.split()) for line in lines)}
     return counts
