@@ -129,3 +129,17 @@ def test_the_same_command_again_runs_nothing(system):
     assert result.returncode == 0, result.stderr
     assert "stages run: none" in result.stdout
     assert (system["out"] / "system.json").read_bytes() == before
+
+
+def test_the_lm_learns_from_more_target_text(tmp_path):
+    from decoder.data.lm_build import perplexity
+    from decoder.train.lm import build_lm
+
+    train_text, more = tmp_path / "train.tok.en", tmp_path / "more.en"
+    train_text.write_text("the king sees the house .\nthe queen eats the bread .\n", encoding="utf-8")
+    more.write_text("The Horse runs.\n\nThe horse runs.\n", encoding="utf-8")  # raw: tokenized here
+    statistics = build_lm(train_text, [more], "en", tmp_path / "lm.bin", tmp_path, order=3)
+    assert statistics["training_sentences"] == 4 and statistics["training_tokens"] == 20
+    probe = tmp_path / "probe.en"
+    probe.write_text("the horse sees the king .\nthe Horse\n", encoding="utf-8")
+    assert perplexity(tmp_path / "lm.bin", probe)["oovs"] == 1  # "Horse": the extra text was lowercased

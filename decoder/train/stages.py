@@ -122,7 +122,7 @@ def _move_into_place(source: Path, target: Path, trash_dir: Path) -> None:
         trash_dir.mkdir(parents=True, exist_ok=True)
         old = trash_dir / f"old-{target.name}"
         shutil.rmtree(old, ignore_errors=True)
-        target.replace(old) if not target.is_dir() else os.rename(target, old)
+        os.rename(target, old)
         os.rename(source, target)
         shutil.rmtree(old, ignore_errors=True)
     else:
