@@ -22,7 +22,7 @@ from train_corpus import write_corpus
 from train_fakes import FAKES, write_lm
 
 # files whose content records times, dates or the directory's own path
-VOLATILE = {"stages.json", "system.json", "store/meta.json"}
+VOLATILE = {"stages.json", "system.json", "store/meta.json", ".lock"}
 
 
 @pytest.fixture(scope="module")
@@ -198,3 +198,17 @@ def test_processes_and_a_dask_cluster_give_the_same_files(inputs, reference, tmp
     out = tmp_path / "sys"
     train(settings_for(inputs, out, workers=2, cluster="local:2"), implementations=FAKES)
     assert contents(out) == reference
+
+
+def test_one_run_at_a_time_in_a_directory(inputs, tmp_path):
+    import fcntl
+
+    from decoder.errors import OutputError
+
+    out = tmp_path / "sys"
+    out.mkdir()
+    with open(out / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # as a running `cky train` holds it
+        with pytest.raises(OutputError, match="another cky train is running"):
+            train(settings_for(inputs, out), implementations=FAKES)
+    assert not (out / "stages.json").exists()

@@ -19,6 +19,7 @@ unchanged large files are not read again.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -30,9 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..errors import Interrupted
+from ..errors import Interrupted, OutputError
 
 STATE_FILE = "stages.json"
+LOCK_FILE = ".lock"
 TMP_DIR = ".tmp"
 
 
@@ -172,6 +174,15 @@ class Runner:
             set(record.get("outputs", {})) == set(stage.outputs)
 
     def run(self, stages: list[Stage], from_stage: str | None = None) -> dict:
+        """Run or skip each stage; one run at a time in a directory (a second one is an OutputError)."""
+        with open(self.out_dir / LOCK_FILE, "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise OutputError(self.out_dir, "another cky train is running in this directory") from None
+            return self._run(stages, from_stage)
+
+    def _run(self, stages: list[Stage], from_stage: str | None) -> dict:
         names = [stage.name for stage in stages]
         if from_stage is not None and from_stage not in names:
             raise ValueError(f"no stage {from_stage!r} in this run (stages: {', '.join(names)})")
