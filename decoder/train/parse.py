@@ -15,11 +15,12 @@ from .split import read_lines, write_lines
 PARSERS = {"en": "link-grammar (English dictionary)"}
 
 
-def parse_file(tokens_path: Path, cased_path: Path, trees_path: Path, cache_dir: Path, workers: int) -> dict:
+def parse_file(tokens_path: Path, cased_path: Path, trees_path: Path, cache_dir: Path, workers: int,
+               progress: bool = True) -> dict:
     verses = [line.split() for line in read_lines(tokens_path)]
     cased = [line.split() for line in read_lines(cased_path)]
     cased = [c if len(c) == len(v) else v for c, v in zip(cased, verses)]
-    result = parse.parse_verses(verses, cache_dir, max(1, workers), parser_verses=cased)
+    result = parse.parse_verses(verses, cache_dir, max(1, workers), parser_verses=cased, show_progress=progress)
     write_lines(trees_path, result.trees)
     statistics = dict(result.statistics)
     for key in ("sentences_parsed_this_run", "parse_seconds_this_run", "sentences_per_second_this_run"):

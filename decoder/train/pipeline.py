@@ -197,7 +197,7 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
         from .parse import parse_file
 
         return parse_file(ctx.input("tokens"), ctx.input("cased"), ctx.output("corpus/train.trees"),
-                          out / "cache" / "parse", settings.workers)
+                          out / "cache" / "parse", settings.workers, progress)
 
     from ..data.parse import ParserSettings
 
