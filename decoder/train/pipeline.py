@@ -24,7 +24,6 @@ stages.json, cache/ (parser and aligner caches an interrupted stage resumes from
 """
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -35,6 +34,7 @@ from . import stages as runner
 from .clean import CleanSettings, check_parallel, count_lines
 from .parse import PARSERS
 from .split import MIN_DEV_PAIRS, check_dev_size
+from .system import SYSTEM, describe, write_system_json
 
 STAGES = ("clean", "split", "tokenize", "parse", "align", "lm", "extract", "compile", "tune", "evaluate")
 DEFAULT_STRATEGY = "icr"
@@ -127,7 +127,7 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
     out = settings.out
     cluster = cluster or Cluster(None)
     corpus = lambda name: out / "corpus" / name  # noqa: E731
-    source_tokenizer = tokenizer_for(settings.source_lang).name
+    source_tokenizer = tokenizer_for(settings.source_lang, warn=lambda message: None).name  # (train() warns)
     target_tokenizer = tokenizer_for(settings.target_lang, warn=lambda message: None).name
     languages = {"source_language": settings.source_lang, "target_language": settings.target_lang,
                  "source_tokenizer": source_tokenizer, "target_tokenizer": target_tokenizer}
@@ -301,71 +301,8 @@ def train(settings: TrainSettings, from_stage: str | None = None,
         state = run.run(stages, from_stage)
     finally:
         cluster.close()
-    content = describe(settings, state, counts, source_tokenizer.name, target_tokenizer.name, run, names)
-    from .system import SYSTEM, write_system_json
-
+    content = describe(settings, state, counts, source_tokenizer.name, target_tokenizer.name, run.checksums,
+                       names, PARSERS.get(settings.target_lang))
     write_system_json(settings.out / SYSTEM, content)
     content["ran"], content["skipped"] = run.ran, run.skipped  # (not in the file: it describes the system)
     return content
-
-
-def describe(settings: TrainSettings, state: dict, counts: dict, source_tokenizer: str, target_tokenizer: str,
-             run: runner.Runner, names: list[str]) -> dict:
-    """system.json (decoder.train.system)."""
-    records = {name: record for name, record in state["stages"].items() if name in names}
-    statistics = {name: record.get("statistics", {}) for name, record in records.items()}
-
-    def file_entry(path: Path, lines: int | None) -> dict:
-        return {"path": os.path.abspath(path), "sha256": run.checksums.of(path), "lines": lines}
-
-    inputs = {"source": file_entry(settings.source, counts["corpus"]),
-              "target": file_entry(settings.target, counts["corpus"])}
-    if settings.dev:
-        inputs["dev_source"], inputs["dev_target"] = (file_entry(p, counts["dev"]) for p in settings.dev)
-    if settings.test:
-        inputs["test_source"], inputs["test_target"] = (file_entry(p, counts["test"]) for p in settings.test)
-    for k, path in enumerate(settings.lm_text):
-        inputs[f"lm_text_{k}"] = file_entry(path, None)
-    if settings.lm is not None:
-        inputs["lm"] = file_entry(settings.lm, None)
-    clean, split = statistics.get("clean", {}), statistics.get("split", {})
-    tokenized = statistics.get("tokenize", {})
-    extract, tune = statistics.get("extract", {}), statistics.get("tune", {})
-    store_dir = settings.out / "store"
-    sizes = {
-        "corpus_pairs": clean.get("pairs_read"), "clean_pairs": clean.get("pairs_kept"),
-        "dropped_by_reason": clean.get("dropped"),
-        "train_pairs": split.get("train_pairs"),
-        "dev_pairs": split.get("dev_pairs_held_out") or split.get("dev_pairs_given"),
-        "dev_held_out": bool(split.get("dev_pairs_held_out")),
-        "test_pairs": counts.get("test"),
-        "train_source_tokens": tokenized.get("train.tok.src", {}).get("tokens"),
-        "train_target_tokens": tokenized.get("train.tok.tgt", {}).get("tokens"),
-        "rules": extract.get("distinct_rules"), "binary_rules": statistics.get("compile", {}).get("binary_rules"),
-        "store_bytes": sum(p.stat().st_size for p in store_dir.rglob("*") if p.is_file()) if store_dir.exists()
-        else None,
-        "lm_bytes": (settings.out / "lm.bin").stat().st_size if settings.lm is None and
-        (settings.out / "lm.bin").exists() else None,
-    }
-    scores = {}
-    if tune.get("tuned"):
-        scores["dev_bleu"] = tune.get("dev_bleu")
-    if "evaluate" in statistics:
-        scores["test_bleu"] = statistics["evaluate"].get("bleu")
-        scores["test_chrf"] = statistics["evaluate"].get("chrf")
-    return {
-        "config": "config.toml",
-        "languages": {"source": settings.source_lang, "target": settings.target_lang},
-        "tokenizers": {"source": source_tokenizer, "target": target_tokenizer},
-        "parser": PARSERS.get(settings.target_lang),
-        "strategy": settings.strategy,
-        "lm": {"path": "lm.bin" if settings.lm is None else str(settings.lm.resolve()),
-               "order": settings.lm_order if settings.lm is None else None, "built": settings.lm is None},
-        "tuned": bool(tune.get("tuned")),
-        "inputs": inputs,
-        "sizes": sizes,
-        "scores": scores,
-        "stages": {name: {"seconds": records[name].get("seconds"), "cpu_seconds": records[name].get("cpu_seconds"),
-                          "statistics": records[name].get("statistics")}
-                   for name in STAGES if name in records},
-    }
