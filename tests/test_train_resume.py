@@ -212,3 +212,27 @@ def test_one_run_at_a_time_in_a_directory(inputs, tmp_path):
         with pytest.raises(OutputError, match="another cky train is running"):
             train(settings_for(inputs, out), implementations=FAKES)
     assert not (out / "stages.json").exists()
+
+
+def test_mert_killed_between_iterations_resumes_where_it_stopped(inputs, tmp_path, monkeypatch):
+    from decoder.tune import run as tune_run
+
+    tuned = dict(tune=True, mert_iterations=2, mert_kbest=10)
+    reference = tmp_path / "reference"
+    train(settings_for(inputs, reference, **tuned), implementations=FAKES)
+    real_save = tune_run.save_state
+
+    def save_then_die(*arguments):
+        real_save(*arguments)
+        raise KeyboardInterrupt
+
+    out = tmp_path / "sys"
+    monkeypatch.setattr(tune_run, "save_state", save_then_die)
+    with pytest.raises(Interrupted):  # (just after MERT saved its state after iteration 1)
+        train(settings_for(inputs, out, **tuned), implementations=FAKES)
+    monkeypatch.setattr(tune_run, "save_state", real_save)
+    result = train(settings_for(inputs, out, **tuned), implementations=FAKES)
+    assert result["ran"] == ["tune", "evaluate"]
+    assert result["stages"]["tune"]["statistics"]["resumed_after_iteration"] == 1
+    assert (out / "config.toml").read_text() == (reference / "config.toml").read_text()
+    assert not (out / "cache" / "tune").exists()

@@ -13,10 +13,10 @@ from ..extract.pipeline import ExtractionConfig, run_extraction
 
 
 def extract_rules(source: Path, trees: Path, alignment: Path, target: Path, rules: Path, glue: Path,
-                  unknown_labels: Path, work_dir: Path, workers: int, client=None) -> dict:
+                  unknown_labels: Path, work_dir: Path, workers: int, client=None, progress: bool = True) -> dict:
     config = ExtractionConfig(corpus=CorpusPaths(str(source), str(trees), str(alignment), str(target)),
                               out=str(rules), glue=str(glue), unknown_labels=str(unknown_labels),
-                              jobs=workers, tmp_dir=str(work_dir))
+                              jobs=workers, tmp_dir=str(work_dir), progress=progress)
     summary = run_extraction(config, client)
     _recompress(glue)
     keep = ("sentence_pairs", "skipped", "skipped_by_reason", "minimal_rules", "composed_rules", "distinct_rules",

@@ -234,7 +234,7 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
 
         return extract_rules(ctx.input("source"), ctx.input("trees"), ctx.input("alignment"), ctx.input("target"),
                              ctx.output("rules.gz"), ctx.output("glue.gz"), ctx.output("unknown-labels.txt"),
-                             ctx.work_dir, settings.workers, cluster.client())
+                             ctx.work_dir, settings.workers, cluster.client(), progress)
 
     from ..extract.rules import Limits
 
@@ -246,7 +246,7 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
         from .compile import compile_store
 
         # the table's feature names file lies beside it in DIR
-        return compile_store(ctx.input("rules"), ctx.output("store"), settings.strategy, out / "rules.gz")
+        return compile_store(ctx.input("rules"), ctx.output("store"), settings.strategy, out / "rules.gz", progress)
 
     add("compile", compile_, {"rules": out / "rules.gz", "features": out / "rules.gz.features.json"}, ["store"],
         {"strategy": settings.strategy})
@@ -257,7 +257,7 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
         dev = (ctx.input("dev_source"), ctx.input("dev_target")) if settings.tune else (None, None)
         return tune_system(ctx.output("config.toml"), out, out / "store", config_lm, lm_order, languages, *dev,
                            ctx.work_dir, out / "cache" / "tune", settings.mert_iterations, settings.mert_kbest,
-                           settings.workers, progress)
+                           settings.workers, progress, ctx.fingerprint)
 
     tune_inputs = {"store": out / "store", "lm": lm_path}
     if settings.tune:

@@ -58,6 +58,7 @@ class StageContext:
     stage: Stage
     out_dir: Path
     work_dir: Path
+    fingerprint: str = ""  # of this run of the stage: its settings and its inputs' checksums
 
     def input(self, role: str) -> Path:
         return self.stage.inputs[role]
@@ -203,7 +204,7 @@ class Runner:
             self.save()
             started, cpu_started = time.monotonic(), _cpu_seconds()
             try:
-                statistics = stage.run(StageContext(stage, self.out_dir, work_dir)) or {}
+                statistics = stage.run(StageContext(stage, self.out_dir, work_dir, fingerprint)) or {}
                 for name in stage.outputs:
                     if not (work_dir / name).exists():
                         raise RuntimeError(f"stage {stage.name} did not write its output {name}")

@@ -18,9 +18,10 @@ from .system import system_config, write_system_config
 
 def tune_system(config_path: Path, out_dir: Path, store: Path, lm: str, lm_order: int | None, languages: dict,
                 dev_source: Path | None, dev_target: Path | None, work_dir: Path, persistent_dir: Path,
-                iterations: int, kbest: int, workers: int, progress: bool = True) -> dict:
+                iterations: int, kbest: int, workers: int, progress: bool = True, fingerprint: str = "") -> dict:
     """Write config_path, to be moved into `out_dir` (paths relative to it, `lm` as given: relative to
-    `out_dir`, or absolute); returns statistics."""
+    `out_dir`, or absolute); returns statistics. MERT's checkpoint in `persistent_dir` is resumed
+    only by a run of the same `fingerprint`."""
     relative_lm = lm
     if dev_source is None:
         write_system_config(config_path, system_config("store", relative_lm, languages, None, lm_order),
@@ -28,8 +29,9 @@ def tune_system(config_path: Path, out_dir: Path, store: Path, lm: str, lm_order
         return {"tuned": False}
     start = work_dir / "start.toml"
     absolute_lm = str(out_dir / lm)  # (an absolute `lm` stays itself)
+    # The fingerprint (of the store, LM and dev set) makes a checkpoint of another run's MERT unusable.
     write_system_config(start, system_config(str(store), absolute_lm, languages, None, lm_order),
-                        "cky train: the starting point of MERT")
+                        f"cky train: the starting point of MERT; stage fingerprint {fingerprint}")
     persistent_dir.mkdir(parents=True, exist_ok=True)
     shutil.copy(start, persistent_dir / "start.toml")  # the checkpoint's identity names this path and content
     tuned = persistent_dir / "tuned.toml"
@@ -46,4 +48,5 @@ def tune_system(config_path: Path, out_dir: Path, store: Path, lm: str, lm_order
                         header)
     shutil.rmtree(persistent_dir, ignore_errors=True)
     return {"tuned": True, "dev_sentences": len(sentences), "dev_bleu": round(summary["bleu"], 2),
-            "iterations": len(summary["history"]), "stopped": summary["stopped"], "weights": summary["weights"]}
+            "iterations": len(summary["history"]), "stopped": summary["stopped"], "weights": summary["weights"],
+            "resumed_after_iteration": summary["resumed_after"]}
