@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--workers", type=count(1), default=None,
                      help="processes for tokenizing, parsing, extracting and decoding (default: the available cores)")
     run.add_argument("--cluster", metavar="SPEC",
-                     help="a Dask cluster to tokenize and extract on: local[:N] or tcp://HOST:PORT")
+                     help="a Dask cluster to tokenize, extract and decode the test set on: local[:N] or tcp://HOST:PORT")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
 
 

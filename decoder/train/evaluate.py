@@ -3,7 +3,8 @@
 The translations are written tokenized (test.out, what BLEU here is computed on, as
 in the Bible recipe: tokenized, lowercased text against the tokenized references)
 and detokenized by the target tokenizer (test.detok). BLEU and chrF come from
-decoder.evaluate (sacreBLEU, tokenize "none").
+decoder.evaluate (sacreBLEU, tokenize "none"). The test set is decoded on `workers` processes, or on a
+Dask cluster (`client`): the same translations either way.
 """
 from __future__ import annotations
 
@@ -15,12 +16,12 @@ from .split import read_lines, write_lines
 
 
 def evaluate_system(config: Path, test_source: Path, test_target: Path, tokenizer: str, output: Path,
-                    detokenized: Path, workers: int, progress: bool = True) -> dict:
+                    detokenized: Path, workers: int, progress: bool = True, client=None) -> dict:
     from ..decoder import Decoder
 
     sentences, references = read_lines(test_source), read_lines(test_target)
     decoder = Decoder.from_config(config)
-    translations = decoder.translate_batch(sentences, workers=workers, progress=progress)
+    translations = decoder.translate_batch(sentences, workers=workers, progress=progress, cluster=client)
     hypotheses = [t.text if t.error is None else "" for t in translations]
     write_lines(output, hypotheses)
     write_lines(detokenized, (TOKENIZERS[tokenizer].detokenize(h.split()) for h in hypotheses))

@@ -123,7 +123,7 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
                  cluster: Cluster | None = None) -> list[runner.Stage]:
     """The stages of this run, their inputs, outputs and settings (see the module docstring).
     `implementations` replaces stage functions by name (a StageContext -> statistics function);
-    tokenization and extraction run on `cluster` if given."""
+    tokenization, extraction and the test set's decoding run on `cluster` if given."""
     out = settings.out
     cluster = cluster or Cluster(None)
     corpus = lambda name: out / "corpus" / name  # noqa: E731
@@ -271,7 +271,8 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
             from .evaluate import evaluate_system
 
             return evaluate_system(out / "config.toml", ctx.input("source"), ctx.input("target"), target_tokenizer,
-                                   ctx.output("test.out"), ctx.output("test.detok"), settings.workers, progress)
+                                   ctx.output("test.out"), ctx.output("test.detok"), settings.workers, progress,
+                                   cluster.client())
 
         add("evaluate", evaluate, {"config": out / "config.toml", "store": out / "store", "lm": lm_path,
                                    "source": corpus("test.tok.src"), "target": corpus("test.tok.tgt")},
