@@ -64,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     import os
 
+    from ..data.tokenize import LANGUAGES as TOKENIZER_LANGUAGES
     from ..train.pipeline import TrainSettings, train
 
     settings = TrainSettings(
@@ -82,4 +83,8 @@ def main(args: argparse.Namespace) -> int:
           f"{' (held out)' if sizes['dev_held_out'] else ''}, test {sizes['test_pairs'] or 0}")
     print(f"rules: {sizes['rules']}; " + "; ".join(f"{k} {v}" for k, v in scores.items()))
     print(f"config: {out / 'config.toml'} (system: {out / 'system.json'})")
+    tokenizers = system["tokenizers"]
+    if all(name in TOKENIZER_LANGUAGES for name in tokenizers.values()):  # what --tokenize accepts
+        print(f"translate raw text: cky translate --config {out / 'config.toml'} --tokenize {tokenizers['source']} "
+              f"--detokenize {tokenizers['target']}")
     return 0
