@@ -133,3 +133,13 @@ def test_a_missing_input_file_names_it(tmp_path):
     with pytest.raises(InputError, match="nothere.en"):
         train(TrainSettings(source, target, "es", "en", tmp_path / "sys", test=(source, tmp_path / "nothere.en"),
                             lm=lm, tune=False, progress=False))
+
+
+def test_a_target_language_without_a_parser_fails_before_any_work(tmp_path, capsys):
+    source, target, lm = corpus(tmp_path)
+    out = tmp_path / "sys"
+    code = cky_main(["train", "--source", str(source), "--target", str(target), "--source-lang", "en",
+                     "--target-lang", "de", "--lm", str(lm), "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "'de'" in err[0] and "link-grammar" in err[0]
+    assert not out.exists()
