@@ -41,7 +41,8 @@ def missing_tools() -> str | None:
     return None
 
 
-pytestmark = pytest.mark.skipif(missing_tools() is not None, reason=f"{missing_tools()}")
+MISSING = missing_tools()
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
 
 
 def check_translations(outputs: list[str]) -> None:
