@@ -56,6 +56,12 @@ Relative paths are relative to the config file. Defaults:
     allow_unknown_weights = false  # true: weights of features the model lacks are ignored, not an error
     system = "ghkm"              # the translation system: "ghkm" (this table) or "sdig" (below)
 
+    [languages]                  # what the system translates (cky train writes them; optional):
+    source_language = "es"       # language codes of the corpus sides
+    target_language = "en"
+    source_tokenizer = "es"      # tokenizers of decoder.data.tokenize's registry (TOKENIZERS)
+    target_tokenizer = "en"
+
     [weights]                    # defaults: decoder.search.model.DEFAULT_WEIGHTS,
     lm = 1.0                     # and 0.2 for each rule-table score column
     word_count = 0.5
@@ -122,7 +128,9 @@ SYSTEMS = ("ghkm", "sdig")
 DEFAULT_SYSTEM = "ghkm"
 # The SDIG system's keys (besides `system`); `lm` and `beam_size` are shared with GHKM.
 SDIG_KEYS = ("grammar", "lm", "beam_size", "kbest_beam_size", "reorder", "max_source_words", "table_limit")
-CONFIG_KEYS = MODEL_KEYS + SETTING_NAMES + ("system",) + tuple(k for k in SDIG_KEYS
+# What a system translates: recorded by `cky train`, not arguments of the decoder (strings; optional).
+LANGUAGE_KEYS = ("source_language", "target_language", "source_tokenizer", "target_tokenizer")
+CONFIG_KEYS = MODEL_KEYS + SETTING_NAMES + LANGUAGE_KEYS + ("system",) + tuple(k for k in SDIG_KEYS
                                                                if k not in MODEL_KEYS + SETTING_NAMES)
 REQUIRED_KEYS = ("store", "lm")
 
@@ -141,6 +149,7 @@ class DecoderConfig:
     oov_penalty: float | None = None
     allow_unknown_weights: bool = False
     path: str | None = None  # the file it came from (named in errors)
+    languages: dict = field(default_factory=dict)  # LANGUAGE_KEYS given in the file -> their values
 
     def decoder_arguments(self) -> dict:
         """Keyword arguments of Decoder(...)."""
@@ -204,6 +213,10 @@ def parse_config(mapping: Mapping, base_dir: str | os.PathLike | None = None,
     if not isinstance(mapping, Mapping):
         raise ConfigError(source, f"a config is a table of keys, not {type(mapping).__name__}")
     values, weights = _flatten(mapping, source)
+    languages = {key: values.pop(key) for key in LANGUAGE_KEYS if key in values}
+    for key, value in languages.items():
+        if not isinstance(value, str) or not value:
+            raise ConfigError(source, f"`{key}` must be a non-empty string, not {value!r}")
     system = values.pop("system", DEFAULT_SYSTEM)
     if system not in SYSTEMS:
         raise ConfigError(source, f"`system` must be one of {', '.join(repr(s) for s in SYSTEMS)}, not {system!r}")
@@ -226,7 +239,7 @@ def parse_config(mapping: Mapping, base_dir: str | os.PathLike | None = None,
         for key in PATH_KEYS:
             if key in model:
                 model[key] = resolve_path(key, model[key], base_dir)
-    return DecoderConfig(weights=weights, settings=settings, path=source, **model)
+    return DecoderConfig(weights=weights, settings=settings, path=source, languages=languages, **model)
 
 
 def _parse_sdig(values: dict, weights: dict, base_dir, source) -> SdigConfig:

@@ -126,3 +126,7 @@ class Interrupted(CkyError):
 class DependencyTreeError(LocatedError, ValueError):
     """A dependency tree (CoNLL-U) that is malformed: not one head per token, several roots, a cycle,
     or tokens that differ from the corpus tokens. str() names the file and line when known."""
+
+
+class MissingToolError(CkyError):
+    """A program or package a command needs is not installed; the message names what to install."""

@@ -122,3 +122,33 @@ def check_alignment(alignment: Alignment, source_length: int, target_length: int
     for s, t in alignment:
         if not (0 <= s < source_length and 0 <= t < target_length):
             raise ValueError(f"{where}: alignment point {s}-{t} outside {source_length}x{target_length} tokens")
+
+
+def write_lines(path: Path, lines) -> None:
+    """Lines to `path` via a temporary file renamed into place."""
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "w", encoding="utf-8") as out:
+        for line in lines:
+            out.write(line + "\n")
+    temporary.replace(path)
+
+
+def align_pairs(source: list[list[str]], target: list[list[str]], work_dir: Path,
+                names: list[str] | None = None) -> tuple[list[Alignment], dict]:
+    """Symmetrized alignments of tokenized sentence pairs: eflomal both ways (cached in `work_dir`,
+    see `run_eflomal`) and grow-diag-final-and, each checked against its pair's lengths (`names[i]`
+    names pair i in errors). Returns (alignments, statistics)."""
+    if len(source) != len(target):
+        raise ValueError(f"align_pairs: {len(source)} source sentences, {len(target)} target sentences")
+    work_dir.mkdir(parents=True, exist_ok=True)
+    write_lines(work_dir / "corpus.src", (" ".join(tokens) for tokens in source))
+    write_lines(work_dir / "corpus.tgt", (" ".join(tokens) for tokens in target))
+    forward, reverse, seconds, cached = run_eflomal(work_dir / "corpus.src", work_dir / "corpus.tgt", work_dir)
+    symmetrized = symmetrize_files(forward, reverse, len(source))
+    for index, (alignment, source_tokens, target_tokens) in enumerate(zip(symmetrized, source, target)):
+        check_alignment(alignment, len(source_tokens), len(target_tokens),
+                        names[index] if names else f"sentence pair {index + 1}")
+    statistics = {"eflomal_seconds": round(seconds, 1), "eflomal_from_cache": cached,
+                  "sentence_pairs": len(source), "points": sum(len(a) for a in symmetrized),
+                  "symmetrization": "grow-diag-final-and"}
+    return symmetrized, statistics

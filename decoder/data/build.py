@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from decoder.data import align, bible, lm_build, manifest, parse, requirements, split
+from decoder.data.align import write_lines
 from decoder.data.tokenize import tokenize
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -88,14 +89,6 @@ def build_corpus(max_length_ratio: float = 1.8) -> tuple[list[Pair], list[list[s
         "max_length_ratio": max_length_ratio,
     }
     return pairs, english_only, statistics
-
-
-def write_lines(path: Path, lines: list[str]) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    with open(temporary, "w", encoding="utf-8") as out:
-        for line in lines:
-            out.write(line + "\n")
-    temporary.replace(path)
 
 
 def lm_cache_dir(cache_dir: Path, small: bool) -> Path:
@@ -163,22 +156,15 @@ def build(out_dir: Path, cache_dir: Path, small: bool, processes: int, small_tra
     order = [(name, i) for name in ("train", "dev", "test") for i in parts[name]]
     align_dir = cache_dir / ("align-small" if small else "align")
     align_dir.mkdir(parents=True, exist_ok=True)
-    write_lines(align_dir / "corpus.es", [" ".join(pairs[i].spanish) for _, i in order])
-    write_lines(align_dir / "corpus.en", [" ".join(pairs[i].english) for _, i in order])
-    forward, reverse, eflomal_seconds, eflomal_cached = align.run_eflomal(
-        align_dir / "corpus.es", align_dir / "corpus.en", align_dir)
-    symmetrized = align.symmetrize_files(forward, reverse, len(order))
+    symmetrized, alignment_statistics = align.align_pairs(
+        [pairs[i].spanish for _, i in order], [pairs[i].english for _, i in order], align_dir,
+        names=[f"{name} {pairs[i].reference}" for name, i in order])
     alignment_lines: dict[str, list[str]] = {"train": [], "dev": [], "test": []}
     for (name, i), alignment in zip(order, symmetrized):
-        align.check_alignment(alignment, len(pairs[i].spanish), len(pairs[i].english), f"{name} {pairs[i].reference}")
         alignment_lines[name].append(align.write_pharaoh(alignment))
     for name, lines in alignment_lines.items():
         write_lines(out_dir / f"{name}.align", lines)
     stage_done("align", stage)
-    alignment_statistics = {"eflomal_seconds": round(eflomal_seconds, 1), "eflomal_from_cache": eflomal_cached,
-                            "sentence_pairs": len(order),
-                            "points": sum(len(a) for a in symmetrized),
-                            "symmetrization": "grow-diag-final-and"}
 
     stage = time.monotonic()
     lm_dir = lm_cache_dir(cache_dir, small)

@@ -205,7 +205,7 @@ def sentence_tree(answer: dict, tokens: list[str], cased_tokens: list[str] | Non
 
 def parse_verses(verses: list[list[str]], cache_dir: Path, processes: int,
                  settings: ParserSettings = ParserSettings(), chunk_size: int = 1000,
-                 parser_verses: list[list[str]] | None = None) -> ParseResult:
+                 parser_verses: list[list[str]] | None = None, show_progress: bool = True) -> ParseResult:
     """Penn trees for tokenized English verses (leaves == tokens), parsing what is not cached.
 
     `parser_verses`, if given, are the same tokens as `verses` in their
@@ -231,7 +231,7 @@ def parse_verses(verses: list[list[str]], cache_dir: Path, processes: int,
     restarts = 0
     version = "unknown"
     progress = tqdm(total=total_sentences, desc="parsing English", unit="sent", file=sys.stderr,
-                    smoothing=0.05, mininterval=2.0)
+                    smoothing=0.05, mininterval=2.0, disable=not show_progress)
     try:
         for chunk in chunks:
             chunk_verses = [parser_verses[i] for i in chunk]

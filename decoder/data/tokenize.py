@@ -1,4 +1,12 @@
-"""Tokenizer and detokenizer for both sides of the corpus.
+"""Tokenizers and detokenizers, and the registry that picks one for a language.
+
+The registry (`TOKENIZERS`, `tokenizer_for(language)`): `en` and `es` are the
+tokenizers of the Bible corpus below; any other language gets `default`, the
+same Unicode-aware rules without the English clitic step (words are runs of
+letters and digits of any script, every other non-space character is a token
+alone), with a warning naming the language and the tokenizer. Scripts written
+without spaces between words (Chinese, Japanese, Thai) are not segmented by
+`default`: a run of such characters stays one token.
 
 Tokenization (`tokenize(text, language)`), in this order:
 
@@ -22,7 +30,10 @@ capitalizes the first letter of each sentence; other casing is not restored.
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
+from dataclasses import dataclass
+from typing import Callable
 
 QUOTE_MAP = str.maketrans({
     "“": '"', "”": '"', "„": '"', "«": '"', "»": '"', "‟": '"',
@@ -38,6 +49,7 @@ TOKEN_RE = re.compile(r"""
 POSSESSIVE_S_RE = re.compile(r"(?<=[^\W_])'[sS](?![^\W_])")
 POSSESSIVE_PLURAL_RE = re.compile(r"(?<=[^\W_]s)'(?![^\W_])")
 LANGUAGES = ("en", "es")
+DEFAULT_TOKENIZER = "default"  # the registry's tokenizer for any language without its own
 BRACKET_TOKENS = {"(": "-LRB-", ")": "-RRB-"}
 BRACKET_TEXT = {token: text for text, token in BRACKET_TOKENS.items()}
 
@@ -55,7 +67,7 @@ def tokenize(text: str, language: str, lowercase: bool = True) -> list[str]:
     the English parser, which uses capitals to recognize names) correspond
     one to one to the lowercased ones.
     """
-    if language not in LANGUAGES:
+    if language not in LANGUAGES and language != DEFAULT_TOKENIZER:
         raise ValueError(f"tokenize: unknown language {language!r} (expected 'en' or 'es')")
     text = normalize(text, lowercase)
     if language == "en":
@@ -111,3 +123,40 @@ def _starts_sentence(pieces: list[str]) -> bool:
     if not "".join(pieces).strip(' "¿¡(—'):
         return True
     return text.endswith((".", "!", "?"))
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """A registered tokenizer: `name` is what configs and system.json record."""
+    name: str
+    description: str
+
+    def tokenize(self, text: str, lowercase: bool = True) -> list[str]:
+        return tokenize(text, self.name, lowercase)
+
+    def detokenize(self, tokens: list[str]) -> str:
+        return detokenize(tokens, "en" if self.name == "en" else self.name)
+
+
+TOKENIZERS = {
+    "en": Tokenizer("en", "English: NFC, ASCII quotes, lowercased, punctuation split, possessive 's split, "
+                          "Penn brackets"),
+    "es": Tokenizer("es", "Spanish: NFC, ASCII quotes, lowercased, punctuation split, Penn brackets"),
+    DEFAULT_TOKENIZER: Tokenizer(DEFAULT_TOKENIZER, "Unicode default: NFC, ASCII quotes, lowercased, words of "
+                                                    "letters/digits of any script, other characters alone, "
+                                                    "Penn brackets"),
+}
+
+
+def tokenizer_for(language: str, warn: Callable[[str], None] | None = None) -> Tokenizer:
+    """The registry's tokenizer of `language`; for a language without its own, `default`, after
+    calling `warn` (default: a warning on stderr) with a message naming both."""
+    if language in TOKENIZERS and language != DEFAULT_TOKENIZER:
+        return TOKENIZERS[language]
+    message = (f"no tokenizer for language {language!r} (known: {', '.join(LANGUAGES)}): using the "
+               f"Unicode-aware `{DEFAULT_TOKENIZER}` tokenizer (decoder.data.tokenize)")
+    if warn is None:
+        print(f"warning: {message}", file=sys.stderr)
+    else:
+        warn(message)
+    return TOKENIZERS[DEFAULT_TOKENIZER]

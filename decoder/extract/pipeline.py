@@ -432,8 +432,8 @@ def _write_partition(part: int) -> dict:
     make_lines = _extract.table_lines if config.compiled else table_lines
     lines, nonterminals = make_lines(rows, lhs_counts, config.min_count, keep)
     lines.sort()
-    with gzip.open(os.path.join(tmp, "stage3", f"p{part:03d}.gz"), "wb",
-                   compresslevel=config.compress_level) as out:
+    with gzip.GzipFile(os.path.join(tmp, "stage3", f"p{part:03d}.gz"), "wb",
+                       compresslevel=config.compress_level, mtime=0) as out:  # mtime 0: the same bytes every run
         if lines:
             out.write("\n".join(lines).encode())
             out.write(b"\n")

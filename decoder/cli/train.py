@@ -1,0 +1,90 @@
+"""`cky train`: from a plain parallel corpus to a tuned system, in one resumable command.
+
+    cky train --source corpus.xx --target corpus.en --source-lang xx --target-lang en --out DIR \\
+              [--dev dev.xx dev.en] [--test test.xx test.en] [--lm-text more.en | --lm model.arpa|.bin] \\
+              [--lm-order 5] [--strategy icr] [--workers N] [--cluster local[:N]|tcp://...] \\
+              [--from STAGE] [--no-tune]
+
+Runs decoder.train.pipeline (stages: clean, split, tokenize, parse, align, lm,
+extract, compile, tune, evaluate; see docs/train.md). Running the same command
+again skips the stages whose inputs and settings are unchanged; --from STAGE
+redoes that stage and every later one. DIR/config.toml is the system's decoder
+config (`cky translate --config DIR/config.toml`), DIR/system.json describes it.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .arguments import count
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..binarize import STRATEGIES
+    from ..train.pipeline import DEFAULT_LM_ORDER, DEFAULT_STRATEGY, MERT_ITERATIONS, MERT_KBEST, STAGES
+
+    corpus = parser.add_argument_group("corpus")
+    corpus.add_argument("--source", required=True, type=Path, help="source sentences, one a line (plain text)")
+    corpus.add_argument("--target", required=True, type=Path, help="their translations, line by line (plain text)")
+    corpus.add_argument("--source-lang", required=True, metavar="LANG",
+                        help="source language code (its tokenizer: es; any other: the Unicode default, with a "
+                             "warning)")
+    corpus.add_argument("--target-lang", required=True, metavar="LANG", help="target language code (en: parsed "
+                                                                              "with link-grammar)")
+    corpus.add_argument("--dev", nargs=2, type=Path, metavar=("SRC", "TGT"),
+                        help="dev set MERT tunes on (default: held out from the corpus)")
+    corpus.add_argument("--test", nargs=2, type=Path, metavar=("SRC", "TGT"),
+                        help="test set to score the system on (BLEU, chrF)")
+    model = parser.add_argument_group("model")
+    lm = model.add_mutually_exclusive_group()
+    lm.add_argument("--lm-text", nargs="+", type=Path, default=[], metavar="FILE",
+                    help="more target-language text for the language model (plain text)")
+    lm.add_argument("--lm", type=Path, metavar="MODEL", help="a finished KenLM model (ARPA or binary) to use "
+                                                              "instead of building one")
+    model.add_argument("--lm-order", type=count(1), default=DEFAULT_LM_ORDER,
+                       help=f"n-gram order of the LM built (default: {DEFAULT_LM_ORDER})")
+    model.add_argument("--strategy", choices=STRATEGIES, default=DEFAULT_STRATEGY,
+                       help=f"binarization strategy of the store (default: {DEFAULT_STRATEGY})")
+    model.add_argument("--no-tune", action="store_true", help="no MERT: the config keeps the default weights")
+    model.add_argument("--mert-iterations", type=count(1), default=MERT_ITERATIONS,
+                       help=f"most MERT iterations (default: {MERT_ITERATIONS})")
+    model.add_argument("--mert-kbest", type=count(1), default=MERT_KBEST,
+                       help=f"k-best list size per MERT iteration (default: {MERT_KBEST})")
+    run = parser.add_argument_group("run")
+    run.add_argument("--out", required=True, type=Path, metavar="DIR", help="the system's directory")
+    run.add_argument("--from", dest="from_stage", choices=STAGES, metavar="STAGE",
+                     help=f"redo this stage and every later one ({', '.join(STAGES)})")
+    run.add_argument("--workers", type=count(1), default=None,
+                     help="processes for tokenizing, parsing, extracting and decoding (default: the available cores)")
+    run.add_argument("--cluster", metavar="SPEC",
+                     help="a Dask cluster to tokenize, extract and decode the test set on: local[:N] or tcp://HOST:PORT")
+    run.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def main(args: argparse.Namespace) -> int:
+    import os
+
+    from ..data.tokenize import LANGUAGES as TOKENIZER_LANGUAGES
+    from ..train.pipeline import TrainSettings, train
+
+    settings = TrainSettings(
+        source=args.source, target=args.target, source_lang=args.source_lang, target_lang=args.target_lang,
+        out=args.out, dev=tuple(args.dev) if args.dev else None, test=tuple(args.test) if args.test else None,
+        lm_text=list(args.lm_text), lm=args.lm, lm_order=args.lm_order, strategy=args.strategy,
+        workers=args.workers or len(os.sched_getaffinity(0)), cluster=args.cluster, tune=not args.no_tune, mert_iterations=args.mert_iterations,
+        mert_kbest=args.mert_kbest, progress=not args.quiet)
+    system = train(settings, from_stage=args.from_stage)
+    out = settings.out
+    print(f"stages run: {', '.join(system['ran']) or 'none'}; skipped (unchanged): "
+          f"{', '.join(system['skipped']) or 'none'}")
+    sizes, scores = system["sizes"], system["scores"]
+    print(f"corpus: {sizes['corpus_pairs']} pairs, {sizes['clean_pairs']} after cleaning (log: {out / 'clean.log'}); "
+          f"train {sizes['train_pairs']}, dev {sizes['dev_pairs'] or 0}"
+          f"{' (held out)' if sizes['dev_held_out'] else ''}, test {sizes['test_pairs'] or 0}")
+    print(f"rules: {sizes['rules']}; " + "; ".join(f"{k} {v}" for k, v in scores.items()))
+    print(f"config: {out / 'config.toml'} (system: {out / 'system.json'})")
+    tokenizers = system["tokenizers"]
+    if all(name in TOKENIZER_LANGUAGES for name in tokenizers.values()):  # what --tokenize accepts
+        print(f"translate raw text: cky translate --config {out / 'config.toml'} --tokenize {tokenizers['source']} "
+              f"--detokenize {tokenizers['target']}")
+    return 0

@@ -1,0 +1,52 @@
+"""The tune stage: MERT on the dev set (decoder.tune.run.tune, k-best lists, BLEU on the
+tokenized, lowercased text), then config.toml with the tuned weights; with `--no-tune`,
+config.toml with the decoder's default weights.
+
+MERT's state is saved after each iteration in DIR/.work/tune; a run killed during tuning
+resumes from the last finished iteration when the stage's inputs are unchanged.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from ..errors import ResumeError
+from ..tune.run import tune
+from .split import read_lines
+from .system import system_config, write_system_config
+
+
+def tune_system(config_path: Path, out_dir: Path, store: Path, lm: str, lm_order: int | None, languages: dict,
+                dev_source: Path | None, dev_target: Path | None, work_dir: Path, persistent_dir: Path,
+                iterations: int, kbest: int, workers: int, progress: bool = True, fingerprint: str = "") -> dict:
+    """Write config_path, to be moved into `out_dir` (paths relative to it, `lm` as given: relative to
+    `out_dir`, or absolute); returns statistics. MERT's checkpoint in `persistent_dir` is resumed
+    only by a run of the same `fingerprint`."""
+    relative_lm = lm
+    if dev_source is None:
+        write_system_config(config_path, system_config("store", relative_lm, languages, None, lm_order),
+                            "written by cky train; not tuned (--no-tune): the decoder's default weights")
+        return {"tuned": False}
+    start = work_dir / "start.toml"
+    absolute_lm = str(out_dir / lm)  # (an absolute `lm` stays itself)
+    # The fingerprint (of the store, LM and dev set) makes a checkpoint of another run's MERT unusable.
+    write_system_config(start, system_config(str(store), absolute_lm, languages, None, lm_order),
+                        f"cky train: the starting point of MERT; stage fingerprint {fingerprint}")
+    persistent_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copy(start, persistent_dir / "start.toml")  # the checkpoint's identity names this path and content
+    tuned = persistent_dir / "tuned.toml"
+    sentences, references = read_lines(dev_source), read_lines(dev_target)
+    arguments = dict(kbest=kbest, max_iterations=iterations, tokenize="none", workers=workers, progress=progress)
+    try:
+        summary = tune(str(persistent_dir / "start.toml"), sentences, [references], str(tuned), resume=True,
+                       **arguments)
+    except ResumeError:  # no checkpoint, or one of another run
+        summary = tune(str(persistent_dir / "start.toml"), sentences, [references], str(tuned), **arguments)
+    header = (f"written by cky train: weights tuned with MERT on {len(sentences)} dev sentences, dev BLEU "
+              f"{summary['bleu']:.2f} (tokenized, lowercased) after {len(summary['history'])} iterations")
+    write_system_config(config_path, system_config("store", relative_lm, languages, summary["weights"], lm_order),
+                        header)
+    shutil.rmtree(persistent_dir, ignore_errors=True)
+    return {"tuned": True, "dev_sentences": len(sentences), "dev_bleu": round(summary["bleu"], 2),
+            "iterations": len(summary["history"]), "stopped": summary["stopped"], "weights": summary["weights"],
+            "resumed_after_iteration": summary["resumed_after"]}
