@@ -48,7 +48,7 @@ import os
 from collections import Counter, defaultdict
 from typing import Iterable, Mapping, Sequence
 
-from .errors import ModelError, file_error_message
+from .errors import ModelError
 from .outputs import durable_replacement
 
 FORMAT_NAME = "cky-recase"
@@ -198,6 +198,9 @@ class RecaseModel:
         lines = [f"{FORMAT_NAME}\t{FORMAT_VERSION}",
                  f"setting\tbigram_min_count\t{self.bigram_min_count}",
                  f"setting\tbigram_min_share\t{self.bigram_min_share!r}"]
+        for word in [*self.unigrams, *(w for key in self.bigrams for w in key)]:
+            if not word or any(ch in word for ch in "\t\n\r"):
+                raise ValueError(f"RecaseModel: token {word!r} cannot be saved (empty, or with a tab or newline)")
         for lower in sorted(self.unigrams):
             for form, count in sorted(self.unigrams[lower].items()):
                 lines.append(f"unigram\t{lower}\t{form}\t{count}")
@@ -228,7 +231,7 @@ class RecaseModel:
             if data[:2] == b"\x1f\x8b":
                 data = gzip.decompress(data)
         except OSError as error:  # also gzip.BadGzipFile and a truncated gzip stream (EOFError below)
-            raise ModelError(path, f"cannot read the recasing model: {file_error_message(error)}") from None
+            raise ModelError(path, f"cannot read the recasing model: {error.strerror or error}") from None
         except EOFError:
             raise ModelError(path, "cannot read the recasing model: the gzip stream is truncated") from None
         return cls.from_lines(data.split(b"\n"), path)
@@ -240,21 +243,21 @@ class RecaseModel:
         bigrams: dict[tuple[str, str], Counts] = defaultdict(dict)
         settings: dict[str, float] = {}
         saw_header = False
-        ended = False
-        for number, raw in enumerate(lines, 1):
+        empty_line = 0
+        for number, line in enumerate(lines, 1):
             def fail(message: str) -> ModelError:
                 return ModelError(path, message, number)
-            if isinstance(raw, bytes):
+            if isinstance(line, bytes):
                 try:
-                    raw = raw.decode("utf-8")
+                    line = line.decode("utf-8")
                 except UnicodeDecodeError:
                     raise fail("not UTF-8") from None
-            line = raw.rstrip("\r\n") if isinstance(raw, str) else raw
-            if ended:
-                raise fail("an empty line inside the model")
+            line = line.rstrip("\r\n")
             if line == "":
-                ended = True  # only the end of the file may be empty (the last newline)
+                empty_line = empty_line or number  # only the end of the file may be empty (the last newline)
                 continue
+            if empty_line:
+                raise ModelError(path, "an empty line inside the model", empty_line)
             fields = line.split("\t")
             if not saw_header:
                 if fields[0] != FORMAT_NAME or len(fields) != 2:
@@ -286,7 +289,7 @@ class RecaseModel:
                 raise fail("an empty field")
             if form.lower() != lower:
                 raise fail(f"form {form!r} is not a casing of {lower!r}")
-            if not count_text.isdigit() or int(count_text) == 0:
+            if not (count_text.isascii() and count_text.isdigit()) or int(count_text) == 0:
                 raise fail(f"count {count_text!r} is not a positive integer")
             if form in table[key]:
                 raise fail(f"{kind} {' '.join(key) if isinstance(key, tuple) else key} {form!r} repeated")
