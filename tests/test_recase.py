@@ -109,6 +109,8 @@ def test_save_load_round_trip(model, tmp_path, name):
     assert sorted(os.listdir(tmp_path)) == [name]  # no temporary file left
     data = path.read_bytes()
     assert (data[:2] == b"\x1f\x8b") == name.endswith(".gz")
+    if name.endswith(".gz"):
+        assert data[4:8] == bytes(4)  # no time stamp in the gzip header: the same model, the same bytes
     text = gzip.decompress(data) if name.endswith(".gz") else data
     assert text.decode("utf-8").splitlines()[0] == f"cky-recase\t{FORMAT_VERSION}"
     loaded = RecaseModel.load(path)
