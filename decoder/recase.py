@@ -3,18 +3,19 @@
 The corpus is lowercased before training (decoder.data.tokenize), so the decoder writes lowercased
 tokens. A `RecaseModel`, trained on the cased tokens of the target side
 (`tokenize(text, language, lowercase=False)`), gives each token back the casing it most often has
-in the middle of a sentence: `i` -> `I`, `god` -> `God`, `yahweh` -> `Yahweh`, `lord` -> `LORD`
-where the training text writes it so (Moses' `train-truecaser.perl` and `truecase.perl`; its
+in the middle of a sentence: `i` -> `I`, `god` -> `God`, `yahweh` -> `Yahweh`, as the training
+text writes them (Moses' `train-truecaser.perl` and `truecase.perl`; its
 `detruecase.perl` then capitalizes sentence starts, which `recase` does too).
 
 Training
     For each token not at a sentence start, count its surface form under its lowercased form.
-    Sentence starts (whose capital says nothing about the word) are the first token, and the token
-    after a sentence end (`.`, `:`, `?`, `!`), where an opening quote or bracket in between
-    delays the start to the token after it (Moses' "delayed sentence start"):
-    `he said: " the man ...` skips `the`. Optionally, a context table counts the forms of a token
-    after each previous lowercased token; it is kept only where it overrides the unigram choice
-    with confidence (see `BIGRAM_MIN_COUNT`, `BIGRAM_MIN_SHARE`).
+    Sentence starts (whose capital says nothing about the word) are the first token, the token
+    after a sentence end (`.`, `:`, `?`, `!`) and the token after an opening double quote (quoted
+    speech starts with a capital); quotes and brackets in between delay the start to the token
+    after them (Moses' "delayed sentence start"): `he said : " the man ...` skips `the`. By
+    default, a context table also counts the forms of a token after each previous lowercased
+    token; a context is kept only where it overrides the unigram choice with confidence (see
+    `BIGRAM_MIN_COUNT`, `BIGRAM_MIN_SHARE`).
 
 Choice of a form (ties)
     The most frequent form; among equally frequent forms, the all-lowercase one if it is among them
