@@ -36,8 +36,14 @@ then, plus the identity of the model and settings. A resumed run checks that eve
 output still begins with exactly those bytes and that the identity is the same,
 truncates the outputs back to the checkpoint and continues: the files end up
 identical to those of an uninterrupted run. A progress file that does not
-describe its outputs any more is a ResumeError naming the files, never a silent
-mix; a run without `resume` replaces any old progress file.
+describe its outputs any more (another input, an added or removed side file) is a
+ResumeError naming the files, never a silent mix or a silent fresh start; a run
+without `resume` replaces any old progress file. A run that finishes removes its
+progress file: resumed without one, outputs that hold nothing yet are written from
+the first line, a first output with one complete line per input line (and its side
+files) is taken as finished (nothing is redone), and anything else is a ResumeError.
+While a run writes, each output file is locked (decoder.outputs.locked_outputs): a
+second run writing one of them is refused at once, naming the file.
 """
 from __future__ import annotations
 
@@ -54,12 +60,11 @@ import time
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .errors import OutputError, ResumeError, WorkerError
-from .outputs import durable_replacement
+from .outputs import atomic_write, locked_outputs, progress_file
 from .translation import Translation
 
 log = logging.getLogger("cky.batch")
 
-PROGRESS_SUFFIX = ".progress.json"
 CHECKPOINT_SECONDS = 0.5  # at most this much work is redone after an interruption (plus one sentence)
 
 # job(decoder, sentence) -> result; must be picklable (a module-level function) when workers > 1
@@ -470,7 +475,7 @@ def _input_digest(sentences: Sequence[str]) -> str:
 
 
 def progress_path(outputs: dict[str, str]) -> str:
-    return os.fspath(next(iter(outputs.values()))) + PROGRESS_SUFFIX
+    return progress_file(next(iter(outputs.values())))
 
 
 def json_identity(identity) -> Any:
@@ -495,19 +500,58 @@ def _identity_changes(old, new, prefix: str = "") -> list[str]:
     return [] if old == new else [f"{prefix.rstrip('.') or 'identity'}: {old!r} -> {new!r}"]
 
 
-def _read_checkpoint(path: str, digest: str, outputs: dict[str, str], identity) -> dict | None:
-    """The checkpoint to resume from, None to start over, or a ResumeError."""
+FINISHED = "finished"  # _read_checkpoint: the outputs are complete already
+
+
+def _line_count(path: str) -> int | None:
+    """Complete lines (b"\\n"-terminated) of a file, None if it does not exist or is empty."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    return data.count(b"\n") if data else None
+
+
+def _without_checkpoint(path: str, n_lines: int, outputs: dict[str, str]):
+    """Resuming without a progress file (a run that finished removes it): None (start at the first line)
+    when no output holds anything yet, FINISHED when the first output has one complete line per input
+    line and the side files exist (a finished run), else a ResumeError: truncating those outputs would
+    throw away lines that no record describes."""
+    first, *others = outputs.values()
+    lines = _line_count(first)
+    if lines is None and all(_line_count(other) is None for other in others):
+        log.info("no progress file %s: starting from the first line", path)
+        return None
+    if lines == n_lines and all(os.path.exists(other) for other in others):
+        with open(first, "rb") as f:
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) == b"\n":  # its last line is whole
+                return FINISHED
+    raise ResumeError(path, f"is missing, and {first} holds {lines or 0} lines for {n_lines} input lines: no record "
+                            f"says which of them to keep; run without --resume to start over")
+
+
+def _read_checkpoint(path: str, digest: str, outputs: dict[str, str], identity, n_lines: int = 0):
+    """The checkpoint to resume from, None to start at the first line, FINISHED (nothing to do), or a
+    ResumeError."""
     try:
         with open(path, encoding="utf-8") as f:
             checkpoint = json.load(f)
     except FileNotFoundError:
-        log.info("no progress file %s: starting from the first line", path)
-        return None
+        return _without_checkpoint(path, n_lines, outputs)
     except (OSError, ValueError) as error:
         raise ResumeError(path, f"unreadable progress file ({error}); run without --resume to start over")
-    if checkpoint.get("input_sha256") != digest or checkpoint.get("outputs") != outputs:
-        log.warning("%s is for another input or other outputs: starting over", path)
-        return None
+    if checkpoint.get("input_sha256") != digest:
+        raise ResumeError(path, "was written for another input: resuming would mix two inputs' lines in one "
+                                "output; give the same input, or run without --resume to start over")
+    if checkpoint.get("outputs") != outputs:
+        saved = checkpoint.get("outputs") or {}
+        changes = [f"{name} {'added' if name not in saved else 'removed' if name not in outputs else 'moved'}"
+                   for name in sorted(set(saved) | set(outputs), key=str) if saved.get(name) != outputs.get(name)]
+        raise ResumeError(path, f"was written for other output files ({', '.join(changes)}): the side files would "
+                                f"lack the lines before the checkpoint; give the same files, or run without "
+                                f"--resume to start over")
     changes = changed_identity(checkpoint.get("identity"), identity)
     if changes is not None:
         raise ResumeError(path, f"was written with another model or other settings ({changes}): resuming would "
@@ -519,6 +563,8 @@ def _read_checkpoint(path: str, digest: str, outputs: dict[str, str], identity) 
                 prefix = f.read(offset)
         except FileNotFoundError:
             raise ResumeError(path, f"{output} is missing; run without --resume to start over") from None
+        if not prefix and offset:  # (the lock of a missing output made it empty: locked_outputs)
+            raise ResumeError(path, f"{output} is missing or empty; run without --resume to start over")
         if len(prefix) < offset:
             raise ResumeError(path, f"{output} is shorter ({len(prefix)} bytes) than when the progress was saved "
                                     f"({offset} bytes); run without --resume to start over")
@@ -529,7 +575,7 @@ def _read_checkpoint(path: str, digest: str, outputs: dict[str, str], identity) 
 
 
 def _write_checkpoint(path: str, checkpoint: dict) -> None:
-    with durable_replacement(path) as f:
+    with atomic_write(path) as f:
         json.dump(checkpoint, f)
 
 
@@ -553,16 +599,28 @@ def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[s
     "resumed_from", "seconds"}: "failed" counts the whole output, the lines
     of the interrupted run before the checkpoint ("failed_before" of them) too.
     """
+    outputs = {name: os.fspath(path) for name, path in outputs.items()}
+    with locked_outputs(outputs.values()):  # one writer per output (and so per progress file)
+        return _translate_to_files(loader, sentences, outputs, job, failure, workers, resume, progress, render,
+                                   identity, isolate, cluster, counts_as_failed)
+
+
+def _translate_to_files(loader, sentences, outputs, job, failure, workers, resume, progress, render, identity,
+                        isolate, cluster, counts_as_failed) -> dict:
     started = time.perf_counter()
     sentences = list(sentences)
-    outputs = {name: os.fspath(path) for name, path in outputs.items()}
     failure = failure or empty_lines(outputs)
     if render is None:
         render = lambda index, result: failure(index + 1, result.error) if failed(result) else result  # noqa: E731
     counts_as_failed = counts_as_failed or (lambda index, result: failed(result))
     sidecar = progress_path(outputs)
     digest = _input_digest(sentences)
-    checkpoint = _read_checkpoint(sidecar, digest, outputs, identity) if resume else None
+    checkpoint = _read_checkpoint(sidecar, digest, outputs, identity, len(sentences)) if resume else None
+    if checkpoint == FINISHED:
+        log.info("%s is complete already (%d lines, one per input line): nothing to do", outputs[next(iter(outputs))],
+                 len(sentences))
+        return {"sentences": len(sentences), "failed": 0, "failed_before": 0, "resumed_from": len(sentences),
+                "seconds": time.perf_counter() - started, "finished_before": True}
     done = failed_before = 0
     hashes = {name: hashlib.sha256() for name in outputs}
     if checkpoint is not None:
