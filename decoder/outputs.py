@@ -3,7 +3,7 @@ directory, an output that is also an input, a second process writing the same fi
 one way a finished file appears (`atomic_files`, `atomic_write`): written under a temporary name
 beside it, renamed over it only when the command succeeds, so that a failed or killed run never
 leaves a valid-looking partial file. A temporary name records its writer's process id
-(`.NAME.cky-tmp-PID-XXXXXX`): the temporaries of a process that is gone (killed, say) are removed
+(`.cky-tmp-PID-XXXXXXXX-NAME`): the temporaries of a process that is gone (killed, say) are removed
 by the next run writing NAME."""
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Iterable, Mapping
 
 from .errors import OutputError, UsageError
 
-TEMPORARY_MARK = ".cky-tmp-"
+TEMPORARY_MARK = ".cky-tmp-"  # temporary_name
 
 
 def check_output_directory(path: str) -> None:
@@ -151,10 +151,19 @@ def locked_outputs(paths: Iterable[str | os.PathLike | None]):
 
 # ---- files that appear whole or not at all ---------------------------------------------------------
 
-def temporary_name(path: str | os.PathLike) -> str:
-    """A new temporary path beside `path` that names this process: .NAME.cky-tmp-PID-RANDOM."""
-    directory, name = os.path.split(os.path.abspath(os.fspath(path)))
-    return os.path.join(directory, f".{name}{TEMPORARY_MARK}{os.getpid()}-{secrets.token_hex(4)}")
+def temporary_name(path: str | os.PathLike, directory: str | os.PathLike | None = None) -> str:
+    """A new temporary path beside `path` (or in `directory`) that names this process:
+    .cky-tmp-PID-RANDOM-NAME (ending in NAME, so that its extension, say .gz, still says how to write it)."""
+    here, name = os.path.split(os.path.abspath(os.fspath(path)))
+    return os.path.join(os.fspath(directory) if directory is not None else here,
+                        f"{TEMPORARY_MARK}{os.getpid()}-{secrets.token_hex(4)}-{name}")
+
+
+def final_name(path: str | os.PathLike) -> str:
+    """The path a temporary (temporary_name) stands for; any other path as it is."""
+    directory, name = os.path.split(os.fspath(path))
+    match = re.match(re.escape(TEMPORARY_MARK) + r"\d+-[0-9a-f]+-(.+)$", name)
+    return os.path.join(directory, match.group(1)) if match else os.fspath(path)
 
 
 def _process_alive(pid: int) -> bool:
@@ -167,11 +176,13 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_temporaries(path: str | os.PathLike) -> list[str]:
-    """Remove the temporaries of `path` (files or directories) left by processes that are gone; returns
-    their paths. Those of a live process (another run writing now) are left alone."""
-    directory, name = os.path.split(os.path.abspath(os.fspath(path)))
-    pattern = re.compile(re.escape(f".{name}{TEMPORARY_MARK}") + r"(\d+)-[0-9a-f]+(\.old)?$")
+def remove_stale_temporaries(path: str | os.PathLike, directory: str | os.PathLike | None = None) -> list[str]:
+    """Remove the temporaries of `path` (files or directories, beside it or in `directory`) left by
+    processes that are gone; returns their paths. Those of a live process (another run writing now) are
+    left alone."""
+    here, name = os.path.split(os.path.abspath(os.fspath(path)))
+    directory = os.fspath(directory) if directory is not None else here
+    pattern = re.compile(re.escape(TEMPORARY_MARK) + r"(\d+)-[0-9a-f]+-" + re.escape(name) + r"(\.old)?$")
     removed = []
     try:
         entries = os.listdir(directory)

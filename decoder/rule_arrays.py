@@ -147,10 +147,23 @@ def read_rule_arrays(path: str | os.PathLike) -> RuleTableArrays:
     with (gzip.open(path, "rb") if gzipped else open(path, "rb")) as stream:
         rest = b""
         while True:
-            try:
-                block = stream.read(BLOCK_SIZE)
-            except (EOFError, zlib.error, gzip.BadGzipFile) as error:
-                raise InputError(path, f"truncated or corrupt gzip data ({error or type(error).__name__})",
+            # read1, not read: a read that meets the end of a truncated stream raises and drops the data
+            # it had decompressed, so the error would be reported at a line before the damage
+            parts, size, damage = [], 0, None
+            while size < BLOCK_SIZE:
+                try:
+                    part = stream.read1(BLOCK_SIZE - size)
+                except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+                    damage = error
+                    break
+                if not part:
+                    break
+                parts.append(part)
+                size += len(part)
+            block = b"".join(parts)
+            if damage is not None:  # the whole lines before it are read, then the line it cuts is named
+                reader.feed(rest + block, False)
+                raise InputError(path, f"truncated or corrupt gzip data ({damage or type(damage).__name__})",
                                  reader.line_number + 1) from None
             data = rest + block if rest else block
             used = reader.feed(data, not block)

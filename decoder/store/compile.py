@@ -8,19 +8,21 @@ one function makes the store, so the two paths make byte-identical stores.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import datetime
 import errno
 import json
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from itertools import chain
 
 import numpy as np
 
 from ..binarize import SYMBOL_KINDS, BinaryGrammar, BinaryRuleArrays
+from ..errors import OutputError
+from ..outputs import final_name, remove_stale_temporaries, temporary_name
 from ..rule_arrays import RuleTableArrays
 from .format import (ARRAYS, FORMAT_VERSION, META_FILE, NONTERMINALS_FILE, SOURCE_VOCAB_FILE,
                      TARGET_VOCAB_FILE, TREES_FILE, StoreError)
@@ -313,13 +315,16 @@ def save_store(compiled: CompiledGrammar, path: str | os.PathLike) -> None:
     directory beside `path` and swapped into place; the old directory is removed after (a reader
     keeps the inodes it has mapped or opened). A directory at `path` that
     is not a grammar store is never replaced. meta.json goes last, so an interrupted write is
-    detected at open."""
+    detected at open. The temporary directory is named after this process (decoder.outputs.temporary_name):
+    the next compile to the same path removes one left by a compile that was killed."""
     path = os.path.realpath(os.fspath(path))  # through a symlink: replace the store it points to
     if os.path.exists(path):
         _check_replaceable(path)
-    parent, name = os.path.split(path)
+    parent = os.path.dirname(path)
     os.makedirs(parent, exist_ok=True)
-    new = tempfile.mkdtemp(prefix=f".{name}.new-", dir=parent)
+    remove_stale_temporaries(path)  # of a compile that was killed
+    new = temporary_name(path)
+    os.mkdir(new, 0o700)
     try:
         _write_files(compiled, new)
         os.chmod(new, 0o777 & ~_umask())  # mkdtemp makes it 0700; a store is as readable as any output
@@ -376,18 +381,45 @@ def _check_replaceable(path: str) -> None:
 
 
 def _write_files(compiled: CompiledGrammar, path: str) -> None:
+    """Write the store's files into the directory `path`; a write error (a full disk) is an OutputError
+    naming the file as it would be in the store (final_name: `path` is the store's temporary)."""
+    store = final_name(path)
+
+    @contextlib.contextmanager
+    def writing(file_name: str):
+        try:
+            yield os.path.join(path, file_name)
+        except OSError as error:
+            raise OutputError(os.path.join(store, file_name),
+                              f"cannot write it: {_write_error_reason(error, path)}") from None
+
     for name, array in compiled.arrays.items():
-        np.save(os.path.join(path, name + ".npy"), np.ascontiguousarray(array))
+        with writing(name + ".npy") as file:
+            np.save(file, np.ascontiguousarray(array))
     for file_name, lines in ((NONTERMINALS_FILE, compiled.nonterminals),
                              (SOURCE_VOCAB_FILE, compiled.source_vocab),
                              (TARGET_VOCAB_FILE, compiled.target_vocab)):
-        with open(os.path.join(path, file_name), "w", encoding="utf-8", newline="\n") as out:
+        with writing(file_name) as file, open(file, "w", encoding="utf-8", newline="\n") as out:
             if lines:
                 out.write("\n".join(lines) + "\n")
-    with open(os.path.join(path, TREES_FILE), "wb") as out:
+    with writing(TREES_FILE) as file, open(file, "wb") as out:
         out.write(compiled.trees)
-    with open(os.path.join(path, META_FILE), "w", encoding="utf-8") as out:
+    with writing(META_FILE) as file, open(file, "w", encoding="utf-8") as out:
         json.dump(compiled.meta, out, indent=1, ensure_ascii=False)
+
+
+def _write_error_reason(error: OSError, directory: str) -> str:
+    """Why a write failed, in words: the system's reason, or for a short write without one (numpy's
+    "N requested and M written" from fwrite), a full disk when the file system has no room left."""
+    if error.errno:
+        return error.strerror or os.strerror(error.errno)
+    try:
+        status = os.statvfs(directory)
+        full = status.f_bavail * status.f_frsize < 1 << 20
+    except OSError:
+        full = False
+    reason = os.strerror(errno.ENOSPC) if full else "a short write"
+    return f"{reason} ({error})"
 
 
 def _umask() -> int:
