@@ -13,6 +13,7 @@ import ctypes
 import datetime
 import errno
 import json
+import logging
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from ..rule_arrays import RuleTableArrays
 from .format import (ARRAYS, FORMAT_VERSION, META_FILE, NONTERMINALS_FILE, SOURCE_VOCAB_FILE,
                      TARGET_VOCAB_FILE, TREES_FILE, StoreError)
 from .runs import hash_runs
+
+log = logging.getLogger("cky.compile")
 
 MOSES_LOG_OF_ZERO = -100.0  # what Rule.log_scores (and Moses) use for a score of 0
 
@@ -232,7 +235,7 @@ def _compile_columns(columns: RuleColumns, grammar: BinaryGrammar | BinaryRuleAr
     source_top_rule = np.full(n_source, -1, dtype=np.int32)
     tops = np.flatnonzero(origin >= 0)
     source_top_rule[origin[tops]] = tops
-    features, feature_names = _features(source_rules, feature_names)
+    features, feature_names = _features(source_rules, feature_names, source_table)
     if isinstance(source_rules, RuleTableArrays):  # the trees in UTF-8 already
         trees, tree_offsets = source_rules.trees, source_rules.tree_offsets.copy()
     else:
@@ -478,7 +481,7 @@ def _text_file_bytes(lines) -> int:
     return len("\n".join(lines).encode("utf-8")) + 1 if lines else 0
 
 
-def _features(source_rules, feature_names):
+def _features(source_rules, feature_names, source_table=None):
     """float32[n, F] natural logs of the Moses scores (0 -> -100, as Rule.log_scores), and F names."""
     if isinstance(source_rules, RuleTableArrays):
         n_features = source_rules.n_scores if len(source_rules) else len(feature_names or ())
@@ -492,6 +495,12 @@ def _features(source_rules, feature_names):
                              count=len(source_rules) * n_features).reshape(len(source_rules), n_features)
     logs = np.full(scores.shape, MOSES_LOG_OF_ZERO)
     np.log(scores, out=logs, where=scores > 0)
+    floored = int(np.count_nonzero(scores <= 0))
+    if floored:  # a probability of 0 is Moses' convention; a negative one is not a probability at all
+        negative = int(np.count_nonzero(scores < 0))
+        log.warning("%s: %d of its %d scores are zero%s: their log is taken as %g, as Moses does",
+                    source_table or "the rule table", floored, scores.size,
+                    f" or negative ({negative} negative)" if negative else "", MOSES_LOG_OF_ZERO)
     if feature_names is None:
         feature_names = [f"f{i}" for i in range(n_features)]
     if len(feature_names) != n_features:
