@@ -59,7 +59,7 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from .errors import OutputError, ResumeError, WorkerError
+from .errors import OutputError, ResumeError, Terminated, WorkerError
 from .outputs import atomic_write, locked_outputs, progress_file
 from .translation import Translation
 
@@ -120,6 +120,7 @@ def _die_with_parent(parent: int) -> None:
 def _init_worker(loader: Loader | None, job: Job, parent: int, state=None, started=None, size: int = 0) -> None:
     global _WORKER_DECODER, _WORKER_JOB, _WORKER_STATE, _WORKER_PID
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and terminates us
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (not the parent's _terminate_as_interrupt: Pool.terminate)
     if started is not None:
         with started.get_lock():
             started.value += 1
@@ -249,28 +250,57 @@ def cluster_loader(loader: Loader):
     return functools.partial(type(loader).from_config, os.path.abspath(config), **loader.search_settings.as_dict())
 
 
+def _raise_terminated(signum, frame):
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """While active (in the main thread, where SIGTERM has its default action), SIGTERM raises Terminated,
+    a KeyboardInterrupt: the outputs are flushed and the progress saved, as for Ctrl-C, instead of the
+    process vanishing with up to CHECKPOINT_SECONDS of lines unsaved. Workers put the default back."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 class _DeferredInterrupt:
-    """While active (in the main thread, with Python's own Ctrl-C handler in place), Ctrl-C only
-    sets `pressed`; the waiting loop raises KeyboardInterrupt between waits. A KeyboardInterrupt
-    raised inside the pool's condition wait can leave its lock released twice ("release unlocked
-    lock", a RuntimeError instead of a clean interruption)."""
+    """While active (in the main thread, with Python's own Ctrl-C handler in place), Ctrl-C (and SIGTERM,
+    under _terminate_as_interrupt) only sets `pressed`; the waiting loop raises KeyboardInterrupt (or
+    Terminated) between waits (`deliver`). A KeyboardInterrupt raised inside the pool's condition wait
+    can leave its lock released twice ("release unlocked lock", a RuntimeError instead of a clean
+    interruption)."""
 
     def __init__(self):
-        self.pressed = False
-        self.previous = None
+        self.pressed = None  # the signal received
+        self.previous = {}
 
     def __enter__(self):
-        if (threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
-            self.previous = signal.signal(signal.SIGINT, self._press)
+        if threading.current_thread() is threading.main_thread():
+            for number, handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, _raise_terminated)):
+                if signal.getsignal(number) is handler:
+                    self.previous[number] = signal.signal(number, self._press)
         return self
 
     def _press(self, signum, frame):
-        self.pressed = True
+        self.pressed = self.pressed or signum
+
+    def deliver(self) -> None:
+        """Raise what the signal received stands for, if any."""
+        if self.pressed == signal.SIGTERM:
+            raise Terminated
+        if self.pressed:
+            raise KeyboardInterrupt
 
     def __exit__(self, *exc):
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
         return False
 
 
@@ -289,8 +319,7 @@ def _watched(pool, results) -> Iterator:
     started = {process.pid: process for process in getattr(pool, "initial", pool._pool)}
     with _DeferredInterrupt() as interrupt:
         while True:
-            if interrupt.pressed:
-                raise KeyboardInterrupt
+            interrupt.deliver()
             try:
                 result = results.next(timeout=0.1)
             except StopIteration:
@@ -600,7 +629,7 @@ def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[s
     of the interrupted run before the checkpoint ("failed_before" of them) too.
     """
     outputs = {name: os.fspath(path) for name, path in outputs.items()}
-    with locked_outputs(outputs.values()):  # one writer per output (and so per progress file)
+    with locked_outputs(outputs.values()), _terminate_as_interrupt():  # one writer per output (and progress file)
         return _translate_to_files(loader, sentences, outputs, job, failure, workers, resume, progress, render,
                                    identity, isolate, cluster, counts_as_failed)
 

@@ -316,11 +316,39 @@ def open_text(path: str | os.PathLike, mode: str = "r") -> io.TextIOBase:
             gzipped = probe.read(2) == b"\x1f\x8b"
     else:
         gzipped = path.endswith(".gz")
-    if gzipped:
+    if gzipped and "r" not in mode:
+        stream = io.TextIOWrapper(gzip_writer(path), encoding="utf-8")
+    elif gzipped:
         stream = io.TextIOWrapper(gzip.open(path, mode.replace("t", "") + "b"), encoding="utf-8")
     else:
         stream = open(path, mode, encoding="utf-8")
     return _CheckedLines(stream, path, gzipped) if "r" in mode else stream
+
+
+def gzip_writer(path: str | os.PathLike, compresslevel: int = 9) -> gzip.GzipFile:
+    """A new gzip file at `path` (binary). Its header names the file it will be renamed to when `path`
+    is a temporary (decoder.outputs.final_name): the same bytes as written in place."""
+    from .outputs import final_name
+
+    raw = open(path, "wb")
+    try:
+        return _OwningGzipFile(filename=os.path.basename(final_name(path)), mode="wb", fileobj=raw,
+                               compresslevel=compresslevel)
+    except BaseException:
+        raw.close()
+        raise
+
+
+class _OwningGzipFile(gzip.GzipFile):
+    """A GzipFile that closes the file object it was given (as gzip.open's does)."""
+
+    def close(self):
+        raw = self.fileobj
+        try:
+            super().close()
+        finally:
+            if raw is not None:
+                raw.close()
 
 
 class _CheckedLines(io.TextIOBase):

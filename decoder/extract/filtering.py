@@ -10,12 +10,12 @@ escaped with `decoder.grammar.escape_word`.
 """
 from __future__ import annotations
 
-import gzip
+import io
 import json
 from bisect import bisect_left
 
 from ..errors import GrammarFormatError
-from ..grammar import escape_word, feature_names_path, open_text, read_feature_names
+from ..grammar import escape_word, feature_names_path, gzip_writer, open_text, read_feature_names
 from ..outputs import atomic_files
 
 
@@ -102,7 +102,7 @@ def filter_table(rules_path: str, test_path: str, out_path: str, compress_level:
     with atomic_files() as files:  # a table cut short by an error (a truncated input) never appears
         temporary = files.path(out_path)
         # gzip level 3 rather than open_text's 9: several times faster for a table 25% larger
-        out_file = (gzip.open(temporary, "wt", encoding="utf-8", compresslevel=compress_level)
+        out_file = (io.TextIOWrapper(gzip_writer(temporary, compress_level), encoding="utf-8")
                     if out_path.endswith(".gz") else open_text(temporary, "w"))
         with open_text(rules_path) as lines, out_file as out:
             for line_number, line in enumerate(lines, start=1):
