@@ -53,6 +53,7 @@ import json
 import logging
 import multiprocessing
 import multiprocessing.pool
+import operator
 import os
 import signal
 import threading
@@ -80,6 +81,20 @@ def translate_job(decoder, sentence: str):
 def failed(result) -> bool:
     """Whether a result is the stand-in for a sentence whose job raised."""
     return isinstance(result, Translation) and result.error is not None
+
+
+def check_workers(workers) -> int:
+    """`workers` as an int: a TypeError unless it is an integer (not a bool, float, string or None), a
+    ValueError unless it is at least 1 (a silent fallback to one process would hide the mistake)."""
+    if isinstance(workers, bool):
+        raise TypeError(f"workers must be an integer, not a bool ({workers!r})")
+    try:
+        workers = operator.index(workers)
+    except TypeError:
+        raise TypeError(f"workers must be an integer, not {type(workers).__name__} ({workers!r})") from None
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    return workers
 
 
 def load(loader: Loader):
@@ -172,8 +187,9 @@ def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, j
         from tqdm import tqdm
 
         bar = tqdm(total=len(sentences), initial=start, unit="sent", desc="translating", smoothing=0.1)
+    workers = check_workers(workers)
     items = [(i, sentences[i]) for i in range(start, len(sentences))]
-    workers = max(1, min(int(workers or 1), len(items)))
+    workers = max(1, min(workers, len(items)))
     in_process = workers == 1 and not (isolate and "fork" in multiprocessing.get_all_start_methods())
     results: Iterable = ()
     try:
@@ -479,6 +495,7 @@ def translate_batch(loader: Loader, sentences: Sequence[str], workers: int = 1, 
     `cluster`: a dask.distributed Client to decode on (see iter_translate)."""
     if isinstance(sentences, str):
         raise TypeError("translate_batch takes a list of sentences, not one string")
+    workers = check_workers(workers)
     sentences = list(sentences)
     return [result for _, result in iter_translate(loader, sentences, workers, job,
                                                    progress=progress, chunksize=chunksize, cluster=cluster)]
@@ -628,6 +645,7 @@ def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[s
     "resumed_from", "seconds"}: "failed" counts the whole output, the lines
     of the interrupted run before the checkpoint ("failed_before" of them) too.
     """
+    workers = check_workers(workers)  # before any file is touched
     outputs = {name: os.fspath(path) for name, path in outputs.items()}
     with locked_outputs(outputs.values()), _terminate_as_interrupt():  # one writer per output (and progress file)
         return _translate_to_files(loader, sentences, outputs, job, failure, workers, resume, progress, render,
