@@ -4,7 +4,9 @@ one way a finished file appears (`atomic_files`, `atomic_write`): written under 
 beside it, renamed over it only when the command succeeds, so that a failed or killed run never
 leaves a valid-looking partial file. A temporary name records its writer's process id
 (`.cky-tmp-PID-XXXXXXXX-NAME`): the temporaries of a process that is gone (killed, say) are removed
-by the next run writing NAME."""
+by the next run writing NAME. The one exception is `cky translate --output`, whose files grow in
+place beside a progress file that says how much of them is whole, so that --resume can continue
+them (decoder.batch)."""
 from __future__ import annotations
 
 import contextlib
@@ -210,11 +212,9 @@ class atomic_files:
         with atomic_files() as files:
             with gzip.open(files.path("rules.gz"), "wb") as out: ...
             with open(files.path("rules.gz.features.json"), "w") as out: ...
+    """
 
-    With `durable`, each file is flushed to the disk before its rename."""
-
-    def __init__(self, durable: bool = False):
-        self.durable = durable
+    def __init__(self):
         self.pending: dict[str, str] = {}  # final path -> temporary path
 
     def path(self, final: str | os.PathLike) -> str:
@@ -233,10 +233,7 @@ class atomic_files:
         if kind is None:
             try:
                 for final, temporary in self.pending.items():
-                    if self.durable and os.path.exists(temporary):
-                        with open(temporary, "rb+") as f:
-                            os.fsync(f.fileno())
-                    if os.path.exists(temporary):
+                    if os.path.exists(temporary):  # (a path asked for but not written: no file)
                         os.replace(temporary, final)
             except BaseException:
                 self.discard()

@@ -37,9 +37,12 @@ with --workers; a worker that dies mid-run has its sentences decoded again elsew
 
 With --output, progress is saved beside it (OUTPUT.progress.json, see
 decoder.batch) and --resume continues an interrupted run; resuming with other
-settings, or after the output was changed, is refused with a message naming the
-files. Ctrl-C stops at once (decoding runs in a child process), saves the
-progress and exits 130.
+settings, another input or other side files, or after the output was changed, is
+refused with a message naming the files; --resume after a finished run does
+nothing. A second run writing one of the same files is refused at once (a lock,
+decoder.outputs.locked_outputs), as is an output that is also an input or another
+output (through a link too). Ctrl-C stops at once (decoding runs in a child
+process), saves the progress and exits 130; SIGTERM does the same and exits 143.
 """
 from __future__ import annotations
 
