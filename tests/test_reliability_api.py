@@ -1,6 +1,5 @@
 """The Python API on bad arguments and bad input: worker counts, a truncated KenLM binary, a sentence
 that is not valid Unicode."""
-import os
 import pathlib
 import shutil
 import subprocess
@@ -8,7 +7,7 @@ import subprocess
 import pytest
 
 from conftest import write_toy_arpa
-from test_decoder import decoder, model  # noqa: F401  (fixtures: the tiny system)
+from test_decoder import decoder, model  # noqa: F401  (fixtures: the tiny system; decoder needs model)
 
 from decoder.batch import translate_batch, translate_to_files
 from decoder.errors import InputError

@@ -18,7 +18,7 @@ from cli_fixtures import run_cky, start_cky
 from test_decoder import decoder, model  # noqa: F401  (fixtures: the tiny system)
 from test_translate_cli_errors import translate_args
 
-from decoder.errors import GrammarFormatError, OutputError
+from decoder.errors import GrammarFormatError
 from decoder.extract.synthetic import write_corpus
 from decoder.grammar import read_rules, write_rules
 from decoder.outputs import atomic_files, remove_stale_temporaries, temporary_name

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import math
-import os
 import re
 
 from ..config import PATH_KEYS, WEIGHTS, read_toml, relocate_paths  # noqa: F401 (PATH_KEYS: its old home)
