@@ -186,3 +186,25 @@ def test_resuming_with_another_input_or_side_file_is_refused(model, tmp_path, in
     assert code == 1 and expected in err and f"{out}.progress.json" in err and err.count("\n") == 1, err
     assert out.read_bytes() == before
     assert pathlib.Path(f"{out}.progress.json").read_bytes() == progress
+
+
+def test_resuming_without_a_side_file_of_the_interrupted_run_is_refused(model, tmp_path, monkeypatch):
+    from decoder.decoder import Decoder
+    from test_translate_cli_errors import press_ctrl_c_in_the_parent
+
+    source, out, stats = write_input(tmp_path), tmp_path / "out.txt", tmp_path / "stats.jsonl"
+    original = Decoder.translate
+
+    def translate(self, sentence):
+        if sentence == LINES[5]:
+            press_ctrl_c_in_the_parent()
+        return original(self, sentence)
+
+    monkeypatch.setattr(Decoder, "translate", translate)
+    args = translate_args(model, "--input", str(source), "--output", str(out))
+    assert run_cky(args + ["--stats-out", str(stats)])[0] == 130
+    monkeypatch.setattr(Decoder, "translate", original)
+    before = out.read_bytes(), stats.read_bytes()
+    code, _, err = run_cky(args + ["--resume"])
+    assert code == 1 and "stats removed" in err and err.count("\n") == 1, err
+    assert (out.read_bytes(), stats.read_bytes()) == before
