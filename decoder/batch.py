@@ -37,8 +37,14 @@ then, plus the identity of the model and settings. A resumed run checks that eve
 output still begins with exactly those bytes and that the identity is the same,
 truncates the outputs back to the checkpoint and continues: the files end up
 identical to those of an uninterrupted run. A progress file that does not
-describe its outputs any more is a ResumeError naming the files, never a silent
-mix; a run without `resume` replaces any old progress file.
+describe its outputs any more (another input, an added or removed side file) is a
+ResumeError naming the files, never a silent mix or a silent fresh start; a run
+without `resume` replaces any old progress file. A run that finishes removes its
+progress file: resumed without one, outputs that hold nothing yet are written from
+the first line, a first output with one complete line per input line (and its side
+files) is taken as finished (nothing is redone), and anything else is a ResumeError.
+While a run writes, each output file is locked (decoder.outputs.locked_outputs): a
+second run writing one of them is refused at once, naming the file.
 """
 from __future__ import annotations
 
@@ -48,19 +54,19 @@ import json
 import logging
 import multiprocessing
 import multiprocessing.pool
+import operator
 import os
 import signal
 import threading
 import time
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from .errors import OutputError, ResumeError, WorkerError
-from .outputs import durable_replacement
+from .errors import OutputError, ResumeError, Terminated, WorkerError
+from .outputs import atomic_write, locked_outputs, progress_file
 from .translation import Job, Translation, translate_job  # noqa: F401  (Job, translate_job: imported from here too)
 
 log = logging.getLogger("cky.batch")
 
-PROGRESS_SUFFIX = ".progress.json"
 CHECKPOINT_SECONDS = 0.5  # at most this much work is redone after an interruption (plus one sentence)
 
 # a decoder object, or a callable that builds one (picklable when workers are spawned, not forked)
@@ -70,6 +76,20 @@ Loader = Any
 def failed(result) -> bool:
     """Whether a result is the stand-in for a sentence whose job raised."""
     return isinstance(result, Translation) and result.error is not None
+
+
+def check_workers(workers) -> int:
+    """`workers` as an int: a TypeError unless it is an integer (not a bool, float, string or None), a
+    ValueError unless it is at least 1 (a silent fallback to one process would hide the mistake)."""
+    if isinstance(workers, bool):
+        raise TypeError(f"workers must be an integer, not a bool ({workers!r})")
+    try:
+        workers = operator.index(workers)
+    except TypeError:
+        raise TypeError(f"workers must be an integer, not {type(workers).__name__} ({workers!r})") from None
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    return workers
 
 
 def load(loader: Loader):
@@ -110,6 +130,7 @@ def _die_with_parent(parent: int) -> None:
 def _init_worker(loader: Loader | None, job: Job, parent: int, state=None, started=None, size: int = 0) -> None:
     global _WORKER_DECODER, _WORKER_JOB, _WORKER_STATE, _WORKER_PID
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and terminates us
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (not the parent's _terminate_as_interrupt: Pool.terminate)
     if started is not None:
         with started.get_lock():
             started.value += 1
@@ -161,8 +182,9 @@ def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, j
         from tqdm import tqdm
 
         bar = tqdm(total=len(sentences), initial=start, unit="sent", desc="translating", smoothing=0.1)
+    workers = check_workers(workers)
     items = [(i, sentences[i]) for i in range(start, len(sentences))]
-    workers = max(1, min(int(workers or 1), len(items)))
+    workers = max(1, min(workers, len(items)))
     in_process = workers == 1 and not (isolate and "fork" in multiprocessing.get_all_start_methods())
     results: Iterable = ()
     try:
@@ -238,28 +260,57 @@ def cluster_loader(loader: Loader):
     return functools.partial(type(loader).from_config, os.path.abspath(config), **loader.search_settings.as_dict())
 
 
+def _raise_terminated(signum, frame):
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """While active (in the main thread, where SIGTERM has its default action), SIGTERM raises Terminated,
+    a KeyboardInterrupt: the outputs are flushed and the progress saved, as for Ctrl-C, instead of the
+    process vanishing with up to CHECKPOINT_SECONDS of lines unsaved. Workers put the default back."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 class _DeferredInterrupt:
-    """While active (in the main thread, with Python's own Ctrl-C handler in place), Ctrl-C only
-    sets `pressed`; the waiting loop raises KeyboardInterrupt between waits. A KeyboardInterrupt
-    raised inside the pool's condition wait can leave its lock released twice ("release unlocked
-    lock", a RuntimeError instead of a clean interruption)."""
+    """While active (in the main thread, with Python's own Ctrl-C handler in place), Ctrl-C (and SIGTERM,
+    under _terminate_as_interrupt) only sets `pressed`; the waiting loop raises KeyboardInterrupt (or
+    Terminated) between waits (`deliver`). A KeyboardInterrupt raised inside the pool's condition wait
+    can leave its lock released twice ("release unlocked lock", a RuntimeError instead of a clean
+    interruption)."""
 
     def __init__(self):
-        self.pressed = False
-        self.previous = None
+        self.pressed = None  # the signal received
+        self.previous = {}
 
     def __enter__(self):
-        if (threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
-            self.previous = signal.signal(signal.SIGINT, self._press)
+        if threading.current_thread() is threading.main_thread():
+            for number, handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, _raise_terminated)):
+                if signal.getsignal(number) is handler:
+                    self.previous[number] = signal.signal(number, self._press)
         return self
 
     def _press(self, signum, frame):
-        self.pressed = True
+        self.pressed = self.pressed or signum
+
+    def deliver(self) -> None:
+        """Raise what the signal received stands for, if any."""
+        if self.pressed == signal.SIGTERM:
+            raise Terminated
+        if self.pressed:
+            raise KeyboardInterrupt
 
     def __exit__(self, *exc):
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
         return False
 
 
@@ -278,8 +329,7 @@ def _watched(pool, results) -> Iterator:
     started = {process.pid: process for process in getattr(pool, "initial", pool._pool)}
     with _DeferredInterrupt() as interrupt:
         while True:
-            if interrupt.pressed:
-                raise KeyboardInterrupt
+            interrupt.deliver()
             try:
                 result = results.next(timeout=0.1)
             except StopIteration:
@@ -439,6 +489,7 @@ def translate_batch(loader: Loader, sentences: Sequence[str], workers: int = 1, 
     `cluster`: a dask.distributed Client to decode on (see iter_translate)."""
     if isinstance(sentences, str):
         raise TypeError("translate_batch takes a list of sentences, not one string")
+    workers = check_workers(workers)
     sentences = list(sentences)
     return [result for _, result in iter_translate(loader, sentences, workers, job,
                                                    progress=progress, chunksize=chunksize, cluster=cluster)]
@@ -464,7 +515,7 @@ def _input_digest(sentences: Sequence[str]) -> str:
 
 
 def progress_path(outputs: dict[str, str]) -> str:
-    return os.fspath(next(iter(outputs.values()))) + PROGRESS_SUFFIX
+    return progress_file(next(iter(outputs.values())))
 
 
 def json_identity(identity) -> Any:
@@ -489,19 +540,58 @@ def _identity_changes(old, new, prefix: str = "") -> list[str]:
     return [] if old == new else [f"{prefix.rstrip('.') or 'identity'}: {old!r} -> {new!r}"]
 
 
-def _read_checkpoint(path: str, digest: str, outputs: dict[str, str], identity) -> dict | None:
-    """The checkpoint to resume from, None to start over, or a ResumeError."""
+FINISHED = "finished"  # _read_checkpoint: the outputs are complete already
+
+
+def _line_count(path: str) -> int | None:
+    """Complete lines (b"\\n"-terminated) of a file, None if it does not exist or is empty."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    return data.count(b"\n") if data else None
+
+
+def _without_checkpoint(path: str, n_lines: int, outputs: dict[str, str]):
+    """Resuming without a progress file (a run that finished removes it): None (start at the first line)
+    when no output holds anything yet, FINISHED when the first output has one complete line per input
+    line and the side files exist (a finished run), else a ResumeError: truncating those outputs would
+    throw away lines that no record describes."""
+    first, *others = outputs.values()
+    lines = _line_count(first)
+    if lines is None and all(_line_count(other) is None for other in others):
+        log.info("no progress file %s: starting from the first line", path)
+        return None
+    if lines == n_lines and all(os.path.exists(other) for other in others):
+        with open(first, "rb") as f:
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) == b"\n":  # its last line is whole
+                return FINISHED
+    raise ResumeError(path, f"is missing, and {first} holds {lines or 0} lines for {n_lines} input lines: no record "
+                            f"says which of them to keep; run without --resume to start over")
+
+
+def _read_checkpoint(path: str, digest: str, outputs: dict[str, str], identity, n_lines: int = 0):
+    """The checkpoint to resume from, None to start at the first line, FINISHED (nothing to do), or a
+    ResumeError."""
     try:
         with open(path, encoding="utf-8") as f:
             checkpoint = json.load(f)
     except FileNotFoundError:
-        log.info("no progress file %s: starting from the first line", path)
-        return None
+        return _without_checkpoint(path, n_lines, outputs)
     except (OSError, ValueError) as error:
         raise ResumeError(path, f"unreadable progress file ({error}); run without --resume to start over")
-    if checkpoint.get("input_sha256") != digest or checkpoint.get("outputs") != outputs:
-        log.warning("%s is for another input or other outputs: starting over", path)
-        return None
+    if checkpoint.get("input_sha256") != digest:
+        raise ResumeError(path, "was written for another input: resuming would mix two inputs' lines in one "
+                                "output; give the same input, or run without --resume to start over")
+    if checkpoint.get("outputs") != outputs:
+        saved = checkpoint.get("outputs") or {}
+        changes = [f"{name} {'added' if name not in saved else 'removed' if name not in outputs else 'moved'}"
+                   for name in sorted(set(saved) | set(outputs), key=str) if saved.get(name) != outputs.get(name)]
+        raise ResumeError(path, f"was written for other output files ({', '.join(changes)}): the side files would "
+                                f"lack the lines before the checkpoint; give the same files, or run without "
+                                f"--resume to start over")
     changes = changed_identity(checkpoint.get("identity"), identity)
     if changes is not None:
         raise ResumeError(path, f"was written with another model or other settings ({changes}): resuming would "
@@ -513,6 +603,8 @@ def _read_checkpoint(path: str, digest: str, outputs: dict[str, str], identity) 
                 prefix = f.read(offset)
         except FileNotFoundError:
             raise ResumeError(path, f"{output} is missing; run without --resume to start over") from None
+        if not prefix and offset:  # (the lock of a missing output made it empty: locked_outputs)
+            raise ResumeError(path, f"{output} is missing or empty; run without --resume to start over")
         if len(prefix) < offset:
             raise ResumeError(path, f"{output} is shorter ({len(prefix)} bytes) than when the progress was saved "
                                     f"({offset} bytes); run without --resume to start over")
@@ -523,7 +615,7 @@ def _read_checkpoint(path: str, digest: str, outputs: dict[str, str], identity) 
 
 
 def _write_checkpoint(path: str, checkpoint: dict) -> None:
-    with durable_replacement(path) as f:
+    with atomic_write(path) as f:
         json.dump(checkpoint, f)
 
 
@@ -547,16 +639,29 @@ def translate_to_files(loader: Loader, sentences: Sequence[str], outputs: dict[s
     "resumed_from", "seconds"}: "failed" counts the whole output, the lines
     of the interrupted run before the checkpoint ("failed_before" of them) too.
     """
+    workers = check_workers(workers)  # before any file is touched
+    outputs = {name: os.fspath(path) for name, path in outputs.items()}
+    with locked_outputs(outputs.values()), _terminate_as_interrupt():  # one writer per output (and progress file)
+        return _translate_to_files(loader, sentences, outputs, job, failure, workers, resume, progress, render,
+                                   identity, isolate, cluster, counts_as_failed)
+
+
+def _translate_to_files(loader, sentences, outputs, job, failure, workers, resume, progress, render, identity,
+                        isolate, cluster, counts_as_failed) -> dict:
     started = time.perf_counter()
     sentences = list(sentences)
-    outputs = {name: os.fspath(path) for name, path in outputs.items()}
     failure = failure or empty_lines(outputs)
     if render is None:
         render = lambda index, result: failure(index + 1, result.error) if failed(result) else result  # noqa: E731
     counts_as_failed = counts_as_failed or (lambda index, result: failed(result))
     sidecar = progress_path(outputs)
     digest = _input_digest(sentences)
-    checkpoint = _read_checkpoint(sidecar, digest, outputs, identity) if resume else None
+    checkpoint = _read_checkpoint(sidecar, digest, outputs, identity, len(sentences)) if resume else None
+    if checkpoint == FINISHED:
+        log.info("%s is complete already (%d lines, one per input line): nothing to do", outputs[next(iter(outputs))],
+                 len(sentences))
+        return {"sentences": len(sentences), "failed": 0, "failed_before": 0, "resumed_from": len(sentences),
+                "seconds": time.perf_counter() - started, "finished_before": True}
     done = failed_before = 0
     hashes = {name: hashlib.sha256() for name in outputs}
     if checkpoint is not None:

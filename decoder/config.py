@@ -192,7 +192,14 @@ def read_toml(path: str | os.PathLike) -> dict:
     path = os.fspath(path)
     try:
         with open(path, "rb") as f:
-            return tomllib.load(f)
+            data = f.read()
+        try:  # TOML is UTF-8 (tomllib.load would raise a bare UnicodeDecodeError)
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = data.count(b"\n", 0, error.start) + 1
+            raise ConfigError(path, f"not UTF-8 at byte offset {error.start} (0x{data[error.start]:02x}: "
+                                    f"{error.reason}); save the config as UTF-8", line) from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(path, f"not valid TOML: {error}") from None
     except OSError as error:

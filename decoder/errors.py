@@ -120,7 +120,13 @@ class ChartLimitError(CkyError):
 
 
 class Interrupted(CkyError):
-    """Ctrl-C stopped a command (exit 130); the message says what was kept."""
+    """Ctrl-C stopped a command (exit 130; 143 when a Terminated caused it); the message says what was kept."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`kill`, a job scheduler stopping a job) while `cky translate --output` writes: handled as
+    Ctrl-C is (the outputs are flushed and the progress saved), and the command exits 143 (128 + 15, the
+    shell's convention) where Ctrl-C exits 130 (128 + 2)."""
 
 
 class DependencyTreeError(LocatedError, ValueError):

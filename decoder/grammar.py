@@ -24,6 +24,7 @@ either right-hand side is written `[source label][target label]`.
 """
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import json
@@ -48,6 +49,38 @@ SOURCE_NT_LABEL = "X"
 _RHS_NT = re.compile(r"^\[([^\[\]\s]+)\]\[([^\[\]\s]+)\]$")
 _LHS = re.compile(r"^\[([^\[\]\s]+)\]$")
 _TREE_PROPERTY = re.compile(r"\{\{Tree\s+(.*?)\}\}")
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]")
+
+
+@functools.lru_cache(maxsize=4096)
+def _bracket_error(brackets: bytes) -> str | None:
+    """tree_fragment_error of a fragment whose brackets, in order, are `brackets` (tree shapes repeat)."""
+    def unmatched(text: bytes) -> bytes:  # what is left after removing matched pairs
+        while b"[]" in text:
+            text = text.replace(b"[]", b"")
+        return text
+
+    if brackets[:1] == b"[" and brackets[-1:] == b"]" and not unmatched(brackets[1:-1]):
+        return None
+    left = unmatched(brackets)
+    if b"]" in left:
+        return 'unbalanced brackets: a "]" closes no "["'
+    if b"[" in left:
+        return 'unbalanced brackets: a "[" is never closed'
+    return "not one bracketed tree [LABEL ...]"
+
+
+def tree_fragment_error(tree: str) -> str | None:
+    """None if `tree` is one bracketed tree ("[NP [DT the] [NN]]": every "[" is closed by a later "]",
+    the first one by the last character), else why not. Brackets inside words are escaped in a rule
+    table (&#91; &#93;), so every bracket is structure. (The same test over a whole table's fragments
+    at once: decoder.rule_arrays.unbalanced_tree_fragments.)"""
+    if not tree:  # as a rule without a fragment
+        return None
+    problem = _bracket_error(tree.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS))
+    if problem is None and not (tree.startswith("[") and tree.endswith("]")):  # words outside the tree
+        return "not one bracketed tree [LABEL ...]"
+    return problem
 
 
 # Characters that would break the rule-table format ("|||" separates fields, "[...]" marks
@@ -186,6 +219,9 @@ def parse_rule(line: str, path: str = "<string>", line_number: int = 1) -> Rule:
         if tree_match:
             tree = tree_match.group(1).strip()
             properties = (properties[: tree_match.start()] + properties[tree_match.end():]).strip()
+            problem = tree_fragment_error(tree)
+            if problem is not None:
+                raise fail(f"{{{{Tree {tree}}}}}: {problem}")
 
     source_nts = [(pos, _RHS_NT.match(tok)) for pos, tok in enumerate(source_rhs)]
     source_nts = [(pos, m.group(2)) for pos, m in source_nts if m]
@@ -280,11 +316,39 @@ def open_text(path: str | os.PathLike, mode: str = "r") -> io.TextIOBase:
             gzipped = probe.read(2) == b"\x1f\x8b"
     else:
         gzipped = path.endswith(".gz")
-    if gzipped:
+    if gzipped and "r" not in mode:
+        stream = io.TextIOWrapper(gzip_writer(path), encoding="utf-8")
+    elif gzipped:
         stream = io.TextIOWrapper(gzip.open(path, mode.replace("t", "") + "b"), encoding="utf-8")
     else:
         stream = open(path, mode, encoding="utf-8")
     return _CheckedLines(stream, path, gzipped) if "r" in mode else stream
+
+
+def gzip_writer(path: str | os.PathLike, compresslevel: int = 9) -> gzip.GzipFile:
+    """A new gzip file at `path` (binary). Its header names the file it will be renamed to when `path`
+    is a temporary (decoder.outputs.final_name): the same bytes as written in place."""
+    from .outputs import final_name
+
+    raw = open(path, "wb")
+    try:
+        return _OwningGzipFile(filename=os.path.basename(final_name(path)), mode="wb", fileobj=raw,
+                               compresslevel=compresslevel)
+    except BaseException:
+        raw.close()
+        raise
+
+
+class _OwningGzipFile(gzip.GzipFile):
+    """A GzipFile that closes the file object it was given (as gzip.open's does)."""
+
+    def close(self):
+        raw = self.fileobj
+        try:
+            super().close()
+        finally:
+            if raw is not None:
+                raw.close()
 
 
 class _CheckedLines(io.TextIOBase):
@@ -372,6 +436,8 @@ def read_rules(path: str | os.PathLike, uniform_scores: bool = False) -> Iterato
             rule = read_rule(line, Rule)
             if rule is None:
                 rule = parse_rule(line, path, line_number)
+            elif rule.tree is not None and (problem := tree_fragment_error(rule.tree)) is not None:
+                raise GrammarFormatError(path, line_number, f"{{{{Tree {rule.tree}}}}}: {problem}")
             if uniform_scores and len(rule.scores) != n_scores:
                 if n_scores is not None:
                     raise GrammarFormatError(path, line_number, f"{len(rule.scores)} scores, but the rule on "

@@ -50,7 +50,7 @@ from collections import Counter, defaultdict
 from typing import Iterable, Mapping, Sequence
 
 from .errors import ModelError
-from .outputs import durable_replacement
+from .outputs import atomic_write
 
 FORMAT_NAME = "cky-recase"
 FORMAT_VERSION = 1
@@ -219,7 +219,7 @@ class RecaseModel:
             with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0) as compressed:
                 compressed.write(data)
             data = buffer.getvalue()
-        with durable_replacement(path, binary=True) as f:
+        with atomic_write(path, binary=True) as f:
             f.write(data)
 
     @classmethod

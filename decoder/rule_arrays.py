@@ -26,7 +26,7 @@ import numpy as np
 
 from ._ext import compiled_module
 from .errors import GrammarFormatError, InputError
-from .grammar import Rule, parse_rule
+from .grammar import Rule, parse_rule, tree_fragment_error
 
 _rule_reader = compiled_module("_rule_reader")
 _rule_table = compiled_module("_rule_table")
@@ -147,14 +147,65 @@ def read_rule_arrays(path: str | os.PathLike) -> RuleTableArrays:
     with (gzip.open(path, "rb") if gzipped else open(path, "rb")) as stream:
         rest = b""
         while True:
-            try:
-                block = stream.read(BLOCK_SIZE)
-            except (EOFError, zlib.error, gzip.BadGzipFile) as error:
-                raise InputError(path, f"truncated or corrupt gzip data ({error or type(error).__name__})",
+            # read1, not read: a read that meets the end of a truncated stream raises and drops the data
+            # it had decompressed, so the error would be reported at a line before the damage
+            parts, size, damage = [], 0, None
+            while size < BLOCK_SIZE:
+                try:
+                    part = stream.read1(BLOCK_SIZE - size)
+                except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+                    damage = error
+                    break
+                if not part:
+                    break
+                parts.append(part)
+                size += len(part)
+            block = b"".join(parts)
+            if damage is not None:  # the whole lines before it are read, then the line it cuts is named
+                reader.feed(rest + block, False)
+                raise InputError(path, f"truncated or corrupt gzip data ({damage or type(damage).__name__})",
                                  reader.line_number + 1) from None
             data = rest + block if rest else block
             used = reader.feed(data, not block)
             rest = data[used:]
             if not block:
                 break
-    return RuleTableArrays(path, **reader.arrays())
+    arrays = reader.arrays()
+    bad = unbalanced_tree_fragments(arrays["trees"], arrays["tree_offsets"])
+    if len(bad):
+        tree = arrays["trees"][arrays["tree_offsets"][bad[0]]:arrays["tree_offsets"][bad[0] + 1]].decode("utf-8")
+        raise GrammarFormatError(path, int(arrays["line_numbers"][bad[0]]),
+                                 f"{{{{Tree {tree}}}}}: {tree_fragment_error(tree)}")
+    return RuleTableArrays(path, **arrays)
+
+
+def unbalanced_tree_fragments(trees: bytes, offsets: np.ndarray, block: int = 1 << 24) -> np.ndarray:
+    """The indices of the fragments `trees[offsets[i]:offsets[i + 1]]` that are not one bracketed tree
+    (decoder.grammar.tree_fragment_error; an empty fragment is no fragment), in order, computed with
+    numpy over blocks of about `block` bytes: the bracket depth at every byte, relative to the depth
+    before the fragment, must stay above 0 until its last byte, a "]" that brings it back to 0."""
+    data = np.frombuffer(trees, dtype=np.uint8)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    bad = []
+    first = 0
+    while first < len(offsets) - 1:
+        last = int(np.searchsorted(offsets, offsets[first] + block, side="right")) - 1
+        last = min(max(last, first + 1), len(offsets) - 1)  # at least one fragment per block
+        starts, ends = offsets[first:last], offsets[first + 1:last + 1]
+        lengths = ends - starts
+        chunk = data[starts[0]:ends[-1]]
+        step = (chunk == ord("[")).astype(np.int32) - (chunk == ord("]"))
+        depth = np.cumsum(step, dtype=np.int32)
+        present = lengths > 0
+        if present.any():
+            local = (starts - starts[0])[present]
+            size = lengths[present]
+            before = np.where(local > 0, depth[np.maximum(local - 1, 0)], 0)
+            relative = depth - np.repeat(before, size)
+            closes = local + size - 1
+            wrong = (chunk[local] != ord("[")) | (chunk[closes] != ord("]")) | (relative[closes] != 0)
+            wrong |= np.minimum.reduceat(relative, local) < 0
+            wrong |= np.add.reduceat((relative == 0).astype(np.int32), local) != 1
+            bad.append(first + np.flatnonzero(present)[wrong])
+        first = last
+    return np.concatenate(bad) if bad else np.zeros(0, dtype=np.int64)

@@ -6,9 +6,12 @@ methods here are for loading, vocabulary mapping, tests and tools.
 """
 import errno
 import os
+import re
 import time
 
 import numpy as np
+
+from decoder.errors import InputError
 
 from libc.stdint cimport int32_t, uint64_t
 from libcpp.vector cimport vector
@@ -93,8 +96,26 @@ cdef bytes _encode(word):
     if isinstance(word, bytes):
         return word
     if isinstance(word, str):
-        return (<str>word).encode("utf-8")
+        try:
+            return (<str>word).encode("utf-8")
+        except UnicodeEncodeError as error:  # a lone surrogate ("\\ud800") is no text: that line is bad input
+            raise InputError(None, f"the word {word!r} is not valid Unicode text (a lone surrogate, "
+                                   f"U+{ord(word[error.start]):04X}): the sentence cannot be scored") from None
     raise TypeError(f"words must be str or bytes, not {type(word).__name__}")
+
+
+# KenLM's exceptions begin with the C++ source line that threw ("/path/lm/binary_format.cc:160 in void*
+# lm::ngram::...LoadBinary(...) threw FormatLoadException because `...'."), then say what is wrong.
+_KENLM_WHERE = re.compile(r"^\S+:\d+ in .*? threw (\w+)(?: because `[^\n]*')?\.?", re.S)
+
+
+def _kenlm_reason(error) -> str:
+    """KenLM's message without the C++ source location, on one line (the exception's name if that is all)."""
+    text = str(error)
+    where = _KENLM_WHERE.match(text)
+    if where is not None:
+        text = text[where.end():].strip() or where.group(1)
+    return " ".join(text.split())
 
 
 cdef class PyChartState:
@@ -175,7 +196,7 @@ cdef class LanguageModel:
         try:
             is_binary = RecognizeBinary(c_path, binary_type)
         except Exception as error:
-            raise ValueError(f"cannot read language model {path}: {error}") from error
+            raise ValueError(f"cannot read language model {path}: {_kenlm_reason(error)}") from None
         if is_binary and binary_type != PROBING and binary_type != REST_PROBING:
             kind = _BINARY_TYPE_NAMES.get(binary_type, str(binary_type))
             raise ValueError(
@@ -194,7 +215,7 @@ cdef class LanguageModel:
                 else:
                     self.handle.probing = new ProbingModel(c_path_ptr, config)
         except Exception as error:
-            raise ValueError(f"cannot load language model {path}: {error}") from error
+            raise ValueError(f"cannot load language model {path}: {_kenlm_reason(error)}") from None
         self.model = &self.handle
         self.path = path
         self.kind = "rest_probing" if rest else "probing"

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from decoder.batch import failed, progress_path, translate_batch, translate_to_files
+from decoder.errors import ResumeError
 
 SENTENCES = [f"palabra{i} y otra{i % 7} {'FALLA' if i == 13 else ''} fin{i % 3}".strip() for i in range(40)]
 
@@ -104,14 +105,16 @@ def test_resume_after_a_kill_gives_the_same_files(tmp_path):
     assert not os.path.exists(sidecar)
 
 
-def test_resume_ignores_a_checkpoint_of_another_input(tmp_path):
+def test_resume_refuses_a_checkpoint_of_another_input(tmp_path):
+    """Resuming another input's run would discard its lines (a silent fresh start) or mix two inputs."""
     outputs = {"out": str(tmp_path / "out.txt")}
     job = lambda decoder, sentence: {"out": decoder.translate(sentence).text + "\n"}
     translate_to_files(ToyDecoder(), ["a b", "c d"], outputs, job, progress=False)
-    with open(progress_path(outputs), "w") as f:  # a stale sidecar from some other run
+    with open(progress_path(outputs), "w") as f:  # a sidecar of some other run
         json.dump({"input_sha256": "0" * 64, "outputs": outputs, "lines_done": 1, "offsets": {"out": 4}}, f)
-    translate_to_files(ToyDecoder(), ["e f", "g h"], outputs, job, resume=True, progress=False)
-    assert pathlib.Path(outputs["out"]).read_text() == "f e\nh g\n"
+    with pytest.raises(ResumeError, match="another input"):
+        translate_to_files(ToyDecoder(), ["e f", "g h"], outputs, job, resume=True, progress=False)
+    assert pathlib.Path(outputs["out"]).read_text() == "b a\nd c\n"
 
 
 def frozen_objects(decoder, sentence):

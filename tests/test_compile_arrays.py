@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from decoder.binarize import STRATEGIES, BinaryGrammar, BinaryRuleArrays, binarize
-from decoder.errors import FeatureNamesError
+from decoder.errors import FeatureNamesError, InputError
 from decoder.grammar import Rule, parse_rule, write_rules
 from decoder.rule_arrays import read_rule_arrays
 from decoder.store import build_store, save_store
@@ -150,8 +150,8 @@ def test_filtered_table_arrays_equal_the_reference(strategy, tmp_path):
     test_path.write_text("".join(" ".join(s) + "\n" for s in sentences))
     n_read, n_kept, _ = _build_both(path, tmp_path, strategy, filter_path=test_path)
     assert 0 < n_kept < n_read
-    n_read, n_kept, _ = _build_both(path, tmp_path, strategy, sentences=[])
-    assert n_kept == 0
+    with pytest.raises(InputError, match="none of its 1500 rules can match"):  # a store without rules
+        _build_both(path, tmp_path, strategy, sentences=[])
 
 
 @pytest.mark.parametrize("strategy", ["left", "icr"])
@@ -192,7 +192,10 @@ def test_feature_names_are_required_on_both_paths(tmp_path):
 
 @pytest.mark.parametrize("strategy", ["left", "icr"])
 def test_an_empty_table_on_both_paths(strategy, tmp_path):
+    """A store without rules would fail every sentence: both paths refuse the table, naming it."""
     path = tmp_path / "rules.txt"
     path.write_text("\n  \n")
-    n_read, n_kept, files = _build_both(path, tmp_path, strategy)
-    assert n_read == n_kept == 0 and files["meta.json"]["n_rules"] == 0
+    for reference in (False, True):
+        with pytest.raises(InputError, match=f"{path}: has no rules"):
+            build_store(path, tmp_path / "store", strategy, reference=reference)
+    assert not (tmp_path / "store").exists()

@@ -8,6 +8,7 @@ import pathlib
 import pytest
 
 from decoder.cli import main as cky
+from decoder.errors import InputError
 from decoder.extract.corpus import CorpusPaths
 from decoder.extract.filtering import TestSetFilter
 from decoder.extract.glue import read_unknown_labels
@@ -163,12 +164,13 @@ def test_bad_lines_are_reported_skipped_and_counted(tmp_path, capsys):
     assert summary["minimal_rules"] == 10
 
 
-def test_a_shorter_file_is_reported_not_shifted(tmp_path):
+def test_a_shorter_file_is_refused_before_any_work(tmp_path):
+    """A line missing in one file would pair every later line with the wrong one: refused, naming both
+    files and their line counts, and nothing is written."""
     paths = write_files(tmp_path, [GHKM, GOES, GHKM], drop_last_alignment=True)
-    summary, table, _ = extract(tmp_path, paths, jobs=1, limits=Limits(compose=1))
-    assert summary["sentence_pairs"] == 3 and summary["skipped"] == 1
-    assert summary["skipped_by_reason"] == {"missing_line": 1}
-    assert summary["errors"][0].startswith(f"{paths['align']}:3: ")
+    with pytest.raises(InputError, match=f"{paths['align']}: has 2 lines but {paths['src']} has 3"):
+        extract(tmp_path, paths, jobs=1, limits=Limits(compose=1))
+    assert not (tmp_path / "out").exists()
 
 
 def test_parallel_compiled_run_writes_the_same_table_as_a_serial_reference_run(tmp_path):

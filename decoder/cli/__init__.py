@@ -6,10 +6,16 @@ their subcommand runs, so `cky binarize` does not pay for importing the decoder.
 
 Exit codes, for every subcommand: 0 ok; 1 failed (a bad file, or some input
 lines failed); 2 usage (argparse, or decoder.errors.UsageError); 130
-interrupted (Ctrl-C). Errors of ours (decoder.errors.CkyError) and missing or
+interrupted (Ctrl-C); 143 terminated (SIGTERM); 141 the output pipe was closed
+(`cky translate | head -1`: the command ends quietly, as a Unix tool killed by
+SIGPIPE would, with nothing on stderr). Ctrl-C and SIGTERM differ only in the
+exit code (the shell's 128 + signal number): `cky translate --output` flushes
+its outputs and saves its progress for --resume on either (decoder.batch,
+decoder.errors.Terminated); elsewhere SIGTERM ends the process at once, which
+leaves no partial output either (each output appears whole or not at all,
+decoder.outputs). Errors of ours (decoder.errors.CkyError) and missing or
 unreadable files (OSError) are reported here, as one line `cky COMMAND:
-message` naming the file, never as a traceback. A closed output pipe (`cky
-translate | head -1`) ends the command quietly.
+message` naming the file, never as a traceback.
 """
 from __future__ import annotations
 
@@ -33,7 +39,19 @@ COMMANDS = {
     "bench": ("decoder.cli.bench", "run the benchmarks of the papers, or time the decoder (--quick, --speed)"),
 }
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 143, 141
+
+
+def _interrupted_code(error: BaseException) -> int:
+    """143 for an interruption that SIGTERM caused (decoder.errors.Terminated, maybe as the context of the
+    Interrupted that reports it), else 130."""
+    from ..errors import Terminated
+
+    while error is not None:
+        if isinstance(error, Terminated):
+            return EXIT_TERMINATED
+        error = error.__context__
+    return EXIT_INTERRUPTED
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -73,19 +91,20 @@ def run(command: str, args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except Interrupted as error:
         report(str(error))
-        return EXIT_INTERRUPTED
+        return _interrupted_code(error)
     except CkyError as error:
         report(str(error))
         return EXIT_FAILED
     except BrokenPipeError:  # the reader went away (`| head`): nothing to say, nothing more to write
         _quiet_stdout()
-        return EXIT_FAILED
+        return EXIT_BROKEN_PIPE
     except OSError as error:  # a missing or unreadable file
         report(file_error_message(error))
         return EXIT_FAILED
-    except KeyboardInterrupt:
-        report("interrupted")
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as error:
+        code = _interrupted_code(error)
+        report("terminated" if code == EXIT_TERMINATED else "interrupted")
+        return code
 
 
 def main(argv: list[str] | None = None) -> int:

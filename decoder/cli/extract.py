@@ -106,7 +106,24 @@ def extract_sdig(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_files(args: argparse.Namespace) -> None:
+    """UsageError if an output is one of the inputs or two outputs are one file (decoder.outputs)."""
+    from ..grammar import feature_names_path
+    from ..outputs import check_distinct_files
+
+    inputs = {"--source": args.source, "--trees": args.trees, "--alignment": args.alignment, "--target": args.target,
+              "--rules": args.rules, "--filter-to": args.filter_to, "--lm": args.lm}
+    outputs = {"--out": args.out, "--summary": args.summary, "--glue": args.glue,
+               "--unknown-labels": args.unknown_labels, "--config-out": args.config_out}
+    if args.system == "ghkm":  # the tables' column names, beside them
+        outputs["the names of --out's columns"] = feature_names_path(args.out)
+        if args.glue:
+            outputs["the names of --glue's columns"] = feature_names_path(args.glue)
+    check_distinct_files(inputs, outputs)
+
+
 def main(args: argparse.Namespace) -> int:
+    check_files(args)  # before anything is read or written
     if args.system == "sdig":
         return extract_sdig(args)
     if args.rules:

@@ -37,9 +37,12 @@ with --workers; a worker that dies mid-run has its sentences decoded again elsew
 
 With --output, progress is saved beside it (OUTPUT.progress.json, see
 decoder.batch) and --resume continues an interrupted run; resuming with other
-settings, or after the output was changed, is refused with a message naming the
-files. Ctrl-C stops at once (decoding runs in a child process), saves the
-progress and exits 130.
+settings, another input or other side files, or after the output was changed, is
+refused with a message naming the files; --resume after a finished run does
+nothing. A second run writing one of the same files is refused at once (a lock,
+decoder.outputs.locked_outputs), as is an output that is also an input or another
+output (through a link too). Ctrl-C stops at once (decoding runs in a child
+process), saves the progress and exits 130; SIGTERM does the same and exits 143.
 """
 from __future__ import annotations
 
@@ -53,7 +56,7 @@ import sys
 
 from ..data.tokenize import LANGUAGES as TOKENIZER_LANGUAGES, detokenize, tokenize
 from ..errors import CkyError, ConfigError, Interrupted, OutputError, UsageError
-from ..outputs import check_output_directory, is_stream
+from ..outputs import check_distinct_files, check_output_directory, is_stream, locked_outputs, progress_file
 from ..settings import POP_COUNTS, RULE_ORDERS, SEARCH_ALGORITHMS
 from .arguments import count, non_negative
 
@@ -241,8 +244,9 @@ def _check_arguments(args) -> tuple[dict, list[str]]:
         check_output_directory(path)
         if os.path.isdir(path):
             raise OutputError(path, "is a directory")
-    if args.input and os.path.abspath(args.input) in {os.path.abspath(p) for p in paths.values() if p}:
-        raise UsageError(f"{args.input} is both the input and an output")
+    check_distinct_files({"the input": args.input, "the config": args.config, "the LM": args.lm},
+                         {**{f"the {name} file": path for name, path in paths.items()},
+                          "the progress file": progress_file(paths["output"])})
     streams = [path for path in paths.values() if path and is_stream(path)]
     if streams and args.resume:
         raise UsageError(f"--resume needs regular output files: {streams[0]} is not one")
@@ -250,10 +254,15 @@ def _check_arguments(args) -> tuple[dict, list[str]]:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..lines import decode_lines, read_records
-
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
     paths, streams = _check_arguments(args)
+    with locked_outputs(paths.values()):  # a second run writing one of them is refused at once
+        return _translate(args, paths, streams)
+
+
+def _translate(args: argparse.Namespace, paths: dict, streams: list) -> int:
+    from ..lines import decode_lines, read_records
+
     sentences, bad = decode_lines(read_records(args.input))  # a missing input is reported before the load
     where = args.input or "<stdin>"
     for index, reason in bad.items():

@@ -22,6 +22,8 @@ import sys
 
 from ..errors import InputError
 from ..evaluate import TOKENIZERS, read_lines
+from ..outputs import check_distinct_files
+from ..tune.checkpoint import checkpoint_path
 from ..tune.run import default_output, tune
 from .arguments import count, non_negative
 
@@ -63,6 +65,9 @@ def main(args) -> int:
         if len(stream) != len(sentences):
             raise InputError(path, f"has {len(stream)} lines but {args.dev_src} has {len(sentences)}")
     out = args.out or default_output(args.config)
+    check_distinct_files({"--config": args.config, "--dev-src": args.dev_src,
+                          **{f"--dev-ref {path}": path for path in args.dev_ref}},
+                         {"--out": out, "its log": out + ".log.json", "its checkpoint": checkpoint_path(out)})
     # a config, store or LM mistake: one line naming the file (decoder.cli.run)
     summary = tune(args.config, sentences, references, out, args.kbest, args.max_iterations, args.restarts,
                    args.random_directions, args.fixed, args.seed, args.tokenize, args.workers,

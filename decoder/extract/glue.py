@@ -42,9 +42,11 @@ def glue_rules(labels: Iterable[str], root_labels: Iterable[str], glue_label: st
     return rules
 
 
-def write_glue(path: str, labels: Iterable[str], root_labels: Iterable[str], glue_label: str = "Q") -> int:
+def write_glue(path: str, labels: Iterable[str], root_labels: Iterable[str], glue_label: str = "Q",
+               names_path: str | None = None) -> int:
+    """Write the glue grammar to `path` and its column names to `names_path` (default: beside it)."""
     n = write_rules(glue_rules(labels, root_labels, glue_label), path)
-    with open(feature_names_path(path), "w") as f:
+    with open(names_path or feature_names_path(path), "w") as f:
         json.dump(GLUE_FEATURE_NAMES, f)
     return n
 

@@ -34,7 +34,6 @@ import os
 import resource
 import shutil
 import sys
-import tempfile
 import time
 import zlib
 from collections import Counter, deque
@@ -43,7 +42,9 @@ from typing import Callable, Iterable, Iterator
 
 from tqdm import tqdm
 
+from ..errors import InputError
 from ..grammar import feature_names_path
+from ..outputs import atomic_files, remove_stale_temporaries, temporary_name
 from . import glue as glue_module
 from .corpus import BadLine, CorpusPaths, count_lines, pair_graph, read_corpus
 from .filtering import TestSetFilter
@@ -98,27 +99,52 @@ def run_extraction(config: ExtractionConfig, client=None) -> dict:
     cpu_started = _cpu_seconds()
     load_before = os.getloadavg()[0]
     jobs = config.jobs or os.cpu_count() or 1
+    n_lines = check_line_counts(config.corpus)  # misaligned files: refused before any work
     out_dir = os.path.dirname(os.path.abspath(config.out))
     os.makedirs(out_dir, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix="cky-extract-", dir=config.tmp_dir or out_dir)
-    try:
-        summary = _run(config, jobs, tmp, started, client)
-    finally:
-        if not config.keep_tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
-    # CPU time (this process and its finished workers) and the machine's load: on a shared
-    # machine the wall time alone says little
-    summary["cpu_seconds"] = round(_cpu_seconds() - cpu_started, 2)
-    summary["load_average"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
-    if config.summary:
-        os.makedirs(os.path.dirname(os.path.abspath(config.summary)), exist_ok=True)
-        with open(config.summary, "w") as f:
-            json.dump(summary, f, indent=2)
-            f.write("\n")
+    # The shards go to a directory named after this process (decoder.outputs.temporary_name), so that
+    # the next run removes those of a run that was killed.
+    tmp_parent = config.tmp_dir or out_dir
+    os.makedirs(tmp_parent, exist_ok=True)
+    remove_stale_temporaries(config.out, tmp_parent)
+    tmp = temporary_name(config.out, tmp_parent)
+    os.mkdir(tmp, 0o700)
+    # Every output appears when the run has succeeded, not before: a failed run leaves none of them
+    # (nor a valid-looking part of one), and the files of an earlier run stay as they were.
+    with atomic_files() as files:
+        try:
+            summary = _run(config, jobs, tmp, started, client, files, n_lines)
+        finally:
+            if not config.keep_tmp:
+                shutil.rmtree(tmp, ignore_errors=True)
+        # CPU time (this process and its finished workers) and the machine's load: on a shared
+        # machine the wall time alone says little
+        summary["cpu_seconds"] = round(_cpu_seconds() - cpu_started, 2)
+        summary["load_average"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
+        if config.summary:
+            os.makedirs(os.path.dirname(os.path.abspath(config.summary)), exist_ok=True)
+            with open(files.path(config.summary), "w") as f:
+                json.dump(summary, f, indent=2)
+                f.write("\n")
     return summary
 
 
-def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float, client=None) -> dict:
+def check_line_counts(paths: CorpusPaths) -> int:
+    """The number of lines of the line-parallel corpus files; an InputError naming two files and their
+    counts if they differ (a line missing in one file would pair every later line with the wrong one)."""
+    files = [(what, path) for what, path in (("source", paths.source), ("trees", paths.trees),
+                                             ("alignment", paths.alignment), ("target", paths.target)) if path]
+    counts = [(what, path, count_lines(path)) for what, path in files]
+    _, first_path, first_count = counts[0]
+    for what, path, count in counts[1:]:
+        if count != first_count:
+            raise InputError(path, f"has {count} lines but {first_path} has {first_count}: the {what} file must "
+                                   f"have one line per sentence pair")
+    return first_count
+
+
+def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float, client, files: atomic_files,
+         n_lines: int) -> dict:
     shards = config.shards
     for k in range(shards):
         os.makedirs(os.path.join(tmp, "stage1", f"t{k:03d}"))
@@ -132,7 +158,6 @@ def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float, client=N
     _STATE.clear()
     _STATE.update(config=config, tmp=tmp)
     total = Totals()
-    n_lines = count_lines(config.corpus.source)
     with tqdm(total=n_lines, unit="pairs", desc="extract", disable=not config.progress,
               smoothing=0.1) as bar:
         for result in _parallel_map(_extract_chunk, _chunks(config), jobs, client):
@@ -168,11 +193,11 @@ def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float, client=N
                        unit="parts", desc="write", disable=not config.progress):
         written.update(result["nonterminals"])
         distinct += result["distinct"]
-    with open(config.out, "wb") as out:
+    with open(files.path(config.out), "wb") as out:
         for p in range(len(bounds) + 1):
             with open(os.path.join(tmp, "stage3", f"p{p:03d}.gz"), "rb") as member:
                 shutil.copyfileobj(member, out, 1 << 20)
-    with open(feature_names_path(config.out), "w") as f:
+    with open(files.path(feature_names_path(config.out)), "w") as f:
         json.dump(FEATURE_NAMES, f)
         f.write("\n")
     timings["write"] = time.time() - t
@@ -180,11 +205,12 @@ def _run(config: ExtractionConfig, jobs: int, tmp: str, started: float, client=N
 
     glue_rules = 0
     if config.glue:
-        glue_rules = glue_module.write_glue(config.glue, total.lhs, total.roots, config.glue_label)
+        glue_rules = glue_module.write_glue(files.path(config.glue), total.lhs, total.roots, config.glue_label,
+                                            names_path=files.path(feature_names_path(config.glue)))
     unknown = glue_module.unknown_word_labels(total.single_word_labels, total.source_words,
                                               config.unknown_min_frequency)
     if config.unknown_labels:
-        glue_module.write_unknown_labels(config.unknown_labels, unknown)
+        glue_module.write_unknown_labels(files.path(config.unknown_labels), unknown)
 
     seconds = time.time() - started
     return {

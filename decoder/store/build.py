@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from ..binarize import binarize, garbage_collector_paused
-from ..errors import FeatureNamesError
+from ..errors import FeatureNamesError, InputError
 from ..grammar import feature_names_path, read_feature_names, read_rules
 from .compile import compile_grammar, save_store
 from ..rule_arrays import read_rule_arrays
@@ -52,7 +52,8 @@ def build_store(rules_path: str | os.PathLike, store_dir: str | os.PathLike, str
     the binary rules go from the kernel to the store as integer arrays (`binarize(...,
     arrays=True)`); `reference` takes the path through Rule and BinaryRule objects instead
     (decoder.grammar.read_rules; the same store, byte for byte; slower). Errors:
-    GrammarFormatError, InputError (file, line), FeatureNamesError, StoreError, OSError."""
+    GrammarFormatError, InputError (file, line; a table without rules, or none kept by the filter),
+    FeatureNamesError, StoreError, OutputError (a full disk), OSError."""
     # Reading, binarizing and compiling a table make millions of objects that cannot form a cycle:
     # the cyclic collector would walk them all again and again (see garbage_collector_paused).
     with garbage_collector_paused(), _heap_kept():
@@ -73,12 +74,18 @@ def _build_store(rules_path, store_dir, strategy, seed, filter_path, sentences, 
             rules = read_rule_arrays(rules_path)
             n_scores = rules.n_scores if len(rules) else None
     n_read = len(rules)
+    if not n_read:  # a store without rules fails every sentence it is given
+        raise InputError(rules_path, "has no rules: a grammar store needs at least one")
     feature_names = _feature_names(rules_path, feature_names, n_scores)
 
     if filter_path is not None or sentences is not None:
         with step("filter"):
             sentences = read_sentences(filter_path) if filter_path is not None else sentences
             rules = filter_rules(rules, sentences) if reference else filter_rule_arrays(rules, sentences)
+        if not len(rules):
+            raise InputError(rules_path, f"none of its {n_read} rules can match a sentence of "
+                                         f"{filter_path if filter_path is not None else 'the given sentences'}: "
+                                         f"a grammar store needs at least one")
 
     with step("binarize"):
         grammar = binarize(rules, strategy=strategy, seed=seed, non_binarizable=non_binarizable, progress=progress,

@@ -8,23 +8,28 @@ one function makes the store, so the two paths make byte-identical stores.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import datetime
 import errno
 import json
+import logging
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from itertools import chain
 
 import numpy as np
 
 from ..binarize import SYMBOL_KINDS, BinaryGrammar, BinaryRuleArrays
+from ..errors import OutputError
+from ..outputs import final_name, remove_stale_temporaries, temporary_name
 from ..rule_arrays import RuleTableArrays
 from .format import (ARRAYS, FORMAT_VERSION, META_FILE, NONTERMINALS_FILE, SOURCE_VOCAB_FILE,
                      TARGET_VOCAB_FILE, TREES_FILE, StoreError)
 from .runs import hash_runs
+
+log = logging.getLogger("cky.compile")
 
 MOSES_LOG_OF_ZERO = -100.0  # what Rule.log_scores (and Moses) use for a score of 0
 
@@ -230,7 +235,7 @@ def _compile_columns(columns: RuleColumns, grammar: BinaryGrammar | BinaryRuleAr
     source_top_rule = np.full(n_source, -1, dtype=np.int32)
     tops = np.flatnonzero(origin >= 0)
     source_top_rule[origin[tops]] = tops
-    features, feature_names = _features(source_rules, feature_names)
+    features, feature_names = _features(source_rules, feature_names, source_table)
     if isinstance(source_rules, RuleTableArrays):  # the trees in UTF-8 already
         trees, tree_offsets = source_rules.trees, source_rules.tree_offsets.copy()
     else:
@@ -313,13 +318,16 @@ def save_store(compiled: CompiledGrammar, path: str | os.PathLike) -> None:
     directory beside `path` and swapped into place; the old directory is removed after (a reader
     keeps the inodes it has mapped or opened). A directory at `path` that
     is not a grammar store is never replaced. meta.json goes last, so an interrupted write is
-    detected at open."""
+    detected at open. The temporary directory is named after this process (decoder.outputs.temporary_name):
+    the next compile to the same path removes one left by a compile that was killed."""
     path = os.path.realpath(os.fspath(path))  # through a symlink: replace the store it points to
     if os.path.exists(path):
         _check_replaceable(path)
-    parent, name = os.path.split(path)
+    parent = os.path.dirname(path)
     os.makedirs(parent, exist_ok=True)
-    new = tempfile.mkdtemp(prefix=f".{name}.new-", dir=parent)
+    remove_stale_temporaries(path)  # of a compile that was killed
+    new = temporary_name(path)
+    os.mkdir(new, 0o700)
     try:
         _write_files(compiled, new)
         os.chmod(new, 0o777 & ~_umask())  # mkdtemp makes it 0700; a store is as readable as any output
@@ -376,18 +384,45 @@ def _check_replaceable(path: str) -> None:
 
 
 def _write_files(compiled: CompiledGrammar, path: str) -> None:
+    """Write the store's files into the directory `path`; a write error (a full disk) is an OutputError
+    naming the file as it would be in the store (final_name: `path` is the store's temporary)."""
+    store = final_name(path)
+
+    @contextlib.contextmanager
+    def writing(file_name: str):
+        try:
+            yield os.path.join(path, file_name)
+        except OSError as error:
+            raise OutputError(os.path.join(store, file_name),
+                              f"cannot write it: {_write_error_reason(error, path)}") from None
+
     for name, array in compiled.arrays.items():
-        np.save(os.path.join(path, name + ".npy"), np.ascontiguousarray(array))
+        with writing(name + ".npy") as file:
+            np.save(file, np.ascontiguousarray(array))
     for file_name, lines in ((NONTERMINALS_FILE, compiled.nonterminals),
                              (SOURCE_VOCAB_FILE, compiled.source_vocab),
                              (TARGET_VOCAB_FILE, compiled.target_vocab)):
-        with open(os.path.join(path, file_name), "w", encoding="utf-8", newline="\n") as out:
+        with writing(file_name) as file, open(file, "w", encoding="utf-8", newline="\n") as out:
             if lines:
                 out.write("\n".join(lines) + "\n")
-    with open(os.path.join(path, TREES_FILE), "wb") as out:
+    with writing(TREES_FILE) as file, open(file, "wb") as out:
         out.write(compiled.trees)
-    with open(os.path.join(path, META_FILE), "w", encoding="utf-8") as out:
+    with writing(META_FILE) as file, open(file, "w", encoding="utf-8") as out:
         json.dump(compiled.meta, out, indent=1, ensure_ascii=False)
+
+
+def _write_error_reason(error: OSError, directory: str) -> str:
+    """Why a write failed, in words: the system's reason, or for a short write without one (numpy's
+    "N requested and M written" from fwrite), a full disk when the file system has no room left."""
+    if error.errno:
+        return error.strerror or os.strerror(error.errno)
+    try:
+        status = os.statvfs(directory)
+        full = status.f_bavail * status.f_frsize < 1 << 20
+    except OSError:
+        full = False
+    reason = os.strerror(errno.ENOSPC) if full else "a short write"
+    return f"{reason} ({error})"
 
 
 def _umask() -> int:
@@ -446,7 +481,7 @@ def _text_file_bytes(lines) -> int:
     return len("\n".join(lines).encode("utf-8")) + 1 if lines else 0
 
 
-def _features(source_rules, feature_names):
+def _features(source_rules, feature_names, source_table=None):
     """float32[n, F] natural logs of the Moses scores (0 -> -100, as Rule.log_scores), and F names."""
     if isinstance(source_rules, RuleTableArrays):
         n_features = source_rules.n_scores if len(source_rules) else len(feature_names or ())
@@ -460,6 +495,12 @@ def _features(source_rules, feature_names):
                              count=len(source_rules) * n_features).reshape(len(source_rules), n_features)
     logs = np.full(scores.shape, MOSES_LOG_OF_ZERO)
     np.log(scores, out=logs, where=scores > 0)
+    floored = int(np.count_nonzero(scores <= 0))
+    if floored:  # a probability of 0 is Moses' convention; a negative one is not a probability at all
+        negative = int(np.count_nonzero(scores < 0))
+        log.warning("%s: %d of its %d scores are zero%s: their log is taken as %g, as Moses does",
+                    source_table or "the rule table", floored, scores.size,
+                    f" or negative ({negative} negative)" if negative else "", MOSES_LOG_OF_ZERO)
     if feature_names is None:
         feature_names = [f"f{i}" for i in range(n_features)]
     if len(feature_names) != n_features:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..batch import changed_identity, json_identity
 from ..errors import ResumeError
-from ..outputs import durable_replacement
+from ..outputs import atomic_write
 from .mert import MertState
 
 SUFFIX = ".mert.npz"
@@ -52,7 +52,7 @@ def save_state(path: str, state: MertState, identity: dict) -> None:
             "weights": np.asarray(state.weights, dtype=np.float64).tolist(), "history": state.history,
             "decoded": [[float(bleu), np.asarray(weights, dtype=np.float64).tolist()] for bleu, weights in state.decoded],
             "rng_state": state.rng_state}
-    with durable_replacement(path, binary=True) as f:
+    with atomic_write(path, binary=True) as f:
         np.savez(f, features=features, stats=stats, offsets=offsets,
                  texts=np.frombuffer("\n".join(texts).encode("utf-8", "surrogatepass"), dtype=np.uint8),
                  meta=np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8))

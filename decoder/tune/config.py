@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import copy
 import math
-import os
 import re
 
 from ..config import PATH_KEYS, WEIGHTS, read_toml, relocate_paths  # noqa: F401 (PATH_KEYS: its old home)
 from ..errors import OutputError
-from ..outputs import check_output_directory, is_stream
+from ..outputs import atomic_write, check_output_directory, is_stream
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -112,7 +111,5 @@ def write_config(config: dict, path: str, header: str | None = None) -> None:
     text = dumps(config)
     if header:
         text = "".join(f"# {line}\n" for line in header.splitlines()) + text
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
+    with atomic_write(path) as f:
         f.write(text)
-    os.replace(tmp, path)

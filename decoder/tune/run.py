@@ -16,7 +16,7 @@ import time
 
 from ..config import relocate_paths
 from ..errors import ConfigError, Interrupted, OutputError, SettingsError
-from ..outputs import is_stream
+from ..outputs import atomic_write, check_writable, is_stream
 from .checkpoint import checkpoint_path, file_digest, load_state, save_state, text_digest
 from .config import check_output_path, read_config, with_settings, write_config
 from .decoding import decoder_from_config, derived_config, kbest_lists, model_weights
@@ -36,6 +36,7 @@ def tune(config_path: str, dev_sentences: list[str], references, out_path: str, 
     `resume`, continue the run whose checkpoint is beside out_path (see the module docstring)."""
     started = time.perf_counter()
     check_output_path(out_path)  # before the decoding, not after it
+    check_writable(out_path)  # (a read-only directory or file system too)
     state_path = checkpoint_path(out_path)
     if is_stream(state_path):  # (else it would fail only after the first iteration's decoding)
         raise OutputError(state_path, "is not a regular file (a directory, device or pipe): MERT's checkpoint is "
@@ -100,7 +101,7 @@ def tune(config_path: str, dev_sentences: list[str], references, out_path: str, 
                "settings": {"max_iterations": max_iterations, **settings},
                "resumed_after": resume_from.iteration if resume_from else None,
                "seconds": time.perf_counter() - started}
-    with open(out_path + ".log.json", "w", encoding="utf-8") as f:
+    with atomic_write(out_path + ".log.json") as f:
         json.dump(summary, f, indent=2)
     if os.path.exists(state_path):
         os.remove(state_path)  # the run is finished: the log holds its history
