@@ -65,8 +65,10 @@ cdef size_t LM_CACHE_ENTRIES = 1 << 20
 # such a search first.
 CHART_LIMIT = 25_000_000
 
-# The memory budget (memory_budget_mb) is checked after every cell and every this many edges added.
-cdef size_t MEMORY_CHECK_EDGES = 4096
+# The memory budget (memory_budget_mb) is checked after every cell and every this many edges added
+# (a power of two: the test is a mask).
+cdef enum:
+    MEMORY_CHECK_EDGES = 4096
 # decode's nogil steps (ChartSearch._guarded)
 cdef enum:
     SEARCH_STEP_RESET = 0
@@ -596,7 +598,7 @@ cdef class ChartSearch:
         if self.items.size() + self.edges.size() >= self.chart_limit:
             self.chart_full = True
             return
-        if self.memory_budget and self.edges.size() % MEMORY_CHECK_EDGES == 0 and not self.chart_full \
+        if self.memory_budget and (self.edges.size() & (MEMORY_CHECK_EDGES - 1)) == 0 and not self.chart_full \
                 and self._memory_bytes() > self.memory_budget:
             self.over_budget = True
             self.chart_full = True

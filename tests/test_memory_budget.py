@@ -89,9 +89,10 @@ def test_the_budget_does_not_change_the_search(model):
     assert incremental[0] == incremental[1]
 
 
-def test_the_incremental_search_has_the_budget_too(model):
-    with pytest.raises(MemoryBudgetError, match="memory_budget_mb = 50"):
-        decoder(model, search="incremental", memory_budget_mb=50).translate(repeated(1000))
+@pytest.mark.parametrize("search", ["incremental", "two-pass"])
+def test_the_other_searches_have_the_budget_too(model, search):
+    with pytest.raises(MemoryBudgetError, match="went over memory_budget_mb = 50"):
+        decoder(model, search=search, memory_budget_mb=50).translate(repeated(1000))
 
 
 def test_the_chart_limit_message_names_the_pop_limit(model):
