@@ -30,6 +30,8 @@ Relative paths are relative to the config file. Defaults:
     beam_size = 0                # histogram beam: items kept per cell (0: no limit)
     beam_threshold = 0.0         # threshold beam: drop items this far below the cell's best (0: off)
     exhaustive = false           # no pruning at all (small inputs only)
+    memory_budget_mb = 2048      # memory one sentence's search may hold (chart, queues, k-best), in MB;
+                                 # a sentence over it fails alone, naming this setting (0: no limit)
     table_limit = 20             # rules kept per source side, best by rule score under the
                                  # weights, applied when the decoder opens the store (0: all)
     table_limit_rank = "score"   # the table limit ranks by rule score, or ("estimate") by rule score +

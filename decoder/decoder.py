@@ -26,12 +26,21 @@ translate_batch interface, so `cky translate`, `cky tune` and the benchmarks
 drive either system.
 
 The Python API takes a sentence as a str or a list of str tokens: bytes or None
-are a TypeError, and k < 1 for kbest a ValueError.
+are a TypeError, and k < 1 (or k > decoder.settings.MAX_KBEST) for kbest a ValueError.
+
+## Threads
+
+A `Decoder` may be shared between threads: its compiled search keeps one chart (and the
+k-best search its own state) per decoder, so a lock serializes the calls into it (translate,
+kbest, reconfigure, and translate_batch's in-process path, which calls translate): threads
+get the same results as sequential calls, one sentence searched at a time. For parallel
+decoding, use translate_batch's worker processes (or one Decoder per thread).
 """
 from __future__ import annotations
 
 import numbers
 import os
+import threading
 import time
 from typing import Mapping, Sequence
 
@@ -39,8 +48,8 @@ from .config import DecoderConfig, SdigConfig, check_glue, load_config, parse_co
 from .errors import ConfigError, ModelError, SettingsError, StoreError, file_error_message
 from .grammar import escape_word, unescape_word
 from .search.model import LM, OOV, GlueRules, SearchSpace, Weights
-from .settings import (DEFAULT_GLUE, DEFAULT_OOV_LABELS, DEFAULT_SEARCH_SETTINGS as _DEFAULTS, SearchSettings,
-                       check_weights)
+from .settings import (DEFAULT_GLUE, DEFAULT_OOV_LABELS, DEFAULT_SEARCH_SETTINGS as _DEFAULTS, MAX_KBEST,
+                       SearchSettings, check_weights)
 from .translation import Translation
 
 # Every setting's default, by config key (read-only view; the search settings' home is SearchSettings).
@@ -94,10 +103,13 @@ class Decoder:
                  first_pass_items: int = _DEFAULTS.first_pass_items,
                  first_pass_threshold: float = _DEFAULTS.first_pass_threshold,
                  second_pass_stop: str = _DEFAULTS.second_pass_stop,
+                 memory_budget_mb: int = _DEFAULTS.memory_budget_mb,
                  allow_unknown_weights: bool = False, config_path: str | None = None):
         from .search.drivers import search_driver
 
         started = time.perf_counter()
+        # Held while the compiled search (its one chart, the k-best search's state) serves a sentence.
+        self._engine_lock = threading.Lock()
         # Check every value before loading anything: a mistake is reported at once.
         self.search_settings = SearchSettings(search=search, max_span=max_span, max_unary_depth=max_unary_depth,
                                               pop_limit=pop_limit, pop_count=pop_count,
@@ -111,7 +123,8 @@ class Decoder:
                                               agenda_limit=agenda_limit, max_pops=max_pops, edge_limit=edge_limit,
                                               kbest_per_class=kbest_per_class, first_pass_items=first_pass_items,
                                               first_pass_threshold=first_pass_threshold,
-                                              second_pass_stop=second_pass_stop)
+                                              second_pass_stop=second_pass_stop,
+                                              memory_budget_mb=memory_budget_mb)
         weights = check_weights(weights if weights is not None else {})
         if oov_penalty is not None:
             weights[OOV] = check_weights({"oov_penalty": oov_penalty})["oov_penalty"]
@@ -155,9 +168,13 @@ class Decoder:
         SearchSettings fields, checked); the store and LM are kept, and so are the grammar arrays
         unless table_limit or rule_order changes (then they are prepared again), or the search
         algorithm changes (then its driver is built)."""
+        settings = self.search_settings.replace(**changes)
+        with self._engine_lock:
+            return self._reconfigure(settings)
+
+    def _reconfigure(self, settings: SearchSettings) -> SearchSettings:
         from .search.drivers import search_driver
 
-        settings = self.search_settings.replace(**changes)
         if settings.search != self.chart.algorithm:  # another engine over the same store and LM
             self.chart = search_driver(settings.search)(self.store, self.lm, self.weights, self.space, settings)
         self.search_settings = self.chart.configure(settings)
@@ -237,8 +254,9 @@ class Decoder:
         source, words = self._words(sentence)
         if not words:
             return self._empty(source, started)
-        result = self.chart.run(words)
-        best = self.chart.best(result, words)
+        with self._engine_lock:
+            result = self.chart.run(words)
+            best = self.chart.best(result, words)
         if best is None:  # cannot happen with glue and pass-through; kept as a guard
             raise RuntimeError("no derivation covers the sentence")
         stats = dict(result.stats, seconds=time.perf_counter() - started,
@@ -267,12 +285,15 @@ class Decoder:
             raise TypeError(f"k must be an integer, not {k!r}")
         if k < 1:
             raise ValueError(f"k must be at least 1, not {k}")
+        if k > MAX_KBEST:
+            raise ValueError(f"k must be at most {MAX_KBEST:,} (decoder.settings.MAX_KBEST), not {k:,}")
         started = time.perf_counter()
         source, words = self._words(sentence)
         if not words:
             return [self._empty(source, started)]
-        result = self.chart.run(words)
-        hypotheses = self.chart.kbest(result, words, int(k), unique=unique)
+        with self._engine_lock:
+            result = self.chart.run(words)
+            hypotheses = self.chart.kbest(result, words, int(k), unique=unique)
         stats = dict(result.stats, seconds=time.perf_counter() - started)
         return [self._translation(h, source, stats) for h in hypotheses]
 

@@ -119,6 +119,11 @@ class ChartLimitError(CkyError):
     CHART_LIMIT): exhaustive search or an unlimited pop limit on a sentence too long for them."""
 
 
+class MemoryBudgetError(ChartLimitError):
+    """A sentence's search (its chart, queues and tables, or its k-best search) needed more memory than
+    the search setting `memory_budget_mb` allows; the message names the setting and the budget."""
+
+
 class Interrupted(CkyError):
     """Ctrl-C stopped a command (exit 130; 143 when a Terminated caused it); the message says what was kept."""
 

@@ -43,6 +43,8 @@ def register_search_algorithm(name: str, description: str) -> None:
 RULE_ORDERS = ("estimate", "score")
 # rule_lookahead > 0: rules pushed past a popped hypothesis's successor on the rules' axis, at most.
 RULE_LOOKAHEAD_RULES = 8
+# The most derivations one k-best request may ask for (Decoder.kbest: a larger k is a ValueError).
+MAX_KBEST = 10_000
 
 # What the pop limit counts (SearchSettings.pop_count), and the searches that take "real".
 POP_COUNTS = ("all", "real")
@@ -122,6 +124,10 @@ class SearchSettings:
     # "bound" once the best complete derivation scores at least the agenda's best partial item;
     # "first" at the first complete derivation.
     second_pass_stop: str = "budget"
+    # the memory one sentence's search may allocate, in MB (0: no limit): the chart's items, edges, LM states,
+    # queues and per-cell tables, counted where the compiled search grows them, and the k-best search's;
+    # a sentence over it fails with MemoryBudgetError and the others are translated
+    memory_budget_mb: int = 2048
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -184,6 +190,7 @@ _RULES = {
     "first_pass_items": ("int", 0),
     "first_pass_threshold": ("number", 0.0),
     "second_pass_stop": ("choice", SECOND_PASS_STOPS),
+    "memory_budget_mb": ("int", 0),
 }
 
 

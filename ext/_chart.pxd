@@ -29,10 +29,22 @@ cdef extern from "chart_containers.hh":
         size_t size() nogil
         int32_t *find(uint64_t key) nogil
         bint set(uint64_t key, int32_t value) nogil
+        size_t bytes() nogil  # the table's memory
     uint64_t cky_mix(uint64_t h, uint64_t x) nogil
     T *cky_append[T](vector[T] &v) nogil
     size_t cky_home_slot(uint64_t key) nogil
     int cky_popcount64(uint64_t x) nogil
+
+# A search's nogil part run so that a C++ exception (std::bad_alloc) inside it is its result, not an ignored
+# exception (search_errors.hh): cky_search_begin(), cky_guarded(self._step()), cky_search_end().
+cdef extern from "search_errors.hh":
+    enum:
+        CKY_SEARCH_OK
+        CKY_SEARCH_NO_MEMORY
+        CKY_SEARCH_FAILED
+    void cky_search_begin()
+    void cky_search_end()
+    int cky_guarded "CKY_GUARDED"(int step) nogil
 
 cdef extern from "prefetch.hh":
     void cky_prefetch(const void *address) nogil
@@ -253,7 +265,11 @@ cdef class ChartSearch:
     # more instructions in the search: off unless asked for; set between sentences)
     cdef public bint count_minimized_recombinations
     cdef public size_t chart_limit              # items + edges a sentence's chart may hold (CHART_LIMIT)
-    cdef bint chart_full                        # this sentence's chart reached it: stop adding
+    cdef bint chart_full                        # this sentence's chart reached it (or the budget): stop adding
+    # the bytes one sentence's search may hold (settings.memory_budget_mb; 0: no limit), counted by _memory_bytes
+    cdef public size_t memory_budget
+    cdef public long long memory_budget_mb
+    cdef bint over_budget                       # this sentence's search went over memory_budget: failed
     # pop_count = "real" (decoder.settings): pop_limit counts the pops that make real items (complete rule
     # applications, as Moses counts them); the binarization's virtual items are popped from their own cube
     # with virtual_pop_limit pops per cell (and unary round). Needs each key's rules with real lhs first
@@ -331,7 +347,12 @@ cdef class ChartSearch:
     cdef vector[int32_t] items_in_cell          # alive items after pruning, per cell
 
     # ---- the chart (see _chart.pyx)
-    cdef void _reset(self, int n)
+    cdef int _reset(self, int n) noexcept nogil
+    cdef int _guarded(self, int step, int n) except -1
+    cdef void _release_memory(self)
+    cdef int _build_cells(self) noexcept nogil
+    cdef size_t _cell_table_bytes(self, size_t cells) noexcept nogil
+    cdef size_t _memory_bytes(self) noexcept nogil
     cdef int _cell_index(self, int i, int j) except -1
     cdef void _build_cell(self, int i, int j) noexcept nogil
     cdef uint64_t _item_hash(self, int32_t symbol, const uint64_t *state_hashes, int n_states) noexcept nogil

@@ -43,7 +43,7 @@ entry and exit runs without the GIL and without Python objects:
 Python reads the finished chart back as arrays (`export`) for derivations and k-best.
 """
 import numpy as np
-from decoder.errors import ChartLimitError
+from decoder.errors import ChartLimitError, MemoryBudgetError
 from decoder.settings import RULE_LOOKAHEAD_RULES
 
 
@@ -61,8 +61,20 @@ cdef size_t LM_CACHE_ENTRIES = 1 << 20
 
 # Items plus edges one sentence's chart may hold (about 4 GB at ~150 bytes each with their LM states).
 # Exhaustive search or pop_limit = 0 reaches it on long sentences; decode() then raises
-# ChartLimitError instead of failing to allocate inside nogil code.
+# ChartLimitError instead of failing to allocate inside nogil code. memory_budget_mb usually stops
+# such a search first.
 CHART_LIMIT = 25_000_000
+
+# The memory budget (memory_budget_mb) is checked after every cell and every this many edges added
+# (a power of two: the test is a mask).
+cdef enum:
+    MEMORY_CHECK_EDGES = 4096
+# decode's nogil steps (ChartSearch._guarded)
+cdef enum:
+    SEARCH_STEP_RESET = 0
+    SEARCH_STEP_CELLS = 1
+# The most cells a chart can index ((n + 1) ** 2, int32 cell indexes).
+cdef long long MAX_CELLS = 2 ** 31 - 1
 
 
 cdef class ChartSearch:
@@ -125,6 +137,8 @@ cdef class ChartSearch:
         self.round_item_limit = 0
         self.round_score_beam = settings.pop_threshold  # (cky_round_stops; the two-pass search sets its own)
         self.chart_limit = CHART_LIMIT
+        self.memory_budget_mb = settings.memory_budget_mb
+        self.memory_budget = <size_t>settings.memory_budget_mb << 20
 
     # ------------------------------------------------------------------ Python API
 
@@ -139,22 +153,128 @@ cdef class ChartSearch:
         cdef const int32_t[:, ::1] run_rows = np.ascontiguousarray(runs, dtype=np.int32).reshape(-1, 3)
         cdef const uint8_t[::1] oov = np.ascontiguousarray(oov_at, dtype=np.uint8)
         cdef int n = words.shape[0]
-        cdef int i, length, k
-        self._reset(n)
-        for i in range(n):
-            self.words_lm[i] = words[i]
-            self.oov_at[i] = oov[i]
-        for k in range(run_rows.shape[0]):
-            if run_rows[k, 1] - run_rows[k, 0] >= 1 and run_rows[k, 1] <= n:
-                self.run_at[run_rows[k, 0] * (n + 1) + run_rows[k, 1]] = run_rows[k, 2]
-        with nogil:
-            for length in range(1, n + 1):
-                for i in range(0, n - length + 1):
-                    if not self.chart_full:
-                        self._build_cell(i, i + length)
+        cdef int i, length, k, status
+        if (<long long>n + 1) * (n + 1) > MAX_CELLS:
+            raise ChartLimitError(f"this {n:,}-word sentence is longer than a chart can index "
+                                  f"({MAX_CELLS:,} cells): split it")
+        status = self._guarded(SEARCH_STEP_RESET, n)
+        if status == CKY_SEARCH_OK and self.over_budget:
+            self._guarded(SEARCH_STEP_RESET, 0)  # nothing allocated for it: an empty chart, for the accessors
+            raise MemoryBudgetError(
+                f"this {n:,}-word sentence's search needs more than memory_budget_mb = {self.memory_budget_mb} "
+                f"(its chart's per-cell tables alone take {self._cell_table_bytes((<size_t>n + 1) * (n + 1)) / 2**20:,.0f} MB): "
+                f"split the sentence, or raise memory_budget_mb")
+        if status == CKY_SEARCH_OK:
+            for i in range(n):
+                self.words_lm[i] = words[i]
+                self.oov_at[i] = oov[i]
+            for k in range(run_rows.shape[0]):
+                if run_rows[k, 1] - run_rows[k, 0] >= 1 and run_rows[k, 1] <= n:
+                    self.run_at[run_rows[k, 0] * (n + 1) + run_rows[k, 1]] = run_rows[k, 2]
+            status = self._guarded(SEARCH_STEP_CELLS, n)
+        if status != CKY_SEARCH_OK:
+            self._release_memory()
+            if status == CKY_SEARCH_NO_MEMORY:
+                raise MemoryError(f"the search of this {n:,}-word sentence ran out of memory (std::bad_alloc): "
+                                  f"set memory_budget_mb below the memory available")
+            raise RuntimeError(f"the search of this {n:,}-word sentence failed with a C++ exception")
+        if self.over_budget:
+            used = self._memory_bytes() / 2**20
+            self._release_memory()
+            raise MemoryBudgetError(
+                f"this {n:,}-word sentence's search went over memory_budget_mb = {self.memory_budget_mb} "
+                f"({used:,.0f} MB in its chart, queues and LM cache): split the sentence, "
+                f"lower pop_limit, or raise memory_budget_mb")
         if self.chart_full:
+            if self.exhaustive:
+                advice = "exhaustive search is for short sentences"
+            elif self.pop_limit == 0:
+                advice = "pop_limit = 0 (no limit) is for short sentences; set a pop limit"
+            else:
+                advice = f"at pop_limit = {self.pop_limit}: split the sentence, or lower pop_limit or max_span"
             raise ChartLimitError(f"the chart of this {n}-word sentence outgrew {self.chart_limit:,} items and edges "
-                                  f"(exhaustive search or pop_limit = 0 is for short sentences; set a pop limit)")
+                                  f"({advice})")
+
+    cdef int _guarded(self, int step, int n) except -1:
+        """Run a nogil step of decode (SEARCH_STEP_RESET: _reset(n), SEARCH_STEP_CELLS: _build_cells) so
+        that a C++ exception inside it (std::bad_alloc) ends it with a status (search_errors.hh):
+        CKY_SEARCH_OK, CKY_SEARCH_NO_MEMORY or CKY_SEARCH_FAILED."""
+        cdef int status
+        cky_search_begin()
+        try:
+            with nogil:
+                if step == SEARCH_STEP_RESET:
+                    status = cky_guarded(self._reset(n))
+                else:
+                    status = cky_guarded(self._build_cells())
+        finally:
+            cky_search_end()
+        return status
+
+    cdef void _release_memory(self):
+        """After a failed sentence: an empty chart, and the memory its containers held given back."""
+        self._guarded(SEARCH_STEP_RESET, 0)
+        self.items.shrink_to_fit()
+        self.edges.shrink_to_fit()
+        self.states.shrink_to_fit()
+        self.state_hashes.shrink_to_fit()
+        self.state_boundaries.shrink_to_fit()
+        self.item_lists.shrink_to_fit()
+        self.hypotheses.shrink_to_fit()
+        self.heap.shrink_to_fit()
+        self.lm_cache.shrink_to_fit()
+        self.cell_groups_symbol.shrink_to_fit()
+        self.cell_groups_list.shrink_to_fit()
+        self.cell_groups_size.shrink_to_fit()
+        self.cell_left_symbols.shrink_to_fit()
+        self.cell_right_symbols.shrink_to_fit()
+        self.right_slots.shrink_to_fit()
+        self.right_filters.shrink_to_fit()
+        self.wide_pairs.shrink_to_fit()
+        self.sort_entries.shrink_to_fit()
+        self.kept_entries.shrink_to_fit()
+        self.unary_entries.shrink_to_fit()
+
+    cdef int _build_cells(self) noexcept nogil:
+        """Build every cell, shortest spans first, until the chart limit or the memory budget stops it."""
+        cdef int n = self.n, i, length
+        for length in range(1, n + 1):
+            for i in range(0, n - length + 1):
+                if self.chart_full:
+                    return 0
+                self._build_cell(i, i + length)
+                if self.memory_budget and self._memory_bytes() > self.memory_budget:
+                    self.over_budget = True
+                    self.chart_full = True
+        return 0
+
+    cdef size_t _cell_table_bytes(self, size_t cells) noexcept nogil:
+        """The bytes of the per-cell tables of a chart of `cells` cells (_reset's assign(cells, ...))."""
+        return cells * (11 * sizeof(int32_t) + sizeof(int8_t))
+
+    cdef size_t _memory_bytes(self) noexcept nogil:
+        """About the bytes this sentence's search holds (memory_budget_mb): the elements of its growing
+        containers (sizes, not capacities: a vector's spare capacity is not touched, so not resident) and its
+        hash tables. A subclass adds its own."""
+        cdef size_t n1 = self.n + 1
+        return (self._cell_table_bytes(n1 * n1)
+                + self.items.size() * sizeof(Item) + self.edges.size() * sizeof(Edge)
+                + (self.states.size() + self.pending_states.size()) * sizeof(ChartState)
+                + (self.state_hashes.size() + self.pending_hashes.size() + self.right_filters.size()
+                   + self.sort_keys.size()) * sizeof(uint64_t)
+                + (self.state_boundaries.size() + self.pending_boundaries.size()) * sizeof(BoundaryWords)
+                + (self.item_lists.size() + self.cell_groups_symbol.size() + self.cell_groups_list.size()
+                   + self.cell_groups_size.size() + self.scratch.size()) * sizeof(int32_t)
+                + self.cell_left_symbols.size() * sizeof(CellLeftSymbol)
+                + self.cell_right_symbols.size() * sizeof(CellRightSymbol)
+                + self.right_slots.size() * sizeof(RightSlot)
+                + self.wide_lists.size() * sizeof(WideList) + self.wide_pairs.size() * sizeof(WidePair)
+                + self.groups.size() * sizeof(Group) + self.heap.size() * sizeof(CkyHeapEntry)
+                + self.hypotheses.size() * sizeof(Hypothesis)
+                + (self.sort_entries.size() + self.kept_entries.size() + self.unary_entries.size())
+                  * sizeof(CkySortEntry)
+                + self.lm_cache.size() * sizeof(LmCacheEntry)
+                + self.seen.bytes() + self.recombine_map.bytes() + self.lm_cache_index.bytes())
 
     def roots(self):
         """(GOAL item ids over the whole sentence, their LM sentence-end scores: </s> after the item, whose
@@ -331,6 +451,11 @@ cdef class ChartSearch:
         return i * (self.n + 1) + j
 
     @property
+    def memory_bytes(self):
+        """About the bytes the last sentence's search holds (what memory_budget_mb counts)."""
+        return self._memory_bytes()
+
+    @property
     def n_items(self):
         return self.items.size()
 
@@ -340,8 +465,11 @@ cdef class ChartSearch:
 
     # ------------------------------------------------------------------ the chart
 
-    cdef void _reset(self, int n):
+    cdef int _reset(self, int n) noexcept nogil:
         cdef int cells = (n + 1) * (n + 1)
+        self.over_budget = self.memory_budget > 0 and self._cell_table_bytes(cells) > self.memory_budget
+        if self.over_budget:  # decode fails the sentence: allocate nothing for it
+            return 0
         self.n = n
         self.chart_full = False
         self.words_lm.assign(n, 0)
@@ -384,6 +512,7 @@ cdef class ChartSearch:
         self.lm_queries_novel = 0
         self.recombinations = 0
         self.lm_state_minimized_recombinations = 0
+        return 0
 
     cdef void _build_cell(self, int i, int j) noexcept nogil:
         cdef int n1 = self.n + 1
@@ -468,6 +597,12 @@ cdef class ChartSearch:
         cdef size_t bounds = 0
         if self.items.size() + self.edges.size() >= self.chart_limit:
             self.chart_full = True
+            return
+        if self.memory_budget and (self.edges.size() & (MEMORY_CHECK_EDGES - 1)) == 0 and not self.chart_full \
+                and self._memory_bytes() > self.memory_budget:
+            self.over_budget = True
+            self.chart_full = True
+        if self.chart_full:
             return
         if self.count_minimized_recombinations:
             bounds = self._hypothesis_boundaries(c, hyp, tail0, tail1)

@@ -176,6 +176,7 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _build_shallow(self, int32_t root, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _build_node(self, int32_t slot, int32_t list_lo, int32_t lo, int32_t hi, int depth,
                           int parent_depth) noexcept nogil
+    cdef size_t _memory_bytes(self) noexcept nogil
     cdef int _append_tokens(self, int32_t item, size_t base) noexcept nogil
     cdef int _shared_depth(self, int32_t lo, int32_t hi, int depth) noexcept nogil
     cdef void _push_leaf(self, int32_t item, int32_t rank, int depth, uint32_t reveals) noexcept nogil

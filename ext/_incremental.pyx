@@ -356,6 +356,15 @@ cdef class IncrementalSearch(ChartSearch):
 
     # ---- boundary tokens of an item (KenLM ChartStates, one per block)
 
+    cdef size_t _memory_bytes(self) noexcept nogil:
+        """ChartSearch's count (memory_budget_mb) plus this search's own per-sentence containers: the tries,
+        their partial states, the queued partial edges."""
+        return (ChartSearch._memory_bytes(self) + self.nodes.size() * sizeof(TrieNode)
+                + (self.node_states.size() + self.complete_states.size()) * sizeof(ChartState)
+                + self.partial_edges.size() * sizeof(PartialEdge)
+                + (self.trie_of_list.size() + self.flat_leaves.size()) * sizeof(int32_t)
+                + self.list_score.size() * sizeof(double) + self.trie_tokens.size() * sizeof(uint64_t))
+
     cdef int _append_tokens(self, int32_t item, size_t base) noexcept nogil:
         """Write the item's boundary tokens, in reveal order, to trie_tokens[base:] (the token's value: a left
         state's n-gram pointer, a right state's word or an end token) and trie_token_sides (its side,

@@ -79,7 +79,16 @@ cdef class KBest:
     cdef vector[int64_t] found_offsets
     cdef vector[int32_t] found_edges
 
-    cdef int32_t _start(self) noexcept nogil
+    # ---- per sentence: the memory budget (extract's memory_budget_mb in bytes; 0: none) and what is counted
+    cdef size_t memory_budget
+    cdef size_t memory_held                     # bytes the sentence's chart search holds, counted against it
+    cdef size_t entries                         # candidates ever pushed (each then in a heap or a list)
+    cdef bint over_budget
+    cdef int32_t start_bad                      # _start: -1, or an item whose tail is not older
+
+    cdef void _release_memory(self)
+    cdef size_t _memory_bytes(self) noexcept nogil
+    cdef int _start(self) noexcept nogil
     cdef int _tails(self, int32_t edge, int32_t *tails) noexcept nogil
     cdef void _init(self, int32_t item) noexcept nogil
     cdef bint _known_score(self, int32_t item, int32_t rank, double *score) noexcept nogil
@@ -90,4 +99,4 @@ cdef class KBest:
     cdef int32_t _hash_blocks(self, const KBestDerivation *d) noexcept nogil
     cdef KBestBlockHash _output(self, int32_t item, int32_t rank) noexcept nogil
     cdef void _edges(self, int32_t item, int32_t rank) noexcept nogil
-    cdef void _search(self, int64_t k, bint unique, int64_t limit) noexcept nogil
+    cdef int _search(self, int64_t k, bint unique, int64_t limit) noexcept nogil

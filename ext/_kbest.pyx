@@ -31,10 +31,16 @@ so a new derivation costs only its parts not seen in an earlier one. At most
 """
 import numpy as np
 
+from decoder.errors import MemoryBudgetError
+
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
 
-from decoder._ext._chart cimport EDGE_GLUE_CONCAT, EDGE_GLUE_START, EDGE_OOV
+from decoder._ext._chart cimport (CKY_SEARCH_NO_MEMORY, CKY_SEARCH_OK, EDGE_GLUE_CONCAT, EDGE_GLUE_START, EDGE_OOV,
+                                  cky_guarded, cky_search_begin, cky_search_end)
+
+# About the bytes a triple takes in KBestTripleSet `seen` (28-byte slots, the table a quarter to half full).
+cdef size_t KBEST_SEEN_BYTES = 84
 
 cdef enum:
     FILL_START = 0   # expand the item if new; done if it has k derivations; else push successors
@@ -50,8 +56,11 @@ cdef class KBest:
         self.rule_target_offsets = np.ascontiguousarray(rule_target_offsets, dtype=np.int64)
         self.rule_target = np.ascontiguousarray(rule_target, dtype=np.int32)
 
-    def extract(self, dict chart, roots, root_extra, pass_through_words, int64_t k, bint unique, int64_t limit):
-        """The k best derivations of the chart (unique: of distinct outputs), among the `limit` best.
+    def extract(self, dict chart, roots, root_extra, pass_through_words, int64_t k, bint unique, int64_t limit,
+                long long memory_budget_mb=0, size_t memory_held=0):
+        """The k best derivations of the chart (unique: of distinct outputs), among the `limit` best, in at
+        most memory_budget_mb MB with the memory_held bytes the caller holds for the sentence already (its
+        chart search's; 0 MB: no limit; else MemoryBudgetError).
 
         chart: ChartSearch.export(); roots: the GOAL items over the sentence; root_extra: what
         each root adds to its score (the weighted sentence-boundary LM score); pass_through_words:
@@ -74,15 +83,32 @@ cdef class KBest:
             raise ValueError(f"{self.roots.shape[0]} roots but {self.root_extra.shape[0]} root scores")
         if self.item_first_edge.shape[0] != self.item_score.shape[0]:
             raise ValueError("the chart's item arrays differ in length")
-        cdef int32_t bad
-        with nogil:
-            bad = self._start()
-        if bad >= 0:
-            raise ValueError(f"chart item {bad} has a tail that is not an earlier item (not a chart of "
-                             f"ChartSearch.export?)")
-        if k > 0 and limit > 0 and self.roots.shape[0] > 0:
+        cdef int status
+        self.memory_budget = <size_t>memory_budget_mb << 20
+        self.memory_held = memory_held
+        cky_search_begin()  # a std::bad_alloc in the nogil steps is their status (search_errors.hh)
+        try:
             with nogil:
-                self._search(k, unique, limit)
+                status = cky_guarded(self._start())
+                if status == CKY_SEARCH_OK and self.start_bad < 0 and k > 0 and limit > 0 and self.roots.shape[0] > 0:
+                    status = cky_guarded(self._search(k, unique, limit))
+        finally:
+            cky_search_end()
+        if status != CKY_SEARCH_OK:
+            self._release_memory()
+            if status == CKY_SEARCH_NO_MEMORY:
+                raise MemoryError(f"the k-best search ran out of memory (std::bad_alloc): ask for fewer "
+                                  f"derivations, or set memory_budget_mb below the memory available")
+            raise RuntimeError("the k-best search failed with a C++ exception")
+        if self.start_bad >= 0:
+            raise ValueError(f"chart item {self.start_bad} has a tail that is not an earlier item (not a chart of "
+                             f"ChartSearch.export?)")
+        if self.over_budget:
+            found, used = self.found_scores.size(), (self.memory_held + self._memory_bytes()) / 2**20
+            self._release_memory()
+            raise MemoryBudgetError(f"the k-best search went over memory_budget_mb = {memory_budget_mb} ({used:,.0f} MB "
+                                    f"with the sentence's chart, after {found:,} of the {k:,} derivations asked for): "
+                                    f"ask for fewer, or raise memory_budget_mb")
         m = self.found_scores.size()
         scores = np.empty(m, np.float64)
         root_index = np.empty(m, np.int32)
@@ -103,12 +129,41 @@ cdef class KBest:
 
     # ------------------------------------------------------------------ per sentence
 
-    cdef int32_t _start(self) noexcept nogil:
+    cdef void _release_memory(self):
+        """After a failed search: its state emptied and the memory it held given back."""
+        cdef vector[vector[KBestDerivation]] empty
+        self.derivations.swap(empty)
+        self.candidates.clear()
+        self.candidates.shrink_to_fit()
+        self.seen.clear()
+        self.block_hashes.clear()
+        self.block_hashes.shrink_to_fit()
+        self.found_edges.clear()
+        self.found_edges.shrink_to_fit()
+        self.found_scores.clear()
+        self.found_roots.clear()
+        self.found_offsets.clear()
+        self.found_offsets.push_back(0)
+
+    cdef size_t _memory_bytes(self) noexcept nogil:
+        """About the bytes this search holds (memory_budget_mb): per item its lists, and per candidate ever
+        pushed its place in a heap, then in a derivation list, and its triple in `seen`."""
+        return (self.n_blocks.size() * (sizeof(int32_t) + sizeof(uint8_t) + 2 * sizeof(vector[KBestDerivation]))
+                + self.entries * (2 * sizeof(KBestDerivation) + KBEST_SEEN_BYTES)
+                + self.block_hashes.size() * sizeof(KBestBlockHash)
+                + (self.found_edges.size() + self.walk_stack.size()) * sizeof(int32_t)
+                + self.fill_stack.size() * sizeof(FillFrame)
+                + self.found_scores.size() * (sizeof(double) + sizeof(int32_t) + sizeof(int64_t)))
+
+    cdef int _start(self) noexcept nogil:
         """Reset the state; count the blocks each item carries (all its edges agree: recombined
-        items share their LM states, one per block). -1, or an item whose tail is not older."""
+        items share their LM states, one per block). start_bad: -1, or an item whose tail is not older."""
         cdef Py_ssize_t n_items = self.item_score.shape[0]
         cdef int32_t item, edge, rule, u, n, blocks
         cdef int32_t tails[2]
+        self.start_bad = -1
+        self.entries = 0
+        self.over_budget = False
         self.n_blocks.assign(n_items, 1)
         self.initialized.assign(n_items, 0)
         self.derivations.clear()
@@ -131,7 +186,8 @@ cdef class KBest:
                 n = self._tails(edge, tails)
                 for u in range(n):
                     if tails[u] >= item:
-                        return item
+                        self.start_bad = item
+                        return 0
                 edge = self.edge_next[edge]
             edge = self.item_first_edge[item]
             if edge < 0:
@@ -143,7 +199,7 @@ cdef class KBest:
                 for u in range(n):
                     blocks += self.n_blocks[tails[u]]
                 self.n_blocks[item] = blocks
-        return -1
+        return 0
 
     cdef int _tails(self, int32_t edge, int32_t *tails) noexcept nogil:
         """The items an edge combines, in order (none for a pass-through word); returns how many."""
@@ -180,6 +236,7 @@ cdef class KBest:
             d.blocks = -1
             heap.push_back(d)
             edge = self.edge_next[edge]
+        self.entries += heap.size()
         kbest_heapify(heap[0])
         self.initialized[item] = 1
 
@@ -270,6 +327,7 @@ cdef class KBest:
                 d.rank1 = rank1
                 d.blocks = -1
                 kbest_heap_push(self.candidates[item], d)
+                self.entries += 1
             f.tail += 1
             f.phase = FILL_NEXT
 
@@ -418,13 +476,16 @@ cdef class KBest:
                 self.walk_stack.push_back(tails[n])
                 self.walk_stack.push_back(ranks[n])
 
-    cdef void _search(self, int64_t k, bint unique, int64_t limit) noexcept nogil:
+    cdef int _search(self, int64_t k, bint unique, int64_t limit) noexcept nogil:
         cdef int64_t rank, found = 0
         cdef KBestDerivation d
         cdef KBestBlockHash output
         for rank in range(limit):
+            if self.memory_budget and self.memory_held + self._memory_bytes() > self.memory_budget:
+                self.over_budget = True
+                return 0
             if not self._kth_root(rank):
-                return
+                return 0
             d = self.root_derivations[rank]
             if unique:
                 output = self._output(self.roots[d.edge], d.rank0)
@@ -436,4 +497,5 @@ cdef class KBest:
             self.found_offsets.push_back(self.found_edges.size())
             found += 1
             if found >= k:
-                return
+                return 0
+        return 0

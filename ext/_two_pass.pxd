@@ -64,6 +64,7 @@ cdef class TwoPassSearch(ChartSearch):
 
     cdef void _search(self, int c, int round) noexcept nogil
     cdef void _second_pass(self) noexcept nogil
+    cdef int _second_pass_step(self) noexcept nogil
     cdef int32_t _unwind(self, int32_t p, bint greedy) noexcept nogil
     cdef void _expand_edge(self, int32_t e, int32_t base) noexcept nogil
     cdef void _push(self, Partial *partial) noexcept nogil

@@ -23,8 +23,9 @@ from libc.math cimport INFINITY
 from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-from decoder._ext._chart cimport (EDGE_GLUE_CONCAT, EDGE_GLUE_START, EDGE_OOV, ChartSearch, CkyHeapEntry,
-                                  cky_heap_pop, cky_heap_push, cky_mix)
+from decoder._ext._chart cimport (CKY_SEARCH_NO_MEMORY, CKY_SEARCH_OK, EDGE_GLUE_CONCAT, EDGE_GLUE_START, EDGE_OOV,
+                                  ChartSearch, CkyHeapEntry, cky_guarded, cky_heap_pop, cky_heap_push, cky_mix,
+                                  cky_search_begin, cky_search_end)
 from decoder._ext._kenlm cimport ChartState
 
 cdef extern from "two_pass_containers.hh":
@@ -70,8 +71,18 @@ cdef class TwoPassSearch(ChartSearch):
         derivations, best first: (score, lm log10, ((instance, edge, first tail instance), ...))."""
         self.bos_id = bos_id
         self.eos_id = eos_id
-        with nogil:
-            self._second_pass()
+        cdef int status
+        cky_search_begin()  # a std::bad_alloc in the second pass is its status (search_errors.hh)
+        try:
+            with nogil:
+                status = cky_guarded(self._second_pass_step())
+        finally:
+            cky_search_end()
+        if status == CKY_SEARCH_NO_MEMORY:
+            raise MemoryError("the two-pass search's second pass ran out of memory (std::bad_alloc): set "
+                              "max_pops or agenda_limit lower")
+        if status != CKY_SEARCH_OK:
+            raise RuntimeError("the two-pass search's second pass failed with a C++ exception")
         order = sorted(self.complete, key=lambda p: -self.partials[p].score)[:max_results]
         out = []
         for p in order:
@@ -83,6 +94,10 @@ cdef class TwoPassSearch(ChartSearch):
             steps.reverse()
             out.append((self.partials[p].score, self.partials[p].lm_exact, tuple(steps)))
         return out
+
+    cdef int _second_pass_step(self) noexcept nogil:
+        self._second_pass()
+        return 0
 
     def popped_scores(self):
         """Scores of the partial items the last hsearch popped, in order (for tests of the agenda)."""

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "search_errors.hh"
+
 /* 16 bytes (the score first: no padding). */
 struct CkySortEntry { double score; int32_t symbol; int32_t id; };
 
@@ -141,6 +143,7 @@ template <class V> struct CkyStampedMap {
         mask_ = capacity - 1; size_ = 0; stamp_ = 1;
     }
     size_t size() const { return size_; }
+    size_t bytes() const { return slots_.size() * sizeof(Slot); }  // the table's memory (for memory_budget_mb)
     void clear() {
         size_ = 0;
         if (++stamp_ == 0) { for (Slot &slot : slots_) slot.stamp = 0; stamp_ = 1; }

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "search_errors.hh"
+
 /* A derivation of an item: its incoming edge and, per tail, the rank of the tail's
    derivation it uses (0 for an absent tail). Also a candidate in an item's heap.
    `blocks`: where the hashes of its output blocks are (-1: not computed yet). */

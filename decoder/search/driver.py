@@ -153,7 +153,8 @@ class ChartSearchDriver:
         if len(result.roots) == 0 or k <= 0:
             return []
         found = self.kbest_finder.derivations(result.chart, result.roots, self.weights[LM] * result.root_boundary,
-                                              words, k, unique, max_derivations)
+                                              words, k, unique, max_derivations, self.settings.memory_budget_mb,
+                                              self.engine.memory_bytes)
         return [self.reader.read(result.chart, result.n_words, words, score, float(result.root_boundary[root_index]),
                                  edges)
                 for score, root_index, edges in found]

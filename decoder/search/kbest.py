@@ -57,12 +57,14 @@ class CompiledKBest:
                            dtype=np.int32, count=len(words))
 
     def derivations(self, chart: dict, roots, root_extra, words, k: int, unique: bool,
-                    max_derivations: int | None = None) -> list:
+                    max_derivations: int | None = None, memory_budget_mb: int = 0, memory_held: int = 0) -> list:
         """[(score, root index, edges in pre-order)] of the k best derivations (unique: of the k best
-        distinct outputs, among at most `derivation_limit(...)` derivations), best first."""
+        distinct outputs, among at most `derivation_limit(...)` derivations), best first; in at most
+        memory_budget_mb MB (0: no limit) with the memory_held bytes of the sentence's chart search,
+        else MemoryBudgetError."""
         scores, root_index, offsets, edges = self.engine.extract(
             chart, roots, root_extra, self.pass_through_words(words), int(k), bool(unique),
-            int(derivation_limit(k, unique, max_derivations)))
+            int(derivation_limit(k, unique, max_derivations)), int(memory_budget_mb), int(memory_held))
         offsets = offsets.tolist()
         return [(score, root, edges[offsets[d]:offsets[d + 1]])
                 for d, (score, root) in enumerate(zip(scores.tolist(), root_index.tolist()))]

@@ -80,6 +80,12 @@ ID_RANGES = {
     "pair_keys": lambda c: (0, c.n_symbols * c.n_symbols),
     "single_keys": lambda c: (0, c.n_symbols),
 }
+# Arrays of flags: every value 0 or 1.
+FLAGS = ("symbol_is_virtual", "rule_carries")
+# The largest magnitude a stored feature (a natural log of a rule table's score) can have: the log of
+# any positive double lies in [-745, 710], and a score of 0 is stored as MOSES_LOG_OF_ZERO (-100).
+# A value beyond it, inf or NaN is a damaged features.npy.
+FEATURE_LOG_BOUND = 1000.0
 # Key arrays that look-ups binary-search: strictly increasing.
 SORTED_KEYS = ("pair_keys", "single_keys")
 

@@ -25,7 +25,7 @@ import numpy as np
 from ..binarize import BinaryRule
 from ..binarize.binary_grammar import assemble_target
 from ..grammar import Rule
-from .format import (ARRAYS, FORMAT_VERSION, ID_RANGES, META_FILE, NONTERMINALS_FILE, OFFSETS, OOV_ID,
+from .format import (ARRAYS, FEATURE_LOG_BOUND, FLAGS, FORMAT_VERSION, ID_RANGES, META_FILE, NONTERMINALS_FILE, OFFSETS, OOV_ID,
                      SORTED_KEYS, SOURCE_VOCAB_FILE, TARGET_VOCAB_FILE, TEXT_FILES, TREES_FILE, StoreError)
 from .runs import match_run_array
 
@@ -402,7 +402,7 @@ def _validate(path: str, meta: dict, arrays: dict[str, np.ndarray], texts: dict[
     lengths from the headers, then one vectorized pass (min, max, order) over each index array."""
 
     def fail(name: str, message: str):
-        file_name = name if name.endswith((".txt", ".bin")) else name + ".npy"
+        file_name = name if name.endswith((".txt", ".bin", ".json")) else name + ".npy"
         raise StoreError(os.path.join(path, file_name), message)
 
     # Line counts: from meta.json when it also records the files' sizes (checked already; counting
@@ -457,3 +457,27 @@ def _validate(path: str, meta: dict, arrays: dict[str, np.ndarray], texts: dict[
                 vocabulary = {"run_words": SOURCE_VOCAB_FILE, "rule_target": TARGET_VOCAB_FILE}.get(name)
                 fail(name, f"ids from {smallest} to {largest}, outside [{lo}, {hi}): corrupt" +
                      (f", or {vocabulary} lost lines" if vocabulary else ""))
+
+    for name in FLAGS:
+        flags = arrays[name]
+        if len(flags) and int(flags.max()) > 1:
+            fail(name, f"values up to {int(flags.max())} in an array of 0/1 flags (corrupt)")
+    # Real labels are the first n_real_nonterminals symbols, virtual ones the rest; each virtual symbol
+    # names a rule that makes it, a real one none (docs/store-format.md).
+    n_real = int(meta["n_real_nonterminals"])
+    virtual, symbol_rule = arrays["symbol_is_virtual"], arrays["symbol_rule"]
+    if not 0 <= n_real <= n_nonterminals:
+        fail(META_FILE, f"n_real_nonterminals = {n_real}, outside [0, {n_nonterminals}] (corrupt)")
+    if virtual[:n_real].any() or not virtual[n_real:].all():
+        fail("symbol_is_virtual", f"the first {n_real} symbols (the real labels) must be 0, the others 1 (corrupt)")
+    if (symbol_rule[:n_real] != -1).any() or (symbol_rule[n_real:] < 0).any() or (
+            arrays["rule_lhs"][symbol_rule[n_real:]] != np.arange(n_real, n_nonterminals)).any():
+        fail("symbol_rule", "a real label with a rule, or a virtual symbol without the rule that makes it (corrupt)")
+
+    features = arrays["features"]
+    if features.size:  # min and max: NaN propagates into them, so one comparison each catches it too
+        smallest, largest = float(features.min()), float(features.max())
+        if not (smallest >= -FEATURE_LOG_BOUND and largest <= FEATURE_LOG_BOUND):
+            bad = features[~(np.abs(features) <= FEATURE_LOG_BOUND)]
+            fail("features", f"value {float(bad[0])!r} (of {bad.size:,} not finite or beyond +-{FEATURE_LOG_BOUND:g}, "
+                             f"which no log score reaches): corrupt")
