@@ -57,7 +57,7 @@ import sys
 from ..data.tokenize import LANGUAGES as TOKENIZER_LANGUAGES, detokenize, tokenize
 from ..errors import CkyError, ConfigError, Interrupted, OutputError, SettingsError, UsageError
 from ..outputs import check_output_directory, is_stream
-from ..settings import DEFAULT_EXPERIMENTAL_SETTINGS, SEARCH_ALGORITHMS
+from ..settings import DEFAULT_EXPERIMENTAL_SETTINGS, DEFAULT_SEARCH_SETTINGS as DEFAULTS, SEARCH_ALGORITHMS
 from .arguments import add_quiet, count
 
 try:
@@ -86,22 +86,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     search = parser.add_argument_group("search", "each flag overrides the config key of its name "
                                                  "(docs/configuration.md, docs/search.md)")
     search.add_argument("--search", choices=sorted(SEARCH_ALGORITHMS),
-                        help="search algorithm, config key `search` (default: cube)")
-    search.add_argument("--pop-limit", type=count(0, " (0 means unlimited)"),
-                        help="pops per cell, `pop_limit` (default 100; 0: unlimited)")
-    search.add_argument("--beam-size", type=count(0), help="items kept per cell, `beam_size` (default 0: no limit)")
-    search.add_argument("--table-limit", type=count(0, " (0 means all)"),
-                        help="rules kept per source side, best first under the weights, `table_limit` (default 20; "
-                             "0: all)")
-    search.add_argument("--max-span", type=count(1), help="longest span of a non-glue rule, `max_span` (default 20)")
+                        help=f"search algorithm, config key `search` (default: {DEFAULTS.search})")
+    search.add_argument("--pop-limit", type=count(0, " (0 means unlimited)"), metavar="N",
+                        help=f"pops per cell, `pop_limit` (default {DEFAULTS.pop_limit}; 0: unlimited)")
+    search.add_argument("--beam-size", type=count(0), metavar="N",
+                        help=f"items kept per cell, `beam_size` (default {DEFAULTS.beam_size}: no limit)")
+    search.add_argument("--table-limit", type=count(0, " (0 means all)"), metavar="N",
+                        help=f"rules kept per source side, best first under the weights, `table_limit` (default "
+                             f"{DEFAULTS.table_limit}; 0: all)")
+    search.add_argument("--max-span", type=count(1), metavar="N",
+                        help=f"longest span of a non-glue rule, `max_span` (default {DEFAULTS.max_span})")
     search.add_argument("--exhaustive", action="store_true", help="no pruning, `exhaustive` (small inputs only)")
     performance = parser.add_argument_group("performance")
-    performance.add_argument("--workers", type=count(1), default=1, help="decoding processes (default 1)")
+    performance.add_argument("--workers", type=count(1), default=1, metavar="N", help="decoding processes (default 1)")
     performance.add_argument("--cluster", metavar="SPEC",
                              help="decode on Dask: local, local:N (workers on this machine) or tcp://SCHEDULER:PORT "
                                   "(docs/serve.md)")
     side = parser.add_argument_group("side outputs")
-    side.add_argument("--kbest", type=count(0), default=0, help="write the K best translations to --kbest-out")
+    side.add_argument("--kbest", type=count(0), default=0, metavar="K",
+                      help="write the K best translations to --kbest-out")
     side.add_argument("--kbest-out", help="k-best file (Moses n-best format)")
     side.add_argument("--non-unique", action="store_true", help="k-best derivations, not distinct translations")
     side.add_argument("--trees-out", help="file of target trees, one per line (SDIG: CoNLL-U blocks)")
