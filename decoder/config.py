@@ -77,7 +77,7 @@ Decoder.from_config / from_mapping return one. Its keys (SdigConfig holds the de
     grammar = "grammar"          # SDIG grammar directory (`cky extract --system sdig`); required
     lm = "lm.bin"                # optional: without it the paper's model (no LM)
     beam_size = 20               # hypotheses kept per (node, parent root word); at least 1
-                                 # (dev BLEU 24.57 at 5, 25.71 at 20, 5.3 ms/verse: docs/sdig.md)
+                                 # (its effect on BLEU and speed: docs/sdig.md)
     kbest_beam_size = 10         # most hypotheses a k-best list is drawn from (caps k-best's cost:
                                  # kbest(k) searches with beam max(beam_size, min(3k, this)))
     reorder = false              # true: the grammar's learned child order model

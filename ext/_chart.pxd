@@ -249,8 +249,8 @@ cdef class ChartSearch:
     cdef readonly long long round_item_limit
     cdef readonly double round_score_beam
     # keep each state's unminimized boundary words and count lm_state_minimized_recombinations (about 5%
-    # more instructions in the search: off unless asked for; set between sentences)
-    cdef public bint count_minimized_recombinations
+    # more instructions in the search: off unless decode is asked to)
+    cdef readonly bint count_minimized_recombinations
     cdef public size_t chart_limit              # items + edges a sentence's chart may hold (CHART_LIMIT)
     cdef bint chart_full                        # this sentence's chart reached it: stop adding
     # pop_count = "real" (decoder.settings.ExperimentalSettings): pop_limit counts the pops that make real

@@ -124,13 +124,15 @@ cdef class ChartSearch:
 
     # ------------------------------------------------------------------ Python API
 
-    def decode(self, words_lm, runs, oov_at):
+    def decode(self, words_lm, runs, oov_at, bint count_minimized_recombinations=False):
         """Fill the chart for one sentence.
 
         words_lm: int32[n] KenLM ids of the source words (for pass-through);
         runs: int32[k, 3] (start, end, run symbol) of the spans that are terminal runs;
-        oov_at: uint8[n], 1 where the word gets a pass-through item.
+        oov_at: uint8[n], 1 where the word gets a pass-through item;
+        count_minimized_recombinations: count lm_state_minimized_recombinations (a measurement).
         """
+        self.count_minimized_recombinations = count_minimized_recombinations
         cdef const int32_t[::1] words = np.ascontiguousarray(words_lm, dtype=np.int32)
         cdef const int32_t[:, ::1] run_rows = np.ascontiguousarray(runs, dtype=np.int32).reshape(-1, 3)
         cdef const uint8_t[::1] oov = np.ascontiguousarray(oov_at, dtype=np.uint8)

@@ -283,7 +283,7 @@ cdef class IncrementalSearch(ChartSearch):
     def __dealloc__(self):
         free(self.sorted_rules_huge)
 
-    def decode(self, words_lm, runs, oov_at):
+    def decode(self, words_lm, runs, oov_at, bint count_minimized_recombinations=False):
         self.nodes.clear()
         self.node_states.clear()
         self.node_cuts.clear()
@@ -299,7 +299,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.flat_tails = 0
         self.flat_leaves.clear()
         self.trace_rows.clear()
-        ChartSearch.decode(self, words_lm, runs, oov_at)
+        ChartSearch.decode(self, words_lm, runs, oov_at, count_minimized_recombinations)
 
     def search_trace(self):
         """With trace on, the last sentence's queue searches (one per cell, unary round and kind of group), as

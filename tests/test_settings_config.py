@@ -432,3 +432,20 @@ def test_compiled_engines_take_settings_only_through_their_constructor_or_config
                  "round_score_beam"):
         with pytest.raises(AttributeError):
             setattr(engine, name, getattr(engine, name))
+
+
+def test_derived_configs_put_an_added_experimental_setting_in_its_table(tmp_path):
+    """Tuning and the benchmarks derive configs (decoder.tune.config.with_settings): an experimental setting
+    they add goes to [experimental], so the config loads without a warning."""
+    import warnings
+
+    from decoder.tune.config import with_settings, write_config
+
+    derived = with_settings({"store": "store", "lm": "lm.arpa", "search": {"pop_limit": 3}}, None,
+                            rule_order="score", pop_limit=5)
+    path = tmp_path / "derived.toml"
+    write_config(derived, str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded = load_config(path)
+    assert loaded.settings.pop_limit == 5 and loaded.settings.experimental.rule_order == "score"

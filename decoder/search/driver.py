@@ -119,8 +119,7 @@ class ChartSearchDriver:
         words_lm = (self.lm.vocab_indices([unescape_word(w) for w in words]).astype(np.int32) if n
                     else np.zeros(0, np.int32))
         engine = self.engine
-        engine.count_minimized_recombinations = self.count_minimized_recombinations
-        engine.decode(words_lm, runs, oov_at)
+        engine.decode(words_lm, runs, oov_at, self.count_minimized_recombinations)
         roots, boundary = engine.roots()
         chart = engine.export()
         items_in_cells = engine.items_per_cell()
