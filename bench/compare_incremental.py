@@ -125,8 +125,10 @@ def configure(driver, pop_limit, virtual_pop_ratio=None, engine_attributes=()):
         driver.configure(pop_limit=pop_limit)
     else:
         driver.configure(pop_limit=pop_limit, virtual_pop_limit=round(virtual_pop_ratio * pop_limit))
-    for name, text in engine_attributes:  # (after configure: it may make a new engine)
-        setattr(driver.engine, name, _setting_value(driver.engine, name, text))
+    if engine_attributes:  # (after configure: it may make a new engine) an engine built with these arguments
+        driver.engine_options.update({name: _setting_value(driver.engine, name, text)
+                                      for name, text in engine_attributes})
+        driver.engine = driver._new_engine()
 
 
 class Tally:
@@ -167,8 +169,8 @@ class Tally:
 
     def row(self, driver, pop_limit):
         n = len(self.scores)
-        return {"pop_limit": pop_limit, "pop_count": driver.settings.pop_count,
-                "virtual_pop_limit": driver.settings.virtual_pop_limit, "sentences": n,
+        return {"pop_limit": pop_limit, "pop_count": driver.settings.experimental.pop_count,
+                "virtual_pop_limit": driver.settings.experimental.virtual_pop_limit, "sentences": n,
                 "model_score_per_sentence": round(sum(self.scores) / n, 4),
                 "cpu_seconds_per_sentence": round(self.seconds / n, 4),
                 "search_cpu_seconds_per_sentence": round(self.search_seconds / n, 4),
@@ -212,7 +214,7 @@ def schedule(names, n_sentences, chunk):
 
 def _setting_value(settings, name, text):
     """A --set value as the type of the setting's current value."""
-    current = getattr(settings, name)
+    current = getattr(settings, name) if hasattr(settings, name) else getattr(settings.experimental, name)
     if isinstance(current, bool):
         return text.lower() in ("1", "true", "yes", "on")
     return type(current)(text)
@@ -332,7 +334,7 @@ def main(argv=None):
         scores = {}
         for name, driver in active.items():
             scores[name], row = tallies[name].scores, tallies[name].row(driver, pop_limit)
-            rows.append({"search": name, "rule_order": driver.settings.rule_order,
+            rows.append({"search": name, "rule_order": driver.settings.experimental.rule_order,
                          **({"lm": lm_paths[name]} if name in lm_paths else {}),
                          **({"engine": dict(engine_attributes[name])} if engine_attributes[name] else {}), **row})
             sentence_scores = [round(score, 4) for score in scores[name]]

@@ -167,14 +167,15 @@ def main(argv=None):
     decoder = Decoder.from_config(args.config)
     lm = LanguageModel(args.lm) if args.lm else decoder.lm
     drivers = {}
-    for name in ("cube", "incremental"):
-        settings = decoder.search_settings.replace(search=name, pop_limit=args.pop_limit)
-        drivers[name] = search_driver(name)(decoder.store, lm, decoder.weights, decoder.space, settings)
-    inc = drivers["incremental"]
-    inc.engine.trace = True
+    options = {"trace": True}  # (the incremental engine's constructor arguments)
     for item in args.engine:
         name, value = item.split("=", 1)
-        setattr(inc.engine, name, type(getattr(inc.engine, name))(int(value) if value.isdigit() else value))
+        options[name] = int(value) if value.lstrip("-").isdigit() else float(value)
+    for name in ("cube", "incremental"):
+        settings = decoder.search_settings.replace(search=name, pop_limit=args.pop_limit)
+        drivers[name] = search_driver(name)(decoder.store, lm, decoder.weights, decoder.space, settings,
+                                            **({"engine_options": options} if name == "incremental" else {}))
+    inc = drivers["incremental"]
     arrays = inc.grammar.arrays
     estimates = _chart.rule_lm_estimates(lm, arrays["rule_target_lm"], arrays["rule_target_offsets"])
     estimates = np.where(np.asarray(arrays["rule_carries"]) != 0, np.nan, estimates)

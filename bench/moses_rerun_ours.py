@@ -49,8 +49,6 @@ def main(argv=None) -> int:
     parser.add_argument("--store", help="another store than the config's (e.g. the same rule table binarized "
                                         "by another strategy)")
     parser.add_argument("--search", choices=sorted(SEARCH_ALGORITHMS), default="cube")
-    parser.add_argument("--rule-lookahead", type=float, default=0.0,
-                        help="cube pruning's look-ahead on the rules' axis (decoder.settings; 0: off)")
     parser.add_argument("--out", default=os.path.join(RESULTS, "moses_rerun.json"),
                         help="the JSON list to append this run's rows to (default: %(default)s)")
     args = parser.parse_args(argv)
@@ -69,7 +67,7 @@ def main(argv=None) -> int:
     table_limit = moses_results["ours"][0]["table_limit"]
     decoder = Decoder.from_config(moses_results["config"], max_unary_depth=0, table_limit=table_limit,
                                   weight_pushing=args.weight_pushing, table_limit_rank=args.table_limit_rank,
-                                  pop_count=args.pop_count, search=args.search, rule_lookahead=args.rule_lookahead,
+                                  pop_count=args.pop_count, search=args.search,
                                   **{name: path for name, path in (("lm", args.lm), ("store", args.store)) if path})
     rows = []
     virtual_limits = args.virtual_pop_limits if args.pop_count == "real" else [None]
@@ -84,7 +82,6 @@ def main(argv=None) -> int:
                 row = {"search": args.search, "weight_pushing": args.weight_pushing, "rule_order": rule_order, "pop_limit": pop_limit,
                        "table_limit_rank": args.table_limit_rank, "pop_count": args.pop_count,
                        "virtual_pop_limit": virtual_limit, "lm": args.lm, "store": args.store,
-                       "rule_lookahead": args.rule_lookahead,
                        "verses": len(verses), "skip": args.skip, "results": args.results,
                        "average_score": sum(scores) / len(scores), "cpu_seconds_per_verse": seconds,
                        "load_average": os.getloadavg()[0], "scores": scores, "against": {}}
@@ -94,7 +91,6 @@ def main(argv=None) -> int:
                 print("".join(f"{name} {os.path.basename(path)} " for name, path in (("lm", args.lm), ("store", args.store))
                               if path)
                       + ("" if args.search == "cube" else f"search {args.search} ")
-                      + (f"rule lookahead {args.rule_lookahead} " if args.rule_lookahead else "")
                       + f"verses {args.skip + 1}-{args.skip + len(verses)} pushing {args.weight_pushing} {rule_order} rank {args.table_limit_rank} pop {pop_limit} "
                       f"count {args.pop_count}" + ("" if virtual_limit is None else f" virtual {virtual_limit}")
                       + f": average {row['average_score']:.4f}, {seconds:.3f} CPU s/verse, "

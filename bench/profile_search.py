@@ -45,13 +45,15 @@ def main(argv=None):
         from decoder.lm import LanguageModel
 
         lm = LanguageModel(args.lm)
-    driver = search_driver(settings.search)(decoder.store, lm, decoder.weights, decoder.space, settings)
-    driver.configure(pop_limit=args.pop_limit)
+    options = {}  # the engine's constructor arguments
     for flag in args.engine_flag:
         name, _, value = flag.partition("=")
-        if not hasattr(driver.engine, name):
-            parser.error(f"--engine-flag {flag}: the {args.search} engine has no flag {name!r}")
-        setattr(driver.engine, name, int(value))
+        options[name] = int(value)
+    try:
+        driver = search_driver(settings.search)(decoder.store, lm, decoder.weights, decoder.space,
+                                                settings.replace(pop_limit=args.pop_limit), engine_options=options)
+    except TypeError as error:
+        parser.error(f"--engine-flag: the {args.search} engine does not take it ({error})")
     decoder.chart = driver
     with open(args.test, encoding="utf-8") as f:
         sentences = [line.split() for line in f if line.strip()][args.skip: args.skip + args.sentences]
