@@ -241,6 +241,9 @@ class SearchSettings:
         experimental setting may also be given by its own name."""
         experimental = changes.pop(EXPERIMENTAL_TABLE, None)
         moved = {name: changes.pop(name) for name in list(changes) if name in EXPERIMENTAL_NAMES}
+        removed = sorted(set(changes) & set(REMOVED_SETTINGS))
+        if removed:
+            raise SettingsError(None, f"`{removed[0]}` was removed: {REMOVED_SETTINGS[removed[0]]}")
         _reject_unknown(changes, SETTING_NAMES, "search setting")
         if isinstance(experimental, Mapping):
             experimental = self.experimental.replace(**experimental)
