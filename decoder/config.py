@@ -7,7 +7,8 @@
 ## Keys
 
 Keys may sit at the top level or in any table (`[model]`, `[search]`, ...), except
-the weights, which are the top-level `[weights]` table (feature name -> weight).
+the weights, which are the top-level `[weights]` table (feature name -> weight),
+and the experimental settings, the top-level `[experimental]` table.
 Relative paths are relative to the config file. Defaults:
 
     store = "store"              # grammar store directory (cky compile); required
@@ -18,15 +19,9 @@ Relative paths are relative to the config file. Defaults:
     oov_labels = ["X"]           # labels of pass-through items; or a file of "LABEL prob" lines
     oov_penalty = -10.0          # the `oov` weight (same as weights.oov)
     search = "cube"              # the search algorithm: "cube", "incremental" or "two-pass"
-                                 # (decoder.settings.SEARCH_ALGORITHMS)
     max_span = 20                # longest source span of a non-glue rule
     max_unary_depth = 1          # unary rounds per cell
     pop_limit = 100              # cube pruning pops per cell (0: unlimited)
-    pop_count = "all"            # what pop_limit counts: every pop, or ("real") only pops of real items
-                                 # (complete rule applications, as Moses counts them); search "cube" or
-                                 # "incremental"
-    virtual_pop_limit = 1000     # pop_count = "real": pops on the binarization's virtual items per cell
-    unary_pop_limit = 10         # pops per unary round (-1: the pop limit)
     beam_size = 0                # histogram beam: items kept per cell (0: no limit)
     beam_threshold = 0.0         # threshold beam: drop items this far below the cell's best (0: off)
     exhaustive = false           # no pruning at all (small inputs only)
@@ -34,27 +29,12 @@ Relative paths are relative to the config file. Defaults:
                                  # a sentence over it fails alone, naming this setting (0: no limit)
     table_limit = 20             # rules kept per source side, best by rule score under the
                                  # weights, applied when the decoder opens the store (0: all)
-    table_limit_rank = "score"   # the table limit ranks by rule score, or ("estimate") by rule score +
-                                 # weighted LM estimate of the rule's words, as Moses does
-    rule_order = "estimate"      # cube pruning tries each key's rules best first by rule score +
-                                 # weighted LM estimate of their words, or by rule score ("score")
-    weight_pushing = true        # virtual items carry their best completion's rule score, so they
-                                 # compete fairly with real items for a cell's pops (false: off)
-    rule_lookahead = 0.0         # cube pruning: when a popped hypothesis's next rule scores more than
-                                 # this below it, push the rule after that too (0: off; e.g. 0.5)
-    pop_threshold = 0.0          # search "cube" or "incremental": a cell's search (each unary round) stops
-                                 # at a complete pop more than this below its best pop so far (0: off)
     # search = "two-pass" (Venugopal et al. 2007): the first pass is the chart search above with
     # items recombined on (X, i, j); these bound the second pass (H.Search):
     two_pass_beam = 5.0          # drop partial items this far below the best score seen (inf: no beam)
     agenda_limit = 1000          # partial items kept on the agenda (0: no limit)
     max_pops = 10000             # unwind operations per sentence (-1: no limit)
-    edge_limit = 0               # hyperedges per item the second pass unwinds into, best first (0: all)
-    kbest_per_class = 1          # partial items kept per recombination class
-    first_pass_items = 0         # a first-pass cell (unary round) stops at this many items (0: pop_limit only)
-    first_pass_threshold = 0.0   # ... or at a pop this far below the round's best so far (the paper's beta; 0: off)
-    second_pass_stop = "budget"  # "budget"; "bound": once the best complete derivation scores at least
-                                 # the agenda's best; "first": at the first complete derivation
+    kbest_per_class = 1          # partial items kept per recombination class (more: a fuller k-best)
     allow_unknown_weights = false  # true: weights of features the model lacks are ignored, not an error
     system = "ghkm"              # the translation system: "ghkm" (this table) or "sdig" (below)
 
@@ -70,6 +50,32 @@ Relative paths are relative to the config file. Defaults:
     oov = -10.0
     glue = -0.5
 
+    [experimental]               # research knobs (decoder.settings.ExperimentalSettings; docs/search.md)
+    pop_count = "all"            # what pop_limit counts: every pop, or ("real") only pops of real items
+                                 # (complete rule applications, as Moses counts them); search "cube" or
+                                 # "incremental"
+    virtual_pop_limit = 1000     # pop_count = "real": pops on the binarization's virtual items per cell
+    unary_pop_limit = 10         # pops per unary round (-1: the pop limit)
+    table_limit_rank = "score"   # the table limit ranks by rule score, or ("estimate") by rule score +
+                                 # weighted LM estimate of the rule's words, as Moses does
+    rule_order = "estimate"      # cube pruning tries each key's rules best first by rule score +
+                                 # weighted LM estimate of their words, or by rule score ("score")
+    weight_pushing = true        # virtual items carry their best completion's rule score, so they
+                                 # compete fairly with real items for a cell's pops (false: off)
+    edge_limit = 0               # two-pass: hyperedges per item the second pass unwinds into (0: all)
+    first_pass_items = 0         # two-pass: a first-pass cell (unary round) stops at this many items
+    first_pass_threshold = 0.0   # ... or at a pop this far below the round's best so far (the paper's beta)
+    second_pass_stop = "budget"  # "budget"; "bound": once the best complete derivation scores at least
+                                 # the agenda's best; "first": at the first complete derivation
+
+The experimental keys are read only from the top-level [experimental] table; an
+unknown key there is a ConfigError naming it and the file. Configs written
+before that table existed set them beside the other keys: such a key still
+loads, with a warning (FutureWarning) that names the file and the [experimental]
+table to move it to. `rule_lookahead` and `pop_threshold` were removed (they did
+not pay): set to 0 (their old default, off) they load with a warning, any other
+value is a ConfigError.
+
 ## The SDIG system (`system = "sdig"`, Ding and Palmer 2005; decoder.sdig)
 
 A config with `system = "sdig"` describes an SdigDecoder (decoder.sdig.decoder), and
@@ -79,7 +85,7 @@ Decoder.from_config / from_mapping return one. Its keys (SdigConfig holds the de
     grammar = "grammar"          # SDIG grammar directory (`cky extract --system sdig`); required
     lm = "lm.bin"                # optional: without it the paper's model (no LM)
     beam_size = 20               # hypotheses kept per (node, parent root word); at least 1
-                                 # (dev BLEU 24.57 at 5, 25.71 at 20, 5.3 ms/verse: docs/sdig.md)
+                                 # (its effect on BLEU and speed: docs/sdig.md)
     kbest_beam_size = 10         # most hypotheses a k-best list is drawn from (caps k-best's cost:
                                  # kbest(k) searches with beam max(beam_size, min(3k, this)))
     reorder = false              # true: the grammar's learned child order model
@@ -106,6 +112,7 @@ from __future__ import annotations
 import copy
 import difflib
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -115,8 +122,8 @@ except ImportError:  # Python < 3.11
     import tomli as tomllib
 
 from .errors import ConfigError, SettingsError
-from .settings import (DEFAULT_GLUE, DEFAULT_OOV_LABELS, DEFAULT_SEARCH_SETTINGS, SETTING_NAMES, SearchSettings,
-                       check_int, check_number, check_weights)
+from .settings import (DEFAULT_GLUE, DEFAULT_OOV_LABELS, DEFAULT_SEARCH_SETTINGS, EXPERIMENTAL_NAMES, EXPERIMENTAL_TABLE,
+                       REMOVED_SETTINGS, SETTING_NAMES, SearchSettings, check_int, check_number, check_weights)
 
 WEIGHTS = "weights"
 # Keys whose values are paths relative to the config file; oov_labels is a path only if such a
@@ -134,6 +141,9 @@ SDIG_KEYS = ("grammar", "lm", "beam_size", "kbest_beam_size", "reorder", "max_so
 LANGUAGE_KEYS = ("source_language", "target_language", "source_tokenizer", "target_tokenizer")
 CONFIG_KEYS = MODEL_KEYS + SETTING_NAMES + LANGUAGE_KEYS + ("system",) + tuple(k for k in SDIG_KEYS
                                                                if k not in MODEL_KEYS + SETTING_NAMES)
+# Keys read outside [experimental] only for configs written before it existed (with a FutureWarning),
+# and keys of removed settings (decoder.settings.REMOVED_SETTINGS).
+LEGACY_KEYS = EXPERIMENTAL_NAMES + tuple(REMOVED_SETTINGS)
 REQUIRED_KEYS = ("store", "lm")
 
 
@@ -158,7 +168,8 @@ class DecoderConfig:
         return dict(store=self.store, lm=self.lm, weights=dict(self.weights), lm_order=self.lm_order,
                     glue=self.glue, oov_labels=self.oov_labels, oov_penalty=self.oov_penalty,
                     allow_unknown_weights=self.allow_unknown_weights, config_path=self.path,
-                    **self.settings.as_dict())
+                    experimental=self.settings.experimental,
+                    **{name: getattr(self.settings, name) for name in SETTING_NAMES})
 
 
 @dataclass(frozen=True)
@@ -221,7 +232,7 @@ def parse_config(mapping: Mapping, base_dir: str | os.PathLike | None = None,
     resolved against base_dir (None: left as they are). Errors name `source` (the file) if given."""
     if not isinstance(mapping, Mapping):
         raise ConfigError(source, f"a config is a table of keys, not {type(mapping).__name__}")
-    values, weights = _flatten(mapping, source)
+    values, weights, experimental = _flatten(mapping, source)
     languages = {key: values.pop(key) for key in LANGUAGE_KEYS if key in values}
     for key, value in languages.items():
         if not isinstance(value, str) or not value:
@@ -230,7 +241,15 @@ def parse_config(mapping: Mapping, base_dir: str | os.PathLike | None = None,
     if system not in SYSTEMS:
         raise ConfigError(source, f"`system` must be one of {', '.join(repr(s) for s in SYSTEMS)}, not {system!r}")
     if system == "sdig":
+        if experimental is not None:
+            raise ConfigError(source, f"`[{EXPERIMENTAL_TABLE}]` is a table of the GHKM system's searches, "
+                                      f"not of `system = \"sdig\"`")
+        stray = sorted(k for k in values if k in LEGACY_KEYS)
+        if stray:
+            raise ConfigError(source, f"`{stray[0]}` is not a key of `system = \"sdig\"` (its keys: "
+                                      f"system, {', '.join(SDIG_KEYS)})")
         return _parse_sdig(values, weights, base_dir, source)
+    experimental = _experimental_values(values, experimental, source)
     stray = sorted(k for k in values if k not in MODEL_KEYS + SETTING_NAMES)
     if stray:
         raise ConfigError(source, f"`{stray[0]}` is a key of `system = \"sdig\"`, not of the GHKM system")
@@ -238,7 +257,7 @@ def parse_config(mapping: Mapping, base_dir: str | os.PathLike | None = None,
         if key not in values:
             raise ConfigError(source, f"the config needs `{key} = ...`")
     try:
-        settings = SearchSettings.from_mapping(values)
+        settings = SearchSettings.from_mapping({**values, EXPERIMENTAL_TABLE: experimental})
         weights = check_weights(weights)
         model = _check_model_values(values)
     except SettingsError as error:
@@ -331,13 +350,17 @@ def relocate_paths(mapping: dict, from_dir: str, to_dir: str | None = None) -> d
     return mapping
 
 
-def _flatten(mapping: Mapping, source: str | None) -> tuple[dict, dict]:
-    """(every key but the weights, from any table, the weights); unknown or repeated keys are errors."""
+def _flatten(mapping: Mapping, source: str | None) -> tuple[dict, dict, dict | None]:
+    """(every key but the weights and the experimental settings, from any table; the weights; the
+    [experimental] table, or None); unknown or repeated keys are errors."""
     values: dict = {}
     where: dict = {}
     weights = mapping.get(WEIGHTS, {})
     if not isinstance(weights, Mapping):
         raise ConfigError(source, f"`{WEIGHTS}` must be a table of feature name -> number, not {weights!r}")
+    experimental = mapping.get(EXPERIMENTAL_TABLE)
+    if experimental is not None:
+        experimental = _experimental_table(experimental, source)
 
     def walk(table: Mapping, prefix: str) -> None:
         for key, value in table.items():
@@ -346,10 +369,15 @@ def _flatten(mapping: Mapping, source: str | None) -> tuple[dict, dict]:
                 if prefix:
                     raise ConfigError(source, f"`{dotted}`: the weights are the top-level [{WEIGHTS}] table")
                 continue
+            if key == EXPERIMENTAL_TABLE:
+                if prefix:
+                    raise ConfigError(source, f"`{dotted}`: the experimental settings are the top-level "
+                                              f"[{EXPERIMENTAL_TABLE}] table")
+                continue
             if isinstance(value, Mapping):
                 walk(value, dotted + ".")
                 continue
-            if key not in CONFIG_KEYS:
+            if key not in CONFIG_KEYS + LEGACY_KEYS:
                 close = difflib.get_close_matches(str(key), CONFIG_KEYS, n=1)
                 hint = f" (did you mean `{close[0]}`?)" if close else f" (known keys: {', '.join(CONFIG_KEYS)})"
                 raise ConfigError(source, f"unknown key `{dotted}`{hint}")
@@ -358,7 +386,51 @@ def _flatten(mapping: Mapping, source: str | None) -> tuple[dict, dict]:
             values[key], where[key] = value, dotted
 
     walk(mapping, "")
-    return values, dict(weights)
+    for key in LEGACY_KEYS:
+        if key in values:
+            values[key] = (where[key], values[key])
+    return values, dict(weights), experimental
+
+
+def _experimental_table(table, source: str | None) -> dict:
+    """The [experimental] table's keys (each an ExperimentalSettings field, else a ConfigError naming it)."""
+    if not isinstance(table, Mapping):
+        raise ConfigError(source, f"`{EXPERIMENTAL_TABLE}` must be a table of experimental settings, not {table!r}")
+    for key, value in table.items():
+        dotted = f"{EXPERIMENTAL_TABLE}.{key}"
+        if key in REMOVED_SETTINGS:
+            raise ConfigError(source, f"`{dotted}` was removed: {REMOVED_SETTINGS[key]}; delete it")
+        if key not in EXPERIMENTAL_NAMES:
+            close = difflib.get_close_matches(str(key), EXPERIMENTAL_NAMES, n=1)
+            hint = f" (did you mean `{close[0]}`?)" if close else f" (its keys: {', '.join(EXPERIMENTAL_NAMES)})"
+            raise ConfigError(source, f"unknown key `{dotted}` in the [{EXPERIMENTAL_TABLE}] table{hint}")
+        if isinstance(value, Mapping):
+            raise ConfigError(source, f"`{dotted}` must be a value, not a table")
+    return dict(table)
+
+
+def _experimental_values(values: dict, experimental: dict | None, source: str | None) -> dict:
+    """The experimental settings: the [experimental] table's, and those of a config written before it
+    existed, which set them beside the other keys (a FutureWarning naming each; removed settings at their
+    old default, off, are dropped with a warning, other values are a ConfigError). Takes them out of values."""
+    experimental = dict(experimental or {})
+    where = source or "the config"
+    for key in LEGACY_KEYS:
+        if key not in values:
+            continue
+        dotted, value = values.pop(key)
+        if key in REMOVED_SETTINGS:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != 0:
+                raise ConfigError(source, f"`{dotted}` was removed: {REMOVED_SETTINGS[key]}; delete it")
+            warnings.warn(f"{where}: `{dotted}` was removed (it was off at 0); delete it", FutureWarning,
+                          stacklevel=4)
+            continue
+        if key in experimental:
+            raise ConfigError(source, f"`{key}` is given twice (`{dotted}` and `{EXPERIMENTAL_TABLE}.{key}`)")
+        warnings.warn(f"{where}: `{dotted}` is an experimental setting: move it to the [{EXPERIMENTAL_TABLE}] "
+                      f"table (docs/configuration.md)", FutureWarning, stacklevel=4)
+        experimental[key] = value
+    return experimental
 
 
 def _check_model_values(values: dict) -> dict:

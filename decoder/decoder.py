@@ -48,7 +48,9 @@ from .config import DecoderConfig, SdigConfig, check_glue, load_config, parse_co
 from .errors import ConfigError, ModelError, SettingsError, StoreError, file_error_message
 from .grammar import escape_word, unescape_word
 from .search.model import LM, OOV, GlueRules, SearchSpace, Weights
-from .settings import (DEFAULT_GLUE, DEFAULT_OOV_LABELS, DEFAULT_SEARCH_SETTINGS as _DEFAULTS, MAX_KBEST,
+from .settings import (DEFAULT_EXPERIMENTAL_SETTINGS, DEFAULT_GLUE, DEFAULT_OOV_LABELS,
+                       DEFAULT_SEARCH_SETTINGS as _DEFAULTS, EXPERIMENTAL_NAMES, EXPERIMENTAL_TABLE, ExperimentalSettings,
+                       MAX_KBEST,
                        SearchSettings, check_weights)
 from .translation import Translation
 
@@ -89,42 +91,30 @@ class Decoder:
                  glue: str = DEFAULT_GLUE, oov_labels=DEFAULT_OOV_LABELS, oov_penalty: float | None = None,
                  search: str = _DEFAULTS.search, max_span: int = _DEFAULTS.max_span,
                  max_unary_depth: int = _DEFAULTS.max_unary_depth, pop_limit: int = _DEFAULTS.pop_limit,
-                 pop_count: str = _DEFAULTS.pop_count, virtual_pop_limit: int = _DEFAULTS.virtual_pop_limit,
-                 unary_pop_limit: int = _DEFAULTS.unary_pop_limit, beam_size: int = _DEFAULTS.beam_size,
+                 beam_size: int = _DEFAULTS.beam_size,
                  beam_threshold: float = _DEFAULTS.beam_threshold, exhaustive: bool = _DEFAULTS.exhaustive,
-                 table_limit: int = _DEFAULTS.table_limit, rule_order: str = _DEFAULTS.rule_order,
-                 weight_pushing: bool = _DEFAULTS.weight_pushing,
-                 rule_lookahead: float = _DEFAULTS.rule_lookahead,
-                 pop_threshold: float = _DEFAULTS.pop_threshold,
-                 table_limit_rank: str = _DEFAULTS.table_limit_rank,
+                 table_limit: int = _DEFAULTS.table_limit,
                  two_pass_beam: float = _DEFAULTS.two_pass_beam, agenda_limit: int = _DEFAULTS.agenda_limit,
-                 max_pops: int = _DEFAULTS.max_pops, edge_limit: int = _DEFAULTS.edge_limit,
-                 kbest_per_class: int = _DEFAULTS.kbest_per_class,
-                 first_pass_items: int = _DEFAULTS.first_pass_items,
-                 first_pass_threshold: float = _DEFAULTS.first_pass_threshold,
-                 second_pass_stop: str = _DEFAULTS.second_pass_stop,
+                 max_pops: int = _DEFAULTS.max_pops, kbest_per_class: int = _DEFAULTS.kbest_per_class,
                  memory_budget_mb: int = _DEFAULTS.memory_budget_mb,
-                 allow_unknown_weights: bool = False, config_path: str | None = None):
+                 experimental: ExperimentalSettings | Mapping | None = None,
+                 allow_unknown_weights: bool = False, config_path: str | None = None, **experimental_settings):
         from .search.drivers import search_driver
 
         started = time.perf_counter()
         # Held while the compiled search (its one chart, the k-best search's state) serves a sentence.
         self._engine_lock = threading.Lock()
         # Check every value before loading anything: a mistake is reported at once.
+        # (experimental: the [experimental] table's settings; an experimental setting may also be given by name)
         self.search_settings = SearchSettings(search=search, max_span=max_span, max_unary_depth=max_unary_depth,
-                                              pop_limit=pop_limit, pop_count=pop_count,
-                                              virtual_pop_limit=virtual_pop_limit, unary_pop_limit=unary_pop_limit,
-                                              beam_size=beam_size, beam_threshold=beam_threshold,
-                                              exhaustive=exhaustive, table_limit=table_limit,
-                                              rule_order=rule_order, weight_pushing=weight_pushing,
-                                              rule_lookahead=rule_lookahead, pop_threshold=pop_threshold,
-                                              table_limit_rank=table_limit_rank,
-                                              two_pass_beam=two_pass_beam,
-                                              agenda_limit=agenda_limit, max_pops=max_pops, edge_limit=edge_limit,
-                                              kbest_per_class=kbest_per_class, first_pass_items=first_pass_items,
-                                              first_pass_threshold=first_pass_threshold,
-                                              second_pass_stop=second_pass_stop,
-                                              memory_budget_mb=memory_budget_mb)
+                                              pop_limit=pop_limit, beam_size=beam_size,
+                                              beam_threshold=beam_threshold, exhaustive=exhaustive,
+                                              table_limit=table_limit, two_pass_beam=two_pass_beam,
+                                              agenda_limit=agenda_limit, max_pops=max_pops,
+                                              kbest_per_class=kbest_per_class,
+                                              memory_budget_mb=memory_budget_mb).replace(
+            experimental=DEFAULT_EXPERIMENTAL_SETTINGS if experimental is None else experimental,
+            **experimental_settings)
         weights = check_weights(weights if weights is not None else {})
         if oov_penalty is not None:
             weights[OOV] = check_weights({"oov_penalty": oov_penalty})["oov_penalty"]
@@ -201,6 +191,13 @@ class Decoder:
 
             return SdigDecoder.from_checked(config, overrides)
         arguments = config.decoder_arguments()
+        # an experimental setting given by name, or an `experimental` mapping, changes the config's
+        moved = {name: overrides[name] for name in EXPERIMENTAL_NAMES if name in overrides}
+        given = overrides.get(EXPERIMENTAL_TABLE)
+        if moved or isinstance(given, Mapping):
+            base = given if isinstance(given, ExperimentalSettings) else arguments[EXPERIMENTAL_TABLE]
+            overrides = {key: value for key, value in overrides.items() if key not in moved}
+            overrides[EXPERIMENTAL_TABLE] = base.replace(**(given if isinstance(given, Mapping) else {}), **moved)
         unknown = sorted(set(overrides) - set(arguments))
         if unknown:
             raise SettingsError(None, f"unknown setting `{unknown[0]}`")

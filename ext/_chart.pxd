@@ -64,11 +64,10 @@ cdef enum:
     GROUP_GLUE_CONCAT = 2
 
 
-# The round's score beam, the one home of the rule (cube pruning's _cube and incremental search's
-# _queue_search; settings: pop_threshold, and the two-pass first pass's first_pass_threshold, the paper's
-# beta): a cell's search (one unary round; with pop_count = "real" its virtual and its real queue apart)
-# stops at a complete pop scoring more than `threshold` below the best complete pop so far, before that pop
-# is added (0: off). Never at the first pop (pops == 0). best: the best so far, updated here.
+# The round's score beam of the two-pass search's first pass (cube pruning's _cube; the experimental setting
+# first_pass_threshold, the paper's beta): a cell's search (one unary round) stops at a complete pop scoring
+# more than `threshold` below the best complete pop so far, before that pop is added (0: off). Never at the
+# first pop (pops == 0). best: the best so far, updated here.
 cdef inline bint cky_round_stops(double score, int pops, double *best, double threshold) noexcept nogil:
     if pops == 0 or score > best[0]:
         best[0] = score
@@ -250,35 +249,32 @@ cdef class ChartSearch:
     cdef LanguageModel lm
     cdef const Model *model
 
-    # ---- settings
-    cdef public double weight_lm, weight_oov, weight_glue, weight_word_count
-    cdef public int max_span, max_unary_depth, pop_limit, unary_pop_limit, beam_size
-    cdef public double beam_threshold
-    cdef public bint exhaustive
-    cdef public bint recombine_on_symbol        # two-pass first pass: items are (X, i, j, round), e^1 of the best
-    # cube pruning's round also stops at this many items (0: no limit; set by the two-pass first pass) or
-    # at a pop this far below the round's best pop so far (cky_round_stops; 0: off): settings.pop_threshold
-    # for cube and incremental search, first_pass_threshold for the two-pass first pass
-    cdef public long long round_item_limit
-    cdef public double round_score_beam
+    # ---- settings (from a decoder.settings.SearchSettings, through configure)
+    cdef readonly double weight_lm, weight_oov, weight_glue, weight_word_count
+    cdef readonly int max_span, max_unary_depth, pop_limit, unary_pop_limit, beam_size
+    cdef readonly double beam_threshold
+    cdef readonly bint exhaustive
+    cdef readonly bint recombine_on_symbol      # two-pass first pass: items are (X, i, j, round), e^1 of the best
+    # cube pruning's round also stops at this many items (0: no limit) or at a pop this far below the round's
+    # best pop so far (cky_round_stops; 0: off): the two-pass first pass's first_pass_items and
+    # first_pass_threshold (0 for cube pruning)
+    cdef readonly long long round_item_limit
+    cdef readonly double round_score_beam
     # keep each state's unminimized boundary words and count lm_state_minimized_recombinations (about 5%
-    # more instructions in the search: off unless asked for; set between sentences)
-    cdef public bint count_minimized_recombinations
+    # more instructions in the search: off unless decode is asked to)
+    cdef readonly bint count_minimized_recombinations
     cdef public size_t chart_limit              # items + edges a sentence's chart may hold (CHART_LIMIT)
     cdef bint chart_full                        # this sentence's chart reached it (or the budget): stop adding
     # the bytes one sentence's search may hold (settings.memory_budget_mb; 0: no limit), counted by _memory_bytes
-    cdef public size_t memory_budget
-    cdef public long long memory_budget_mb
+    cdef readonly size_t memory_budget
+    cdef readonly long long memory_budget_mb
     cdef bint over_budget                       # this sentence's search went over memory_budget: failed
-    # pop_count = "real" (decoder.settings): pop_limit counts the pops that make real items (complete rule
-    # applications, as Moses counts them); the binarization's virtual items are popped from their own cube
-    # with virtual_pop_limit pops per cell (and unary round). Needs each key's rules with real lhs first
-    # (grammar_arrays sorts them so under this setting).
-    cdef public bint pop_count_real
-    cdef public int virtual_pop_limit
-    # cube pruning's look-ahead on the rules' axis (decoder.settings.SearchSettings.rule_lookahead; 0: off)
-    cdef public double rule_lookahead
-    cdef public int rule_lookahead_rules
+    # pop_count = "real" (decoder.settings.ExperimentalSettings): pop_limit counts the pops that make real
+    # items (complete rule applications, as Moses counts them); the binarization's virtual items are popped
+    # from their own cube with virtual_pop_limit pops per cell (and unary round). Needs each key's rules with
+    # real lhs first (grammar_arrays sorts them so under this setting).
+    cdef readonly bint pop_count_real
+    cdef readonly int virtual_pop_limit
 
     # ---- per sentence
     cdef int n

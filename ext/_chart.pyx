@@ -20,13 +20,10 @@ entry and exit runs without the GIL and without Python objects:
   the one of a plain merge;
 - cube pruning (Chiang 2007): a heap of hypotheses (rule rank, left rank, right
   rank) per cell, up to `pop_limit` pops; or every combination in exhaustive mode.
-  With pop_count = "real" the pop limit counts only pops that make real items
-  (complete rule applications, Moses' meaning of a pop), and the binarization's
-  virtual items come from a cube of their own with `virtual_pop_limit` pops.
-  With `rule_lookahead` > 0 a popped hypothesis's successor on the rules' axis that
-  scores more than that below it also pushes the rule after it (and so on, at most
-  RULE_LOOKAHEAD_RULES), so that one rule the LM makes bad in context does not end
-  the walk down a key's rules;
+  With pop_count = "real" (an experimental setting) the pop limit counts only pops
+  that make real items (complete rule applications, Moses' meaning of a pop), and
+  the binarization's virtual items come from a cube of their own with
+  `virtual_pop_limit` pops;
 - recombination hashing: items equal in (X, e) in one cell and unary round are
   one item (KenLM's hash_value and operator==), with every edge kept for k-best;
   since KenLM minimizes e, items whose first or last order-1 target words differ
@@ -44,7 +41,6 @@ Python reads the finished chart back as arrays (`export`) for derivations and k-
 """
 import numpy as np
 from decoder.errors import ChartLimitError, MemoryBudgetError
-from decoder.settings import RULE_LOOKAHEAD_RULES
 
 
 from libc.math cimport isnan, INFINITY
@@ -118,7 +114,9 @@ cdef class ChartSearch:
     def configure(self, settings, double weight_lm, double weight_oov, double weight_glue,
                   double weight_word_count):
         """Take the search settings (a decoder.settings.SearchSettings, the one home of their defaults:
-        this class has none) and the weights of the features the search adds itself."""
+        this class has none; the experimental ones from its `experimental` table) and the weights of the
+        features the search adds itself."""
+        experimental = settings.experimental
         self.weight_lm = weight_lm
         self.weight_oov = weight_oov
         self.weight_glue = weight_glue
@@ -126,29 +124,29 @@ cdef class ChartSearch:
         self.max_span = settings.max_span
         self.max_unary_depth = settings.max_unary_depth
         self.pop_limit = settings.pop_limit
-        self.unary_pop_limit = settings.unary_pop_limit  # -1: the pop limit
+        self.unary_pop_limit = experimental.unary_pop_limit  # -1: the pop limit
         self.beam_size = settings.beam_size
         self.beam_threshold = settings.beam_threshold
         self.exhaustive = settings.exhaustive
-        self.pop_count_real = settings.pop_count == "real"
-        self.virtual_pop_limit = settings.virtual_pop_limit
-        self.rule_lookahead = settings.rule_lookahead
-        self.rule_lookahead_rules = RULE_LOOKAHEAD_RULES
-        self.round_item_limit = 0
-        self.round_score_beam = settings.pop_threshold  # (cky_round_stops; the two-pass search sets its own)
+        self.pop_count_real = experimental.pop_count == "real"
+        self.virtual_pop_limit = experimental.virtual_pop_limit
+        self.round_item_limit = 0  # (cky_round_stops: the two-pass search sets its own)
+        self.round_score_beam = 0.0
         self.chart_limit = CHART_LIMIT
         self.memory_budget_mb = settings.memory_budget_mb
         self.memory_budget = <size_t>settings.memory_budget_mb << 20
 
     # ------------------------------------------------------------------ Python API
 
-    def decode(self, words_lm, runs, oov_at):
+    def decode(self, words_lm, runs, oov_at, bint count_minimized_recombinations=False):
         """Fill the chart for one sentence.
 
         words_lm: int32[n] KenLM ids of the source words (for pass-through);
         runs: int32[k, 3] (start, end, run symbol) of the spans that are terminal runs;
-        oov_at: uint8[n], 1 where the word gets a pass-through item.
+        oov_at: uint8[n], 1 where the word gets a pass-through item;
+        count_minimized_recombinations: count lm_state_minimized_recombinations (a measurement).
         """
+        self.count_minimized_recombinations = count_minimized_recombinations
         cdef const int32_t[::1] words = np.ascontiguousarray(words_lm, dtype=np.int32)
         cdef const int32_t[:, ::1] run_rows = np.ascontiguousarray(runs, dtype=np.int32).reshape(-1, 3)
         cdef const uint8_t[::1] oov = np.ascontiguousarray(oov_at, dtype=np.uint8)
@@ -1217,8 +1215,7 @@ cdef class ChartSearch:
         is left is hardly better)."""
         cdef int32_t g, first_item = self.items.size()
         cdef Hypothesis hyp
-        cdef int pops = 0, skipped
-        cdef size_t pushed
+        cdef int pops = 0
         cdef double best_score = 0.0
         if g_hi <= g_lo:
             return
@@ -1237,16 +1234,7 @@ cdef class ChartSearch:
                 break
             self._add_hypothesis(c, round, &hyp)
             pops += 1
-            pushed = self.hypotheses.size()
             self._push_corner(hyp.group, hyp.rule_rank + 1, hyp.left_rank, hyp.right_rank)
-            skipped = 0
-            # rule_lookahead: past a next rule that scores far below the popped one (the LM made it bad in
-            # context), the rules after it are pushed too, so that it does not end the walk down the rules
-            while self.rule_lookahead > 0 and skipped < self.rule_lookahead_rules and \
-                    self.hypotheses.size() > pushed and self.hypotheses.back().score < hyp.score - self.rule_lookahead:
-                pushed = self.hypotheses.size()
-                skipped += 1
-                self._push_corner(hyp.group, hyp.rule_rank + 1 + skipped, hyp.left_rank, hyp.right_rank)
             self._push_corner(hyp.group, hyp.rule_rank, hyp.left_rank + 1, hyp.right_rank)
             self._push_corner(hyp.group, hyp.rule_rank, hyp.left_rank, hyp.right_rank + 1)
         self.heap.clear()
@@ -1574,8 +1562,22 @@ MAX_WIDE_LEFT_SYMBOLS = WIDE_BITS
 WIDE_MIN_KEYS = 8
 
 
-PAIR_KEY_DTYPE = np.dtype([("right", np.int32), ("rules_lo", np.int32)], align=True)
-WIDE_RULES_DTYPE = np.dtype([("rules_lo", np.int32), ("n_rules", np.int32)], align=True)
+# The numpy dtypes of the records ChartSearch reads (PairKey, WideRules, declared once in _chart.pxd), from the
+# structs themselves: their field names, types and offsets as Cython's buffer format gives them.
+cdef PairKey _pair_key_example
+cdef WideRules _wide_rules_example
+PAIR_KEY_DTYPE = np.asarray(<PairKey[:1]>&_pair_key_example).dtype
+WIDE_RULES_DTYPE = np.asarray(<WideRules[:1]>&_wide_rules_example).dtype
+
+
+def record_offsets():
+    """{struct: {field: byte offset, "size": bytes}} of PairKey and WideRules as the C compiler lays them out
+    (for tests of PAIR_KEY_DTYPE and WIDE_RULES_DTYPE)."""
+    cdef size_t pair = <size_t>&_pair_key_example, wide = <size_t>&_wide_rules_example
+    return {"PairKey": {"right": <size_t>&_pair_key_example.right - pair,
+                        "rules_lo": <size_t>&_pair_key_example.rules_lo - pair, "size": sizeof(PairKey)},
+            "WideRules": {"rules_lo": <size_t>&_wide_rules_example.rules_lo - wide,
+                          "n_rules": <size_t>&_wide_rules_example.n_rules - wide, "size": sizeof(WideRules)}}
 
 
 def pair_right_keys(pair_keys, pair_offsets, int64_t n_symbols):

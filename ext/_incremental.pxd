@@ -72,8 +72,9 @@ cdef extern from "incremental_layout.hh":
         int8_t estimated      # lm is the rule's words-only estimate (initial edges and their rest edges)
 
 
-# Per position of the sorted rule arrays (a group's rules, in order; decoder.search.incremental.sorted_rule_arrays
-# makes them, with the same layout): what a group's initial edges and their pops read, in one cache line.
+# Per position of the sorted rule arrays (a group's rules, in order): what a group's initial edges and their pops
+# read. The one declaration of the layout: _incremental.SORTED_RULE_DTYPE is made from it, and
+# decoder.search.incremental.sorted_rule_arrays writes the records in that dtype.
 cdef struct SortedRule:
     double score          # the rule's score
     float estimate        # its words' LM estimate (log10, _chart.rule_lm_estimates; NaN: a carrying rule, no LM)
@@ -82,8 +83,7 @@ cdef struct SortedRule:
     int32_t target_last
     int16_t target_length
     uint16_t junction_gap # the largest minus words-only estimate of a word right after a tail, in
-                          # 1/JUNCTION_GAP_UNITS log10 (_incremental.pyx)
-                          # (decoder.search.incremental.junction_gaps; initial_key 4)
+                          # 1/JUNCTION_GAP_UNITS log10 (decoder.search.incremental.junction_gaps)
     int32_t lhs
     int64_t target_lo     # its LM target in the chart's rule_target_lm
     uint64_t target_hash  # and the target's hash (rule_target_hash)
@@ -132,42 +132,26 @@ cdef class IncrementalSearch(ChartSearch):
     cdef int32_t n_complete                    # (complete_states[:n_complete] are this cell's)
     # use what a rule's LM score cannot see (edge.relevant): refinements that keep the LM score, flat tails;
     # off: every side counts as seen (the same search, more LM scoring and pops: for tests)
-    cdef public bint lm_visibility
-    # partial edges' LM estimate: words after a tail's unrevealed words scored as of unknown left context
-    # (rest costs), no backoff charged where a tail's words are unrevealed (_lm.score_partial_target); off:
-    # the unrevealed words are a break in the context (KenLM's RuleScore over the cut states)
-    cdef public bint partial_rest
-    # the queue key of a group's initial edge (bare entry): 0 the rule's words-only LM estimate (the paper's,
-    # tails unrevealed); 1 that for a group's first rule, the exact score of the next rule over the tails'
-    # best items (cube pruning's corner, through the chart's LM cache) for the rules that enter when the
-    # previous one's initial edge is popped; 2 the exact corner for every initial edge; 3 the exact corner
-    # where the paper's estimate is exact: each tail a single item (its trie root is a leaf, revealing all
-    # its words) or none, with at least one item; 4 the exact corner for the rules with a rare word right
-    # after a tail (SortedRule.junction_gap above junction_threshold), whose words-only estimate misses the
-    # most (the default, set in __init__). Only the key: a popped initial edge is split from its words-only
-    # estimate as before.
-    cdef public int initial_key
-    # initial_key 4 keys a rule at its corner if its SortedRule's junction_gap is above this (log10)
-    cdef public double junction_threshold
-    # a tail whose node has at most this many items (0: none; default 16, set in __init__) is split last and
-    # then enumerated item by item, best first (flat), even when its items' words change the LM score: no
-    # partial LM scoring and no trie descent inside small subtrees; an edge over one of its items is scored
-    # when complete (exactly) or when its other tail is split (the search stays exhaustive with no pop limit)
-    cdef public int flat_items
-    # a list of at most flat_items items gets a shallow trie (default on, set in __init__): the root (the full
-    # trie's root, the same partial states) over its items as leaves, best first, with no inner nodes, as a
-    # tail over it is always flat; off: the full trie (tests: the same search either way)
-    cdef public bint shallow_tries
-    cdef public bint check_corner_keys        # (tests) each corner key against _evaluated_corner's ...
-    cdef public unsigned long long corner_key_mismatches  # ... and the keys that differ
+    cdef readonly bint lm_visibility
+    # an initial edge of a rule whose SortedRule.junction_gap is above this (log10) is queued at its exact
+    # corner, the others at their words-only estimate
+    cdef readonly double junction_threshold
+    # a tail whose node has at most this many items (0: none) is split last and then enumerated item by item,
+    # best first (flat), even when its items' words change the LM score: no partial LM scoring and no trie
+    # descent inside small subtrees; an edge over one of its items is scored when complete (exactly) or when
+    # its other tail is split (the search stays exhaustive with no pop limit). Such a list's trie is shallow:
+    # its root (the full trie's, the same partial states) over its items as leaves, best first.
+    cdef readonly int flat_items
+    cdef readonly bint check_corner_keys       # (tests) each corner key against _evaluated_corner's ...
+    cdef readonly unsigned long long corner_key_mismatches  # ... and the keys that differ
     cdef double _corner_key(self, int32_t g, int32_t rule_rank) noexcept nogil
-    cdef bint _keyed_at_corner(self, const Group *group, bint next_rule, const SortedRule *sorted_rule) noexcept nogil
-    cdef bint _leaf_tails(self, const Group *group) noexcept nogil
-    # diagnosis (bench.incremental_misses): one row per _queue_search call, TRACE_FIELDS values each
-    cdef public bint trace
+    cdef bint _keyed_at_corner(self, const SortedRule *sorted_rule) noexcept nogil
+    # diagnosis: one row per _queue_search call, TRACE_FIELDS values each (search_trace)
+    cdef readonly bint trace
     cdef vector[double] trace_rows
-    cdef public unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored, flat_tails
-    cdef public unsigned long long corner_keys  # initial edges queued at their exact corner (initial_key)
+    cdef readonly unsigned long long partial_pops, partial_pushes, partial_lm_novel, initial_edges, complete_scored
+    cdef readonly unsigned long long flat_tails
+    cdef readonly unsigned long long corner_keys  # initial edges queued at their exact corner (junction_threshold)
 
     cdef int32_t _trie(self, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef void _set_item(self, int32_t slot, int32_t item) noexcept nogil
@@ -192,15 +176,15 @@ cdef class IncrementalSearch(ChartSearch):
     cdef void _set_rule(self, PartialEdge *edge) noexcept nogil
     cdef int32_t _store_edge(self, const PartialEdge *edge) noexcept nogil
     cdef void _queue_initial(self, int32_t g, int32_t rule_rank) noexcept nogil
-    cdef void _initial_edge(self, int32_t g, double score, PartialEdge *edge) noexcept nogil
+    cdef void _initial_edge(self, int32_t g, PartialEdge *edge) noexcept nogil
     cdef float _score_complete(self, const int32_t *target, Py_ssize_t length, unsigned long long calls,
                                ChartState *out) noexcept nogil
     cdef void _complete_hypothesis(self, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil
     cdef const int32_t *_rule_target(self, const SortedRule *sorted_rule, int32_t *inline_target) noexcept nogil
     cdef unsigned long long _rule_target_calls(self, const SortedRule *sorted_rule) noexcept nogil
     cdef void _add_complete_hypothesis(self, int c, int round, const PartialEdge *edge, Hypothesis *hyp) noexcept nogil
-    cdef bint _take_pop(self, int c, int round, const PartialEdge *edge, Hypothesis *hyp, int *pops, double *best_pop,
-                        double pop_threshold, double *lowest_pop) noexcept nogil
+    cdef bint _take_pop(self, int c, int round, const PartialEdge *edge, Hypothesis *hyp, int *pops,
+                        double *lowest_pop) noexcept nogil
     cdef bint _request_ahead(self, int32_t *ahead_index) noexcept nogil
     cdef double _evaluated_corner(self, int32_t g, int32_t rule_rank) noexcept nogil
     cdef void _queue_search(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil

@@ -5,120 +5,68 @@
 The algorithm of Heafield, Koehn and Lavie (2013), "Grouping language model
 boundary words to speed k-best extraction from hypergraphs" (NAACL), on the
 chart of decoder._ext._chart (same items, edges, recombination, LM scoring and
-cache, counters, export; only the search inside a cell differs):
+cache, counters, export; only the search inside a cell differs). The pure-Python
+reference is decoder/search/incremental_reference.py; with no pop limit every
+hypothesis is completed and the chart equals exhaustive search.
 
-- A vertex is the sorted item list of one nonterminal in one cell (what the
-  chart's groups already point to). Its items are grouped in a trie by their
-  KenLM boundary words: per carried block, the left state's n-gram pointers
-  outermost first alternating with the right state's words, most recent first,
-  each side closed by an end token (a block whose left state is not `full` has
-  all its words on the left, so its left side is all of it). A node's score is
-  its best descendant item's inside score. The trie is path-compressed: a node
-  reveals every token its items share (one refinement, not one per token), and
-  a single item is a leaf. Tries are built once per item list and sentence, and
-  reused by every parent cell; each node's partial states (its best item's
-  state cut to what the node reveals) and their hash are made once, with it.
-  A trie is grown only when an edge over its root is first popped (until then
-  the root is a stub: its score and best item; most vertices never get there).
-- A partial edge is a cube-pruning hypothesis whose tails are trie nodes (or a
-  node's remaining children). Its score is the rule score, the tails' scores and
-  the LM estimate of the rule's words with each tail's state cut to the boundary
-  words revealed so far (_lm.score_partial_target, as in the paper's estimate
-  with the words revealed so far: the words after a tail's unrevealed words are
-  scored as words of unknown left context after its revealed ones, the lower-
-  order rest costs on a rest_probing LM; a tail's revealed left words are
-  corrected by what precedes them, and no backoff is charged where they stop;
-  with partial_rest off, the unrevealed words are a break in the context
-  instead: KenLM's RuleScore over a left state marked full and a shortened right
-  state, which charges the backoffs there and scores the next words by their
-  lower-order probabilities, not their rest costs), cached per cell and unary round
-  by (target, tail nodes' state hashes): a table that stays small enough for
-  the CPU cache (a per-sentence one saves a third of these LM scorings but
-  costs 5-8% more time in its cache misses). An edge with its tails at their
-  roots (and the rest edges split from it) takes the rule's words-only LM estimate instead
-  (_chart.rule_lm_estimates: no query; most such edges are never popped),
-  also when its tails are single items or absent: it is scored exactly when
-  first popped, and re-queued if no longer the best. An edge whose tails are
-  all items is scored exactly, straight from KenLM, and keeps its state for
-  its pop (a target of one or two symbols, nine in ten of these scorings, is
-  read from the rule's SortedRule record, not from rule_target_lm: a cache
-  miss saved; its tail items and their scores are its leaves', not re-read).
-  A group's initial edge is a bare queue entry (its score and ~group)
-  until popped: only then are its tries looked up and the edge made. What the
-  initial edges and their pops read of a rule is one SortedRule record per
-  position of the sorted rule arrays (score, estimate, id, lhs, the LM
-  target's first and last symbol, length, offset and hash).
-- One priority queue (a 4-ary heap) per cell and unary round (as Moses'
-  incremental search, and our cube pruning's pop limit): a popped partial edge
-  whose tails are all items becomes a hypothesis and is recombined
-  (_add_hypothesis), counting one
-  pop; otherwise the tail with the fewest revealed words (the most general
-  context) is split into its best child, more specific, and its remaining
-  children, both re-queued (the best child, when still the queue's best, is
-  popped next without going through the queue; a complete one becomes a
-  hypothesis at once). With pop_count = "real" the
-  pop limit counts only complete hypotheses of real items, as cube pruning's:
-  the virtual (binarization) groups get a queue of their own first, with
-  virtual_pop_limit pops, then the real ones with pop_limit
-  (ChartSearch._search, through _search_groups).
-- What a rule's LM score cannot see: KenLM's RuleScore copies the state of a
-  block that begins the target (its left words are scored later, by the
-  parents) and only keeps the right state of one that ends it. So a block's
-  left words at the start of the target, and its right words at its end,
-  change no LM score of this rule (rule_relevant_sides; each trie node records
-  which (block, side) words it and the nodes below it reveal). A refinement
-  that reveals only such words keeps the edge's LM score (no LM query), and a
-  tail whose node has nothing the rule can see left below it is "flat": its
-  items are enumerated best first (one pop each) instead of walking down the
-  trie. Neither changes the search (tests: the same chart, edge by edge, as
-  with lm_visibility off).
-- flat_items (engine flag; default 16, set in __init__; 0: off): a tail whose
-  node has at most that many items is split after the other tail (as a flat
-  tail) and then flat, even where its items' words change the LM score: no
-  trie descent and no partial LM scoring inside small subtrees; an edge over
-  one of its items keeps the node's LM estimate until it is complete (then
-  scored exactly) or its other tail is split. Another search order (the same
-  exhaustive search with no pop limit; tests: brute force and the reference),
-  so other output under a pop limit: cube pruning's score with 0.82-0.87x the
-  partial pops and fewer pops (bench/results/incremental.md, Session 13).
-  Such a small list's trie is shallow (shallow_tries, default on): its root
-  (the full trie's, revealing what all its items share) over its items as
-  leaves, best first, which are its flat leaves: no inner nodes, no sort (the
-  same search; 3-5% less CPU, Session 14).
-- Unlike the paper, which queues every edge at once, a group's rules (sorted
-  best first) enter one at a time: popping rule r's unrefined edge queues rule
-  r + 1's, as cube pruning's rule dimension does (a group can hold thousands
-  of rules and most never get near the top).
+Vertices and tries. A vertex is the sorted item list of one nonterminal in one
+cell. Its items are grouped in a trie by their KenLM boundary words: per carried
+block, the left state's words outermost first alternating with the right
+state's words, most recent first, each side closed by an end token (a block
+whose left state is not full has all its words on the left). A node's score is
+its best descendant item's inside score. The trie is path-compressed (a node
+reveals every token its items share; a single item is a leaf) and grown only
+when an edge over its root is first popped; tries and their nodes' partial
+states are made once per item list and sentence, and shared by every parent
+cell. A list of at most `flat_items` items gets a shallow trie: its root over
+its items as leaves, best first.
 
-- The initial edges' queue key (engine flag initial_key) departs from the paper
-  where it misses most. The paper's estimate of an edge whose tails reveal no
-  words is the rule's words-only estimate (initial_key 0). The items of cube
-  pruning's 1-best that this search misses are mostly such edges whose
-  words-only key is 3-4 below their exact score (the LM gain where the rule's
-  words meet its tails' words: on this repetitive Bible text a rare word is
-  often well predicted by the tail before it); initial_key 2 keys every
-  initial edge at its exact score over the tails' best items (cube pruning's
-  corner, scored from the rule's record straight from KenLM: _evaluate's
-  number bit for bit, without its LM cache): it recovers them, at about
-  twice the CPU per pop (Session 7).
-  The default, initial_key 4, keys at the corner only the rules with a word
-  right after a tail whose words-only estimate is below -junction_threshold
-  (junction_gaps, decoder.search.incremental; default 2.0 log10): cube's score
-  at 1.09-1.19x its pop limit instead of 1.33-1.51x, for 3-11% more CPU per pop
-  (Session 12). Only
-  the key: a popped initial edge is split from its words-only estimate as
-  before (bench/results/incremental.md, Sessions 7 and 12; trace:
-  search_trace(), read by bench.incremental_misses).
+Partial edges. A partial edge is a cube-pruning hypothesis whose tails are trie
+nodes (or a node's remaining children). Its score is the rule score, the tails'
+scores and the LM estimate of the rule's words with each tail's state cut to
+the boundary words revealed so far (_lm.score_partial_target: the words after a
+tail's unrevealed words are scored as of unknown left context, with the lower-
+order rest costs of a rest_probing LM), cached per cell and unary round by
+(target, tail nodes' state hashes). An edge with its tails at their roots takes
+the rule's words-only estimate instead (_chart.rule_lm_estimates, no query), and
+is scored exactly when first popped. An edge whose tails are all items is scored
+exactly, straight from KenLM. What the initial edges and their pops read of a
+rule is one SortedRule record per position of the sorted rule arrays (score,
+estimate, id, lhs, the LM target's first and last symbol, length, offset and
+hash; SORTED_RULE_DTYPE is its numpy view).
 
-- pop_threshold (decoder.settings; ChartSearch.round_score_beam): a queue search also stops at a complete
-  pop scoring more than this below its best complete pop so far, before adding it: cube pruning's rule,
-  in one place (_chart.pxd cky_round_stops). (The same test on the queue's best key before each pop was
-  tried and not kept: bench/results/incremental.md, Session 11.)
+The queue. One priority queue (a 4-ary heap) per cell and unary round, as in
+Moses' incremental search: a popped partial edge whose tails are all items
+becomes a hypothesis and is recombined, counting one pop against `pop_limit`;
+otherwise the tail with the fewest revealed words (the most general context) is
+split into its best child and its remaining children, both re-queued (the best
+child, when still the queue's best, is popped next without the queue). With the
+experimental pop_count = "real" the virtual (binarization) groups get a queue of
+their own first, with virtual_pop_limit pops, then the real ones with pop_limit
+(ChartSearch._search, through _search_groups). Unlike the paper, which queues
+every edge at once, a group's rules (sorted best first) enter one at a time:
+popping rule r's unrefined edge queues rule r + 1's, as cube pruning's rule
+dimension does.
 
-Measurements and where the time goes: bench/results/incremental.md.
+What a rule's LM score cannot see. KenLM's RuleScore copies the state of a block
+that begins the target and only keeps the right state of one that ends it, so a
+block's left words at the start of the target, and its right words at its end,
+change no LM score of this rule (rule_relevant_sides). A refinement that reveals
+only such words keeps the edge's LM score, and a tail whose node has nothing the
+rule can see left below it is "flat": its items are enumerated best first
+instead of walking down the trie. Neither changes the search. A tail whose node
+has at most `flat_items` items is flat too, even where its items' words change
+the LM score: another search order (the same exhaustive search), with fewer
+partial pops and LM scorings.
 
-With no pop limit every hypothesis is completed: the chart equals exhaustive
-search. decoder/search/incremental_reference.py is the pure-Python reference.
+Initial edges' keys. The paper keys an edge whose tails reveal no words by the
+rule's words-only estimate. Where a rule has a word right after a tail whose
+words-only estimate is far below what the tail's words let it score (a rare
+word well predicted by its context: SortedRule.junction_gap above
+`junction_threshold` log10), that key hides a good edge until late; such a rule's
+initial edges are queued at their exact corner score over the tails' best items
+(cube pruning's corner), the others at their words-only estimate. Only the key
+changes: a popped initial edge is split from its words-only estimate.
 """
 cimport cython
 import numpy as np
@@ -131,7 +79,7 @@ from libcpp.vector cimport vector
 from decoder._ext._chart cimport (ChartSearch, CkyHeapEntry, CkySortEntry, Group, Hypothesis, Item, EDGE_GLUE_CONCAT,
                                   CKY_GLUE_CONCAT_HASH, CKY_GLUE_CONCAT_TARGET, CKY_GLUE_START_HASH,
                                   EDGE_GLUE_START,
-                                  cky_mix, cky_prefetch, cky_round_stops, cky_sort_entries,
+                                  cky_mix, cky_prefetch, cky_sort_entries,
                                   GROUP_RULES, GROUP_GLUE_START, GROUP_GLUE_CONCAT)
 from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState
 from decoder._ext._lm cimport (LanguageModel, chart_state_hash, cut_chart_state, empty_chart_state,
@@ -156,6 +104,45 @@ cdef enum:
     SINGLE_ITEM_DEPTH = 0x7FFF  # TrieNode.depth of a single item's root: all its tokens, not counted
     JUNCTION_GAP_UNITS_C = 100  # SortedRule.junction_gap counts 1/this log10
 JUNCTION_GAP_UNITS = JUNCTION_GAP_UNITS_C  # (for decoder.search.incremental, which makes the records)
+# A tail whose node has at most this many items is enumerated item by item (IncrementalSearch's flat_items).
+FLAT_ITEMS = 16
+# A rule whose junction gap (SortedRule.junction_gap) is above this many log10 has its initial edges queued at
+# their exact corner (IncrementalSearch's junction_threshold).
+JUNCTION_THRESHOLD = 2.0
+
+
+# The numpy dtype of SortedRule, from the struct itself (its field names, types and offsets, as Cython's
+# buffer format gives them): the one layout decoder.search.incremental writes the records in.
+cdef SortedRule _sorted_rule_example
+SORTED_RULE_DTYPE = np.asarray(<SortedRule[:1]>&_sorted_rule_example).dtype
+
+
+def sorted_rule_offsets():
+    """{field: byte offset} of SortedRule as the C compiler lays it out (for tests of SORTED_RULE_DTYPE)."""
+    cdef SortedRule *record = &_sorted_rule_example
+    cdef size_t base = <size_t>record
+    return {"score": <size_t>&record.score - base, "estimate": <size_t>&record.estimate - base,
+            "rule": <size_t>&record.rule - base, "target_first": <size_t>&record.target_first - base,
+            "target_last": <size_t>&record.target_last - base, "target_length": <size_t>&record.target_length - base,
+            "junction_gap": <size_t>&record.junction_gap - base, "lhs": <size_t>&record.lhs - base,
+            "target_lo": <size_t>&record.target_lo - base, "target_hash": <size_t>&record.target_hash - base,
+            "size": sizeof(SortedRule)}
+
+
+def read_sorted_rules(records):
+    """The records (SORTED_RULE_DTYPE) as the search reads them, through a SortedRule pointer: a tuple of the
+    fields per record, in declaration order (for tests)."""
+    records = np.ascontiguousarray(records)
+    if records.dtype != SORTED_RULE_DTYPE:
+        raise ValueError(f"records of {records.dtype}, not {SORTED_RULE_DTYPE}")
+    cdef const unsigned char[::1] packed = records.view(np.uint8).reshape(-1)
+    cdef const SortedRule *record
+    out = []
+    for k in range(records.shape[0]):
+        record = <const SortedRule *>&packed[k * sizeof(SortedRule)]
+        out.append((record.score, record.estimate, record.rule, record.target_first, record.target_last,
+                    record.target_length, record.junction_gap, record.lhs, record.target_lo, record.target_hash))
+    return out
 cdef int SIDE_LEFT = 0
 cdef int SIDE_RIGHT = 1
 cdef int SIDE_SHORT = 2  # a block whose left state is not full: its words, all on the left
@@ -258,29 +245,33 @@ TRACE_FIELDS = ("cell", "round", "limit", "pops", "items_made", "partial_pops", 
 cdef class IncrementalSearch(ChartSearch):
     """ChartSearch with incremental search (boundary-word grouping) instead of cube pruning."""
 
-    def __init__(self, dict arrays, LanguageModel lm, int64_t n_symbols, int32_t goal_symbol, settings, **weights):
+    def __init__(self, dict arrays, LanguageModel lm, int64_t n_symbols, int32_t goal_symbol, settings, *,
+                 int flat_items=FLAT_ITEMS, double junction_threshold=JUNCTION_THRESHOLD, bint lm_visibility=True,
+                 bint trace=False, bint check_corner_keys=False, **weights):
         """As ChartSearch; arrays also holds, per position of pair_rules_sorted then of single_rules_sorted
-        (from sorted_rules_single_offset on), the rule's SortedRule record: sorted_rules
-        (decoder.search.incremental.sorted_rule_arrays)."""
+        (from sorted_rules_single_offset on), the rule's SortedRule record (SORTED_RULE_DTYPE): sorted_rules
+        (decoder.search.incremental.sorted_rule_arrays). The keywords change how the search runs, for tests and
+        diagnosis (the defaults are the search): flat_items and junction_threshold (see the module docstring),
+        lm_visibility (off: every word counts as seen by a rule's LM score, the same search with more LM
+        scoring), trace (search_trace), check_corner_keys (each corner key against cube pruning's score)."""
         ChartSearch.__init__(self, arrays, lm, n_symbols, goal_symbol, settings, **weights)
-        self.lm_visibility = True
-        self.partial_rest = True
-        self.trace = False
-        self.initial_key = 4
-        self.flat_items = 16
-        self.shallow_tries = True
-        self.check_corner_keys = False
+        if flat_items < 0:
+            raise ValueError(f"flat_items must be at least 0, not {flat_items}")
+        self.lm_visibility = lm_visibility
+        self.trace = trace
+        self.flat_items = flat_items
+        self.junction_threshold = junction_threshold
+        self.check_corner_keys = check_corner_keys
         self.corner_key_mismatches = 0
         cdef int k
         for k in range(4 * SIDE_KEY_BLOCKS):
             self.side_keys[k] = cky_mix(<uint64_t>0x7A11, <uint64_t>k)
         cdef const unsigned char[::1] packed
         self.sorted_rules_array = np.ascontiguousarray(arrays["sorted_rules"])
-        if self.sorted_rules_array.dtype.itemsize != sizeof(SortedRule):
-            raise ValueError(f"sorted_rules: {self.sorted_rules_array.dtype.itemsize}-byte records, "
-                             f"SortedRule has {sizeof(SortedRule)}")
+        if self.sorted_rules_array.dtype != SORTED_RULE_DTYPE:
+            raise ValueError(f"sorted_rules: records of {self.sorted_rules_array.dtype}, not SortedRule's "
+                             f"{SORTED_RULE_DTYPE}")
         self.single_offset = arrays["sorted_rules_single_offset"]
-        self.junction_threshold = 2.0
         packed = self.sorted_rules_array.view(np.uint8).reshape(-1)
         self.sorted_rules = <const SortedRule *>&packed[0] if packed.shape[0] > 0 else NULL
         if packed.shape[0] >= HUGE_COPY_BYTES:
@@ -292,7 +283,7 @@ cdef class IncrementalSearch(ChartSearch):
     def __dealloc__(self):
         free(self.sorted_rules_huge)
 
-    def decode(self, words_lm, runs, oov_at):
+    def decode(self, words_lm, runs, oov_at, bint count_minimized_recombinations=False):
         self.nodes.clear()
         self.node_states.clear()
         self.node_cuts.clear()
@@ -308,7 +299,7 @@ cdef class IncrementalSearch(ChartSearch):
         self.flat_tails = 0
         self.flat_leaves.clear()
         self.trace_rows.clear()
-        ChartSearch.decode(self, words_lm, runs, oov_at)
+        ChartSearch.decode(self, words_lm, runs, oov_at, count_minimized_recombinations)
 
     def search_trace(self):
         """With trace on, the last sentence's queue searches (one per cell, unary round and kind of group), as
@@ -424,7 +415,7 @@ cdef class IncrementalSearch(ChartSearch):
 
     cdef unsigned char _partial_state(self, int32_t item, int depth, int block, ChartState *out) noexcept nogil:
         """Block `block` of `item`'s state as far as its first `depth` tokens reveal it; returns what it leaves
-        out (_lm.score_partial_target's cut: bit 0 left words, bit 1 right words; 0 with partial_rest off)."""
+        out (_lm.score_partial_target's cut: bit 0 left words, bit 1 right words)."""
         cdef const Item *it = &self.items[item]
         cdef const ChartState *st
         cdef int s, n_block, k, la, lb, a = 0, b = 0
@@ -454,13 +445,6 @@ cdef class IncrementalSearch(ChartSearch):
                         b += 1
                     depth -= 1
                 k += 1
-        if not self.partial_rest:
-            # Unrevealed words are a break in the context: the left side is closed (full) where the
-            # revealing stopped, and the right side is cut to the revealed most recent words.
-            out.left.length = <unsigned char>a
-            out.left.full = True
-            out.right.length = <unsigned char>b
-            return 0
         return cut_chart_state(st, a, b, out)
 
     # ---- tries
@@ -556,7 +540,7 @@ cdef class IncrementalSearch(ChartSearch):
                 self.trie_token_bits.resize(self.trie_tokens.size())
             n_tokens += self._append_tokens(item, n_tokens)
         self.trie_token_lo[list_n] = n_tokens
-        if list_n <= self.flat_items and self.shallow_tries:
+        if list_n <= self.flat_items:
             self._build_shallow(root, list_lo, list_n)
         else:
             self._build_node(root, list_lo, 0, list_n, 0, 0)
@@ -774,7 +758,6 @@ cdef class IncrementalSearch(ChartSearch):
         cdef int32_t node, offset
         cdef int t, s
         cdef float lm
-        cdef ChartState out
         self.lm_queries += calls
         cached = self.partial_lm.find(key)
         if cached != NULL:
@@ -795,10 +778,8 @@ cdef class IncrementalSearch(ChartSearch):
                     self.child_cuts.push_back(self.node_cuts[offset + s])
         if length <= 0:
             lm = 0.0
-        elif self.partial_rest:
-            lm = score_partial_target(self.model, target, length, self.child_pointers.data(), self.child_cuts.data(), NULL)
         else:
-            lm = score_target(self.model, target, length, self.child_pointers.data(), &out, NULL)
+            lm = score_partial_target(self.model, target, length, self.child_pointers.data(), self.child_cuts.data(), NULL)
         self.lm_queries_novel += calls
         self.partial_lm_novel += 1
         if self.partial_lm.size() < PARTIAL_LM_ENTRIES:
@@ -951,11 +932,8 @@ cdef class IncrementalSearch(ChartSearch):
         self._add_hypothesis_over(c, round, hyp, tail_items[0], tail_items[1], tails)
 
     cdef inline bint _take_pop(self, int c, int round, const PartialEdge *edge, Hypothesis *hyp, int *pops,
-                               double *best_pop, double pop_threshold, double *lowest_pop) noexcept nogil:
-        """A complete pop's hypothesis into the chart, counted; or true if pop_threshold stops the search
-        before it (cky_round_stops, as cube pruning's)."""
-        if cky_round_stops(hyp.score, pops[0], best_pop, pop_threshold):
-            return True
+                               double *lowest_pop) noexcept nogil:
+        """A complete pop's hypothesis into the chart, counted (false: the search goes on)."""
         if edge.complete >= 0:
             self._add_complete_hypothesis(c, round, edge, hyp)
         else:
@@ -1037,7 +1015,7 @@ cdef class IncrementalSearch(ChartSearch):
             score += group.fixed_score
         self.group_cursor[g].rank = rule_rank
         entry.score = score + self.weight_lm * lm
-        if self.initial_key != 0 and self._keyed_at_corner(group, True, sorted_rule):
+        if self._keyed_at_corner(sorted_rule):
             entry.score = self._corner_key(g, rule_rank)
         entry.index = ~g
         cky_queue_push(self.queue, entry.score, entry.index)
@@ -1046,8 +1024,8 @@ cdef class IncrementalSearch(ChartSearch):
 
     cdef double _corner_key(self, int32_t g, int32_t rule_rank) noexcept nogil:
         """The exact score of group g's rule rule_rank over its tails' best items (cube pruning's corner): an
-        initial edge's queue key under initial_key. With check_corner_keys (tests), each key is compared with
-        _evaluated_corner's (corner_key_mismatches)."""
+        initial edge's queue key where _keyed_at_corner says so. With check_corner_keys (tests), each key is
+        compared with _evaluated_corner's (corner_key_mismatches)."""
         cdef const Group *group = &self.groups[g]
         cdef const SortedRule *sorted_rule
         cdef int32_t tail, inline_target[2]
@@ -1090,23 +1068,15 @@ cdef class IncrementalSearch(ChartSearch):
         self.pending_hashes.clear()
         return hyp.score
 
-    cdef inline bint _keyed_at_corner(self, const Group *group, bint next_rule,
-                                      const SortedRule *sorted_rule) noexcept nogil:
-        """Whether initial_key queues this initial edge (of the group's rule whose record the caller has read,
-        sorted_rule; NULL for a glue group) at its exact corner: a group's first rule (next_rule false) or a rule
-        that enters when the previous one's initial edge is popped (next_rule true)."""
-        return (self.initial_key == 1 and next_rule) or self.initial_key == 2 or \
-            (self.initial_key == 3 and self._leaf_tails(group)) or \
-            (self.initial_key == 4 and sorted_rule != NULL and
-             sorted_rule.junction_gap > JUNCTION_GAP_UNITS_C * self.junction_threshold)
+    cdef inline bint _keyed_at_corner(self, const SortedRule *sorted_rule) noexcept nogil:
+        """Whether an initial edge of this rule (its record; NULL for a glue group) is queued at its exact corner
+        instead of its words-only estimate: a rule with a word right after a tail whose words-only estimate is
+        more than junction_threshold below what that word can score in context (SortedRule.junction_gap)."""
+        return sorted_rule != NULL and sorted_rule.junction_gap > JUNCTION_GAP_UNITS_C * self.junction_threshold
 
-    cdef inline bint _leaf_tails(self, const Group *group) noexcept nogil:
-        """Each tail of the group a single item or none (a run, an absent child), and at least one item."""
-        return group.n_left == 1 and group.n_right == 1 and \
-            (self.item_lists[group.left_lo] >= 0 or self.item_lists[group.right_lo] >= 0)
-
-    cdef void _initial_edge(self, int32_t g, double score, PartialEdge *edge) noexcept nogil:
-        """The popped initial edge of group g (its queued rule rank) with its queue score."""
+    cdef void _initial_edge(self, int32_t g, PartialEdge *edge) noexcept nogil:
+        """The popped initial edge of group g (its queued rule rank), scored from the rule's words-only estimate
+        whatever its queue key was."""
         cdef Group *group = &self.groups[g]
         cdef const SortedRule *sorted_rule
         edge.group = g
@@ -1134,9 +1104,7 @@ cdef class IncrementalSearch(ChartSearch):
         # The rule's words-only estimate, also when its tails are items (such an edge is scored exactly when
         # first popped, and re-queued if no longer the best). The rule id is read when popped too.
         edge.estimated = edge.scores_lm
-        edge.score = score
-        if self.initial_key > 0:  # queued by another key: split from the words-only estimate
-            edge.score = edge.fixed + self.group_cursor[g].tails + self.weight_lm * edge.lm
+        edge.score = edge.fixed + self.group_cursor[g].tails + self.weight_lm * edge.lm
 
     cdef void _search_groups(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil:
         """Replaces cube pruning inside a cell (ChartSearch._search calls it: once over all groups, or
@@ -1174,7 +1142,6 @@ cdef class IncrementalSearch(ChartSearch):
         cdef int32_t items_before = self.items.size()
         cdef unsigned long long partial_before = self.partial_pops
         cdef double lowest_pop = INFINITY
-        cdef int initial_key = self.initial_key
         cdef int32_t flat_items = self.flat_items
         cdef double weight_lm = self.weight_lm, tails
         cdef const SortedRule *sorted_rules = self.sorted_rules
@@ -1185,7 +1152,6 @@ cdef class IncrementalSearch(ChartSearch):
         cdef const Group *ahead_group
         cdef bint have_ahead
         cdef int32_t list_lo
-        cdef double best_pop = 0.0, pop_threshold = self.round_score_beam  # (cky_round_stops)
         if g_hi <= g_lo:
             return
         self.queue.clear()
@@ -1229,7 +1195,7 @@ cdef class IncrementalSearch(ChartSearch):
                 sorted_rule = NULL
                 score = tails + group.fixed_score
             entry.score = score + weight_lm * lm
-            if initial_key != 0 and self._keyed_at_corner(group, False, sorted_rule):
+            if self._keyed_at_corner(sorted_rule):
                 entry.score = self._corner_key(g, 0)
                 groups = self.groups.data()
             entry.index = ~g
@@ -1279,7 +1245,7 @@ cdef class IncrementalSearch(ChartSearch):
             else:
                 top = cky_queue_pop(self.queue)
                 if top.index < 0:  # a group's initial edge
-                    self._initial_edge(~top.index, top.score, &edge)
+                    self._initial_edge(~top.index, &edge)
                 else:
                     edge = self.partial_edges[top.index]
                     self.free_edges.push_back(top.index)
@@ -1343,7 +1309,7 @@ cdef class IncrementalSearch(ChartSearch):
                     self._evaluate(edge.group,  edge.rule_rank,
                                    self.nodes[edge.node[0]].rank if edge.node[0] >= 0 else 0,
                                    self.nodes[edge.node[1]].rank if edge.node[1] >= 0 else 0, &hyp)
-                if self._take_pop(c, round, &edge, &hyp, &pops, &best_pop, pop_threshold, &lowest_pop):
+                if self._take_pop(c, round, &edge, &hyp, &pops, &lowest_pop):
                     break
                 continue
             node = edge.node[split]
@@ -1400,7 +1366,7 @@ cdef class IncrementalSearch(ChartSearch):
                     self.pending_states.clear()
                     self.pending_hashes.clear()
                     self._complete_hypothesis(&next_edge, &hyp)
-                    if self._take_pop(c, round, &next_edge, &hyp, &pops, &best_pop, pop_threshold, &lowest_pop):
+                    if self._take_pop(c, round, &next_edge, &hyp, &pops, &lowest_pop):
                         break
                     have_ahead = self._request_ahead(&ahead_index)
             else:

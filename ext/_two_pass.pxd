@@ -36,11 +36,11 @@ cdef struct Partial:
 
 
 cdef class TwoPassSearch(ChartSearch):
-    cdef public double beam
-    cdef public long long agenda_limit, max_pops
-    cdef public bint reuse_suffix         # reuse the LM of alpha's unchanged tail (off: rescore all of alpha)
-    cdef public int edge_limit            # hyperedges per item the second pass unwinds into (0: all)
-    cdef public int second_pass_stop      # STOP_BUDGET, STOP_BOUND, STOP_FIRST
+    cdef readonly double beam
+    cdef readonly long long agenda_limit, max_pops
+    cdef readonly bint reuse_suffix       # reuse the LM of alpha's unchanged tail (off: rescore all of alpha)
+    cdef readonly int edge_limit          # hyperedges per item the second pass unwinds into (0: all)
+    cdef readonly int second_pass_stop    # STOP_BUDGET, STOP_BOUND, STOP_FIRST
     cdef double best_complete             # best score of a complete derivation so far
     cdef public unsigned long long agenda_pops, unwindings
     cdef int32_t bos_id, eos_id

@@ -35,7 +35,7 @@ cdef extern from "two_pass_containers.hh":
 
 cdef uint64_t TARGET_SEED = 0x74776f70617373   # "twopass": target-side hashes of the second pass
 
-# second_pass_stop (decoder.settings.SECOND_PASS_STOPS, in that order)
+# the experimental second_pass_stop (decoder.settings.SECOND_PASS_STOPS, in that order)
 cdef enum:
     STOP_BUDGET = 0
     STOP_BOUND = 1
@@ -46,25 +46,29 @@ cdef class TwoPassSearch(ChartSearch):
     """ChartSearch whose first pass recombines on (X, i, j) and whose second pass is H.Search."""
 
     def __init__(self, dict arrays, lm, n_symbols, goal_symbol, settings, double weight_lm, double weight_oov,
-                 double weight_glue, double weight_word_count):
+                 double weight_glue, double weight_word_count, *, bint reuse_suffix=True):
+        """As ChartSearch. reuse_suffix: reuse the LM score of the unchanged tail of a partial item's alpha
+        (off: rescore all of alpha; the same search, for tests)."""
         super().__init__(arrays, lm, n_symbols, goal_symbol, settings, weight_lm, weight_oov, weight_glue,
                          weight_word_count)
         self.recombine_on_symbol = True
-        self.reuse_suffix = True
+        self.reuse_suffix = reuse_suffix
 
     def configure(self, settings, double weight_lm, double weight_oov, double weight_glue,
                   double weight_word_count):
         """ChartSearch.configure, plus the second pass's settings (decoder.settings.SearchSettings:
-        two_pass_beam, agenda_limit, max_pops, edge_limit, kbest_per_class)."""
+        two_pass_beam, agenda_limit, max_pops, kbest_per_class; and of its experimental table edge_limit,
+        first_pass_items, first_pass_threshold, second_pass_stop)."""
         ChartSearch.configure(self, settings, weight_lm, weight_oov, weight_glue, weight_word_count)
+        experimental = settings.experimental
         self.beam = settings.two_pass_beam          # inf: no beam
         self.agenda_limit = settings.agenda_limit   # 0: no limit
         self.max_pops = settings.max_pops           # -1: no limit
-        self.edge_limit = settings.edge_limit       # 0: every hyperedge the first pass kept
+        self.edge_limit = experimental.edge_limit   # 0: every hyperedge the first pass kept
         self.k = max(settings.kbest_per_class, 1)
-        self.round_item_limit = settings.first_pass_items        # ChartSearch._search's round bounds
-        self.round_score_beam = settings.first_pass_threshold    # (the paper's beta)
-        self.second_pass_stop = ("budget", "bound", "first").index(settings.second_pass_stop)
+        self.round_item_limit = experimental.first_pass_items        # ChartSearch._search's round bounds
+        self.round_score_beam = experimental.first_pass_threshold    # (the paper's beta)
+        self.second_pass_stop = ("budget", "bound", "first").index(experimental.second_pass_stop)
 
     def hsearch(self, int bos_id, int eos_id, int max_results):
         """The second pass over the chart `decode` filled. Returns up to max_results complete

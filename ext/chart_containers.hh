@@ -233,8 +233,7 @@ static inline uint64_t cky_fmix(uint64_t k) {
    keys such as the cube corners (group, rule rank, left rank, right rank) collide only by chance
    (about 2^-64 per pair). The boost-style `h ^= f(x) + (h << 6) + (h >> 2)` used before is not a
    bijection in h: (143, 0, 0, 0) and (147, 0, 0, 0) hashed alike, so cube pruning's `seen` set
-   took a group's first corner for one already pushed and never explored that cube
-   (bench/results/moses.md, "Held-out failures at pop limit 1000"). */
+   took a group's first corner for one already pushed and never explored that cube. */
 static inline uint64_t cky_mix(uint64_t h, uint64_t x) {
     return cky_fmix(h ^ cky_fmix(x + 0x9E3779B97F4A7C15ULL));
 }

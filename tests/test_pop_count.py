@@ -13,7 +13,7 @@ from decoder.lm import LanguageModel
 from decoder.search.driver import ChartSearchDriver
 from decoder.search.drivers import search_driver
 from decoder.search.model import Weights
-from decoder.settings import SearchSettings
+from decoder.settings import ExperimentalSettings, SearchSettings
 
 from search_fixtures import (FEATURES, STRATEGIES, WEIGHTS_HEAVIER_LM as WEIGHTS, random_sentence,
                              write_random_store)
@@ -168,34 +168,34 @@ def test_the_rules_of_a_key_come_real_first_when_real_pops_are_counted(store, lm
 
 
 def test_pop_count_settings_are_checked():
-    assert SearchSettings().pop_count == "all"
-    assert SearchSettings(pop_count="real", virtual_pop_limit=0).virtual_pop_limit == 0
+    assert SearchSettings().experimental.pop_count == "all"
+    assert ExperimentalSettings(pop_count="real", virtual_pop_limit=0).virtual_pop_limit == 0
     for bad in ("virtual", "", None, 1):
         with pytest.raises(SettingsError, match="pop_count"):
-            SearchSettings(pop_count=bad)
+            ExperimentalSettings(pop_count=bad)
     for bad in (-1, 2.5, "100", True):
         with pytest.raises(SettingsError, match="virtual_pop_limit"):
-            SearchSettings(virtual_pop_limit=bad)
-    assert SearchSettings(pop_count="real", search="incremental").pop_count == "real"
+            ExperimentalSettings(virtual_pop_limit=bad)
+    real = ExperimentalSettings(pop_count="real")
+    assert SearchSettings(search="incremental", experimental=real).experimental.pop_count == "real"
     with pytest.raises(SettingsError, match="pop_count"):
-        SearchSettings(pop_count="real").replace(search="two-pass")
+        SearchSettings(experimental=real).replace(search="two-pass")
     with pytest.raises(SettingsError, match="pop_count"):
-        SearchSettings(pop_count="real", search="two-pass")
+        SearchSettings(search="two-pass", experimental=real)
 
 
 def test_pop_count_from_config_and_command_line(tmp_path):
-    from decoder.cli.translate import OVERRIDING_FLAGS, add_arguments
+    from decoder.cli.translate import add_arguments
     from decoder.config import load_config
     import argparse
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
-    args = parser.parse_args(["--pop-count", "real", "--virtual-pop-limit", "250"])
-    assert (args.pop_count, args.virtual_pop_limit) == ("real", 250)
-    assert {"pop_count", "virtual_pop_limit"} <= set(OVERRIDING_FLAGS)
+    args = parser.parse_args(["--experimental", "pop_count=real", "--experimental", "virtual_pop_limit=250"])
+    assert dict(args.experimental) == {"pop_count": "real", "virtual_pop_limit": 250}
     with pytest.raises(SystemExit):
-        parser.parse_args(["--pop-count", "some"])
+        parser.parse_args(["--experimental", "pop_count=some"])
     config = tmp_path / "config.toml"
-    config.write_text('store = "s"\nlm = "l"\npop_count = "real"\nvirtual_pop_limit = 50\n')
+    config.write_text('store = "s"\nlm = "l"\n[experimental]\npop_count = "real"\nvirtual_pop_limit = 50\n')
     loaded = load_config(str(config))
-    assert (loaded.settings.pop_count, loaded.settings.virtual_pop_limit) == ("real", 50)
+    assert (loaded.settings.experimental.pop_count, loaded.settings.experimental.virtual_pop_limit) == ("real", 50)

@@ -8,7 +8,7 @@ from decoder.errors import SettingsError
 from decoder.lm import ArpaReference, LanguageModel
 from decoder.search.driver import ChartSearchDriver
 from decoder.search.model import LM, Weights
-from decoder.settings import SearchSettings
+from decoder.settings import ExperimentalSettings, SearchSettings
 from decoder.store import GrammarStore, write_store
 
 from search_fixtures import (FEATURES, WEIGHTS_HEAVIER_LM as WEIGHTS, lm_estimate, random_rules, random_sentence, write_arpa)
@@ -60,7 +60,7 @@ def test_rule_order_does_not_change_an_unpruned_search(models, store, seed):
 
 
 def test_rule_order_setting_is_checked():
-    assert SearchSettings(rule_order="score").rule_order == "score"
+    assert SearchSettings().replace(rule_order="score").experimental.rule_order == "score"
     for bad in ("lm", "", None, 1):
         with pytest.raises(SettingsError, match="rule_order"):
-            SearchSettings(rule_order=bad)
+            ExperimentalSettings(rule_order=bad)

@@ -232,9 +232,8 @@ def test_compiled_kbest_rejects_a_chart_that_is_not_the_search_s(models, stores)
 def test_cube_corner_keys_are_distinct():
     """Cube pruning keeps the corners it pushed in a hash set keyed by (group, rule rank, left rank,
     right rank); two corners with one key lose the second corner's whole cube if it is a group's
-    first corner. The hash-combining step used before was no bijection: (143, 0, 0, 0) and
-    (147, 0, 0, 0) shared a key, and on held-out verse 138 the GOAL search over [0, 21) never
-    explored the cube of its best hypothesis (docs/moses.md)."""
+    first corner. A hash-combining step that is no bijection gives (143, 0, 0, 0) and (147, 0, 0, 0) one
+    key, and then a search never explores the cube of one of them."""
     from decoder._ext._chart import cube_corner_key
 
     corners = [(g, r, a, b) for g in range(2000) for r in range(3) for a in range(8) for b in range(8)]

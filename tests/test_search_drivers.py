@@ -74,8 +74,8 @@ def test_cli_table_limit_and_rule_order_flags(model, tmp_path):  # noqa: F811
         assert done.returncode == 0, done.stderr
         return {line.split(" ||| ")[1] for line in kbest.read_text().splitlines()}
 
-    assert {"house", "home"} <= outputs("--table-limit", "0", "--rule-order", "score")
-    limited = outputs("--table-limit", "1", "--rule-order", "estimate")
+    assert {"house", "home"} <= outputs("--table-limit", "0", "--experimental", "rule_order=score")
+    limited = outputs("--table-limit", "1", "--experimental", "rule_order=estimate")
     assert "house" in limited and "home" not in limited
     done = subprocess.run(base + ["--table-limit", "-1"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--table-limit" in done.stderr

@@ -266,8 +266,8 @@ def test_compiled_tries_are_path_compressed_and_scored_by_best_descendant(models
     for seed in range(8):
         _, store = stores(seed, "left", n_rules=20, max_arity=4)
         words = random_sentence(seed, 6)
-        decoder = IncrementalDecoder(store, lm, weights, pop_limit=0)
-        decoder.engine.shallow_tries = False  # (by default a list of at most flat_items items gets a shallow trie)
+        # (flat_items 0: no list gets a shallow trie, every list its full trie)
+        decoder = IncrementalDecoder(store, lm, weights, pop_limit=0, engine_options={"flat_items": 0})
         result = decoder.search(words)
         nodes = decoder.engine.trie_nodes()
         item_score = result.chart["item_score"]
@@ -331,9 +331,9 @@ def test_what_the_lm_cannot_see_changes_no_search_result(models, stores, strateg
         for limit in (1, 2, 4, 10):
             results = {}
             for visibility in (True, False):
-                decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
-                decoder.engine.lm_visibility = visibility
-                decoder.engine.flat_items = 0  # (the default 16 flattens these tiny tries whatever the LM sees)
+                # (flat_items 0: the default flattens these tiny tries whatever the LM sees)
+                decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit,
+                                             engine_options={"lm_visibility": visibility, "flat_items": 0})
                 result = decoder.search(words)
                 kbest = decoder.kbest(result, words, 5, unique=False)
                 results[visibility] = (result.stats, [round(h.score, 6) for h in kbest], [h.text for h in kbest],
@@ -509,7 +509,7 @@ def test_search_queue_breaks_ties_as_the_scanning_heap(seed):
 
 
 def test_junction_gaps_are_the_rarest_word_right_after_a_tail(models, stores):
-    """The SortedRule records' junction_gap (initial_key = 4's rule flag, in 1/JUNCTION_GAP_UNITS log10,
+    """The SortedRule records' junction_gap (what keys a rule's initial edges at their corner, in 1/JUNCTION_GAP_UNITS log10,
     rounded up): the largest minus words-only estimate of a word that follows a tail in the rule's LM
     target, 0 where none does; a word after a word, or a rule's first word (after the previous rule's last
     tail in the flat array), is not one. Checked rule by rule against a loop over each target."""
@@ -537,13 +537,13 @@ def test_junction_gaps_are_the_rarest_word_right_after_a_tail(models, stores):
     assert flagged > 0 and unflagged > 0
 
 
-def _one_pop_decoders(store, lm, weights, initial_key):
-    """Cube pruning and incremental search (initial_key as given) at pop limit 1, no unary rounds: every
-    vertex is then a single item (a trie that is one leaf)."""
+def _one_pop_decoders(store, lm, weights, junction_threshold):
+    """Cube pruning and incremental search (its initial edges keyed at their corner above junction_threshold:
+    -1 every rule's, inf none) at pop limit 1, no unary rounds: every vertex is then a single item (a trie that
+    is one leaf)."""
     cube = ChartDecoder(store, lm, weights, SearchSpace(max_unary_depth=0), pop_limit=1)
-    incremental = IncrementalDecoder(store, lm, weights, SearchSpace(max_unary_depth=0), pop_limit=1)
-    incremental.engine.initial_key = initial_key
-    incremental.engine.junction_threshold = -1.0  # (initial_key 4: every rule's initial edge at its corner)
+    incremental = IncrementalDecoder(store, lm, weights, SearchSpace(max_unary_depth=0), pop_limit=1,
+                                     engine_options={"junction_threshold": junction_threshold})
     return cube, incremental
 
 
@@ -568,42 +568,42 @@ def _first_difference(chart, other, n, goal):
 
 
 def test_exact_initial_keys_never_pop_below_cube_prunings_best_corner(models, stores):
-    """initial_key = 2 queues each group's initial edge at its exact score over the tails' best items: cube
-    pruning's corner. Where every vertex is a single item (pop limit 1, no unary rounds), the first search (a
-    cell's items, then its GOAL items) whose items differ from cube pruning's (its tails the same items) makes
-    an item at least as good as cube's (cube's best corner, or a next rule it queued, exactly, when popping that
-    corner's edge). With the words-only estimate (initial_key = 0, the default) the initial edges are
-    ordered by their rules' words alone, and in some grammars that first differing search is worse than cube's:
-    the misses of bench/results/incremental.md, Session 7 (edges whose words-only key is below their exact
-    score)."""
+    """A rule's initial edge keyed at its exact score over the tails' best items is keyed at cube pruning's
+    corner. With every rule keyed so (junction_threshold -1), where every vertex is a single item (pop limit
+    1, no unary rounds), the first search (a cell's items, then its GOAL items) whose items differ from cube
+    pruning's (its tails the same items) makes an item at least as good as cube's (cube's best corner, or a
+    next rule it queued, exactly, when popping that corner's edge). With the paper's words-only estimate for
+    every rule (junction_threshold inf) the initial edges are ordered by their rules' words alone, and in some
+    grammars that first differing search is worse than cube's (edges whose words-only key is below their
+    exact score): the default keys such rules (a rare word right after a tail) at their corner."""
     _, lm = models
     weights = Weights(FEATURES, WEIGHTS)
-    worse = {0: 0, 2: 0, 4: 0}
+    worse = {math.inf: 0, -1.0: 0}
     single = 0
     for seed in range(30):
         _, store = stores(seed, "left", n_rules=20, max_arity=4)
         words = random_sentence(seed, 6)
-        cube, _ = _one_pop_decoders(store, lm, weights, 0)
+        cube, _ = _one_pop_decoders(store, lm, weights, math.inf)
         expected = cube.search(words)
         vertices = list(zip(expected.chart["item_cell"].tolist(), expected.chart["item_symbol"].tolist()))
         if len(set(vertices)) < len(vertices):
             continue  # (a vertex of two items, e.g. a word's pass-through and a rule's: a trie of more than a leaf)
         single += 1
-        for key in worse:
-            _, incremental = _one_pop_decoders(store, lm, weights, key)
+        for threshold in worse:
+            _, incremental = _one_pop_decoders(store, lm, weights, threshold)
             difference = _first_difference(incremental.search(words).chart, expected.chart, len(words),
                                            incremental.grammar.goal_symbol)
             if difference is not None and difference[1] < difference[2] - 1e-6:
-                worse[key] += 1
+                worse[threshold] += 1
     assert single >= 20
-    assert worse[2] == 0 and worse[4] == 0
-    assert worse[0] > 0  # (the words-only keys do miss a better corner in some of these grammars)
+    assert worse[-1.0] == 0
+    assert worse[math.inf] > 0  # (the words-only keys do miss a better corner in some of these grammars)
 
 
 def test_corner_keys_are_cube_prunings_corner_scores_bit_for_bit(models, stores):
-    """initial_key's corner keys are scored from the rules' SortedRule records straight from KenLM
-    (_corner_key), not through cube pruning's _evaluate and the chart's LM cache: the same number, bit for bit,
-    for every key (check_corner_keys compares each one with _evaluate's), at every pop limit."""
+    """Corner keys are scored from the rules' SortedRule records straight from KenLM (_corner_key), not
+    through cube pruning's _evaluate and the chart's LM cache: the same number, bit for bit, for every key
+    (check_corner_keys compares each one with _evaluate's), at every pop limit."""
     _, lm = models
     weights = Weights(FEATURES, WEIGHTS)
     keys = 0
@@ -611,17 +611,18 @@ def test_corner_keys_are_cube_prunings_corner_scores_bit_for_bit(models, stores)
         _, store = stores(seed, "left", n_rules=20, max_arity=4)
         words = random_sentence(seed, 6)
         for limit in (1, 4, 0):
-            decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
-            decoder.engine.initial_key = 2  # (every initial edge at its corner)
-            decoder.engine.check_corner_keys = True
+            # (junction_threshold -1: every rule's initial edges at their corner)
+            decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit,
+                                         engine_options={"junction_threshold": -1.0, "check_corner_keys": True})
             decoder.search(words)
             keys += decoder.engine.corner_keys
             assert decoder.engine.corner_key_mismatches == 0
     assert keys > 100
 
 
-@pytest.mark.parametrize("initial_key", (1, 2, 3, 4))
-def test_initial_keys_keep_the_unlimited_search_exact_and_the_pruned_one_consistent(models, stores, initial_key):
+@pytest.mark.parametrize("junction_threshold", (-1.0, 0.5, 2.0, math.inf))
+def test_initial_keys_keep_the_unlimited_search_exact_and_the_pruned_one_consistent(models, stores,
+                                                                                    junction_threshold):
     """Another queue key for the initial edges changes which hypotheses a pop limit keeps, never the
     unlimited search (every hypothesis completed: the exhaustive optimum) nor the scores of what is kept."""
     _, lm = models
@@ -631,9 +632,8 @@ def test_initial_keys_keep_the_unlimited_search_exact_and_the_pruned_one_consist
         words = random_sentence(seed, 5)
         optimum = exhaustive_optimum(store, lm, weights, words)
         for limit in (0, 1, 3):
-            decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
-            decoder.engine.initial_key = initial_key
-            decoder.engine.junction_threshold = 0.5  # (initial_key 4: some rules keyed at their corner)
+            decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit,
+                                         engine_options={"junction_threshold": junction_threshold})
             best = decoder.best(decoder.search(words), words)
             if limit == 0:
                 assert best.score == pytest.approx(optimum, abs=1e-4)
@@ -641,7 +641,7 @@ def test_initial_keys_keep_the_unlimited_search_exact_and_the_pruned_one_consist
 
 
 def test_search_trace_counts_each_queue_searchs_pops_and_items(models, stores):
-    """The trace (IncrementalSearch.search_trace, read by bench.incremental_misses) has one row per queue
+    """The trace (IncrementalSearch.search_trace, a diagnosis) has one row per queue
     search: its complete pops are at most the limit, they add up to the hypotheses proposed outside the
     pass-through words, its items to the chart's items outside them; a search that stopped short of its
     limit emptied its queue."""
@@ -651,8 +651,7 @@ def test_search_trace_counts_each_queue_searchs_pops_and_items(models, stores):
         _, store = stores(seed, "left", n_rules=20, max_arity=4)
         words = random_sentence(seed, 6)
         for limit in (1, 4):
-            decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
-            decoder.engine.trace = True
+            decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit, engine_options={"trace": True})
             result = decoder.search(words)
             trace = decoder.engine.search_trace()
             oov_edges = int(np.sum(result.chart["edge_rule"] == EDGE_OOV))
@@ -680,8 +679,8 @@ def test_small_flat_tails_keep_the_unlimited_search_exact(models, stores, refere
     assert expected.best.score == pytest.approx(
         best_by_brute_force(grammar, words, reference_lm, weights, space_for(seed))[0], abs=1e-4)
     default = IncrementalDecoder(store, lm, weights, space_for(seed), pop_limit=0)
-    decoder = IncrementalDecoder(store, lm, weights, space_for(seed), pop_limit=0)
-    decoder.engine.flat_items = flat_items
+    decoder = IncrementalDecoder(store, lm, weights, space_for(seed), pop_limit=0,
+                                 engine_options={"flat_items": flat_items})
     result = decoder.search(words)
     assert decoder.best(result, words).score == pytest.approx(expected.best.score, abs=1e-4)
     assert_kbest_equals_reference(decoder.kbest(result, words, 8, unique=False), expected.kbest)
@@ -730,8 +729,8 @@ def test_small_flat_tails_change_the_pruned_search_consistently(models, stores):
         optimum = exhaustive_optimum(store, lm, weights, words)
         for limit in (1, 3, 10):
             for flat_items in totals:
-                decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
-                decoder.engine.flat_items = flat_items
+                decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit,
+                                             engine_options={"flat_items": flat_items})
                 result = decoder.search(words)
                 assert_pruned_best_is_scored_exactly(decoder.best(result, words), optimum, weights, lm)
                 for key in totals[flat_items]:
@@ -740,46 +739,35 @@ def test_small_flat_tails_change_the_pruned_search_consistently(models, stores):
     assert totals[8]["partial_lm_novel"] < totals[0]["partial_lm_novel"]
 
 
-def test_small_lists_get_shallow_tries_that_change_no_search_result(models, stores):
+def test_small_lists_get_shallow_tries(models, stores):
     """A list of at most flat_items items (its tails are always flat: split item by item, never walked down)
-    gets a shallow trie: the root, revealing what all its items share, over the items as leaves, best first.
-    The root is the full trie's root (the same partial states), so the pruned search finds the same chart,
-    edge by edge, and the same k-best as with the full path-compressed trie, with fewer trie nodes."""
+    gets a shallow trie: the root, revealing what all its items share, over the items as leaves in list order,
+    best first; fewer trie nodes than the full path-compressed tries (flat_items 0) of the same lists."""
     _, lm = models
     weights = Weights(FEATURES, WEIGHTS)
-    nodes_made = {True: 0, False: 0}
+    nodes_made = {16: 0, 0: 0}
     shallow_roots = 0
     for seed in range(12):
         _, store = stores(seed, "left", n_rules=20, max_arity=4)
         words = random_sentence(seed, 7)
-        for limit, flat_items in ((0, 16), (1, 16), (3, 4), (10, 16), (10, 2)):
-            results = {}
-            for shallow in (True, False):
-                decoder = IncrementalDecoder(store, lm, weights, pop_limit=limit)
-                decoder.engine.flat_items = flat_items
-                decoder.engine.shallow_tries = shallow
-                result = decoder.search(words)
-                kbest = decoder.kbest(result, words, 5, unique=False)
-                results[shallow] = (result.chart, [round(h.score, 6) for h in kbest], [h.text for h in kbest])
-                nodes_made[shallow] += result.stats["trie_nodes"]
-                if shallow:
-                    nodes = decoder.engine.trie_nodes()
-                    children = {c for t in range(len(nodes["rank"])) if nodes["n_children"][t] > 0
-                                for c in range(nodes["first_child"][t],
-                                               nodes["first_child"][t] + nodes["n_children"][t])}
-                    for t in range(len(nodes["rank"])):
-                        if t in children or nodes["rank"][t] >= 0 or nodes["n_children"][t] < 0 or \
-                                nodes["n_items"][t] > flat_items:
-                            continue
-                        lo, n = nodes["first_child"][t], nodes["n_children"][t]
-                        assert n == nodes["n_items"][t]  # its items, as leaves
-                        assert all(nodes["rank"][c] == c - lo for c in range(lo, lo + n))
-                        scores = [nodes["score"][c] for c in range(lo, lo + n)]
-                        assert scores == sorted(scores, reverse=True) and nodes["score"][t] == scores[0]
-                        shallow_roots += 1
-            (chart, kbest_scores, texts), (full_chart, full_scores, full_texts) = results[True], results[False]
-            assert kbest_scores == full_scores and texts == full_texts, (seed, limit, flat_items)
-            for key in chart:
-                assert np.array_equal(np.asarray(chart[key]), np.asarray(full_chart[key])), (seed, limit, key)
+        for flat_items in nodes_made:
+            decoder = IncrementalDecoder(store, lm, weights, pop_limit=0, engine_options={"flat_items": flat_items})
+            result = decoder.search(words)
+            nodes_made[flat_items] += result.stats["trie_nodes"]
+            if not flat_items:
+                continue
+            nodes = decoder.engine.trie_nodes()
+            children = {c for t in range(len(nodes["rank"])) if nodes["n_children"][t] > 0
+                        for c in range(nodes["first_child"][t], nodes["first_child"][t] + nodes["n_children"][t])}
+            for t in range(len(nodes["rank"])):
+                if t in children or nodes["rank"][t] >= 0 or nodes["n_children"][t] < 0 or \
+                        nodes["n_items"][t] > flat_items:
+                    continue
+                lo, n = nodes["first_child"][t], nodes["n_children"][t]
+                assert n == nodes["n_items"][t]  # its items, as leaves
+                assert all(nodes["rank"][c] == c - lo for c in range(lo, lo + n))
+                scores = [nodes["score"][c] for c in range(lo, lo + n)]
+                assert scores == sorted(scores, reverse=True) and nodes["score"][t] == scores[0]
+                shallow_roots += 1
     assert shallow_roots > 20
-    assert nodes_made[True] < nodes_made[False]
+    assert nodes_made[16] < nodes_made[0]

@@ -390,8 +390,8 @@ def test_compiled_suffix_reuse_changes_no_score(arpa, stores, seed, strategy):
     weights = Weights(FEATURES, WEIGHTS)
     popped, queries = {}, {}
     for reuse in (False, True):
-        decoder = TwoPassSearchDriver(store, LanguageModel(arpa), weights, space, **UNBOUNDED)
-        decoder.engine.reuse_suffix = reuse
+        decoder = TwoPassSearchDriver(store, LanguageModel(arpa), weights, space,
+                                      engine_options={"reuse_suffix": reuse}, **UNBOUNDED)
         result = decoder.run(words)
         popped[reuse] = decoder.engine.popped_scores()
         queries[reuse] = result.stats["lm_queries"]

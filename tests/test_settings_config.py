@@ -9,7 +9,8 @@ import pytest
 from decoder.config import PATH_KEYS, load_config, parse_config, relocate_paths
 from decoder.decoder import DEFAULT_SETTINGS, Decoder
 from decoder.errors import ConfigError, SettingsError, StoreError
-from decoder.settings import (DEFAULT_SEARCH_SETTINGS, SEARCH_ALGORITHMS, SETTING_NAMES, SearchSettings,
+from decoder.settings import (DEFAULT_EXPERIMENTAL_SETTINGS, DEFAULT_SEARCH_SETTINGS, EXPERIMENTAL_NAMES,
+                              SEARCH_ALGORITHMS, SETTING_NAMES, ExperimentalSettings, SearchSettings,
                               register_search_algorithm)
 
 from test_decoder import model  # noqa: F401 (the toy model directory: store/, lm.arpa)
@@ -35,7 +36,6 @@ BAD_SETTINGS = [
     ("beam_threshold", -0.5), ("beam_threshold", float("nan")), ("beam_threshold", "0"), ("beam_threshold", False),
     ("max_span", 0), ("max_span", -3),
     ("max_unary_depth", -1),
-    ("unary_pop_limit", -2),
     ("exhaustive", "false"), ("exhaustive", 1), ("exhaustive", None),
     ("search", "beam-me-up"), ("search", 1),
 ]
@@ -51,8 +51,9 @@ def test_search_settings_reject_wrong_types_and_ranges(key, value):
 
 def test_search_settings_accept_the_edges_of_their_ranges():
     settings = SearchSettings(pop_limit=0, beam_size=0, beam_threshold=0, max_span=1, max_unary_depth=0,
-                              unary_pop_limit=-1, exhaustive=True)
+                              exhaustive=True, experimental=ExperimentalSettings(unary_pop_limit=-1))
     assert settings.beam_threshold == 0.0 and isinstance(settings.beam_threshold, float)
+    assert settings.experimental.unary_pop_limit == -1
     with pytest.raises(SettingsError, match="pop_limt"):
         settings.replace(pop_limt=1)
 
@@ -74,9 +75,9 @@ def test_one_home_for_the_defaults(model, decoder):
 
     engine = decoder.chart.engine
     defaults = SearchSettings()
-    for name in ("pop_limit", "max_span", "max_unary_depth", "unary_pop_limit", "beam_size", "beam_threshold",
-                 "exhaustive"):
+    for name in ("pop_limit", "max_span", "max_unary_depth", "beam_size", "beam_threshold", "exhaustive"):
         assert getattr(engine, name) == getattr(defaults, name), name
+    assert engine.unary_pop_limit == defaults.experimental.unary_pop_limit
     with pytest.raises(TypeError):
         ChartSearch(decoder.chart.grammar.arrays, decoder.lm, decoder.chart.grammar.n_symbols,
                     decoder.chart.grammar.goal_symbol)
@@ -85,9 +86,9 @@ def test_one_home_for_the_defaults(model, decoder):
     from decoder.search.driver import ChartSearchDriver
 
     driver = ChartSearchDriver(decoder.store, decoder.lm, decoder.weights)
-    assert driver.engine.unary_pop_limit == defaults.unary_pop_limit
+    assert driver.engine.unary_pop_limit == defaults.experimental.unary_pop_limit
     assert driver.engine.max_unary_depth == defaults.max_unary_depth
-    assert {k: DEFAULT_SETTINGS[k] for k in SETTING_NAMES} == defaults.as_dict()
+    assert {k: DEFAULT_SETTINGS[k] for k in SETTING_NAMES + EXPERIMENTAL_NAMES} == defaults.as_dict()
     assert decoder.settings["search"] == "cube"
 
 
@@ -124,7 +125,17 @@ BAD_CONFIGS = [
     ("oov_labels = [1]\n", "oov_labels"),
     ("max_unary_depth = -1\n", "max_unary_depth"),
     ("beam_size = -1\n", "beam_size"),
-    ("unary_pop_limit = -5\n", "unary_pop_limit"),
+    ("[experimental]\nunary_pop_limit = -5\n", "unary_pop_limit"),
+    ('[experimental]\npop_count = "some"\n', "pop_count"),
+    ("[experimental]\nweight_pushing = 1\n", "weight_pushing"),
+    ("[experimental]\npop_cont = 1\n", "experimental.pop_cont"),
+    ("[experimental]\npop_limit = 1\n", "experimental.pop_limit"),
+    ("[experimental.more]\nrule_order = 1\n", "experimental.more"),
+    ("[search.experimental]\nrule_order = \"score\"\n", "search.experimental"),
+    ("experimental = 3\n", "experimental"),
+    ("[experimental]\nrule_lookahead = 0.5\n", "experimental.rule_lookahead"),
+    ("pop_threshold = 2.0\n", "pop_threshold"),
+    ('rule_order = "score"\n[experimental]\nrule_order = "estimate"\n', "rule_order"),
     ("beam_threshold = -1.0\n", "beam_threshold"),
     ("glue = 3\n", "glue"),
     ("lm_order = 2.0\n", "lm_order"),
@@ -327,3 +338,115 @@ def test_search_names_an_algorithm_with_a_driver(model):
             Decoder(model / "store", model / "lm.arpa", search="no-driver-test")
     finally:
         del SEARCH_ALGORITHMS["no-driver-test"]
+
+
+# ---- the [experimental] table ----------------------------------------------------------------------
+
+def test_public_settings_are_the_users_and_the_research_knobs_are_experimental():
+    # (memory_budget_mb: the engine's memory budget, public too)
+    assert set(SETTING_NAMES) - {"memory_budget_mb"} == {
+        "search", "pop_limit", "beam_size", "beam_threshold", "max_span", "max_unary_depth", "exhaustive",
+        "table_limit", "two_pass_beam", "agenda_limit", "max_pops", "kbest_per_class"}
+    assert set(EXPERIMENTAL_NAMES) == {"pop_count", "virtual_pop_limit", "unary_pop_limit", "table_limit_rank",
+                                       "rule_order", "weight_pushing", "edge_limit", "first_pass_items",
+                                       "first_pass_threshold", "second_pass_stop"}
+    for removed in ("rule_lookahead", "pop_threshold"):
+        assert removed not in SETTING_NAMES + EXPERIMENTAL_NAMES
+        with pytest.raises(SettingsError, match=removed):
+            DEFAULT_SEARCH_SETTINGS.replace(**{removed: 0.0})
+
+
+def test_experimental_settings_are_checked_like_the_others():
+    with pytest.raises(SettingsError, match="`virtual_pop_limit`"):
+        ExperimentalSettings(virtual_pop_limit=-1)
+    with pytest.raises(SettingsError, match="unknown experimental setting `pop_cont`"):
+        DEFAULT_EXPERIMENTAL_SETTINGS.replace(pop_cont=1)
+    with pytest.raises(SettingsError, match="`rule_order`"):
+        DEFAULT_SEARCH_SETTINGS.replace(experimental={"rule_order": "best"})
+    # given by its own name, an experimental setting changes the experimental table
+    changed = DEFAULT_SEARCH_SETTINGS.replace(rule_order="score", pop_limit=7)
+    assert changed.experimental.rule_order == "score" and changed.pop_limit == 7
+    assert changed.experimental.changed() == {"rule_order": "score"}
+    assert SearchSettings.from_mapping(changed.as_dict()) == changed
+    with pytest.raises(SettingsError, match="pop_count.*not of search = 'two-pass'"):
+        SearchSettings(search="two-pass", experimental={"pop_count": "real"})
+
+
+def test_experimental_table_loads_and_reaches_the_settings(tmp_path):
+    path = write(tmp_path, '[search]\npop_limit = 30\n[experimental]\npop_count = "real"\nvirtual_pop_limit = 50\n'
+                           'weight_pushing = false\n')
+    config = load_config(path)
+    assert config.settings.pop_limit == 30
+    assert config.settings.experimental == ExperimentalSettings(pop_count="real", virtual_pop_limit=50,
+                                                                weight_pushing=False)
+
+
+def test_unknown_experimental_key_names_the_key_and_the_file(tmp_path):
+    path = write(tmp_path, "[experimental]\nvirtual_pop_limt = 50\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert caught.value.path == str(path)
+    assert str(caught.value).startswith(f"{path}: unknown key `experimental.virtual_pop_limt`")
+    assert "did you mean `virtual_pop_limit`" in str(caught.value)
+
+
+def test_old_configs_with_experimental_keys_beside_the_others_load_with_a_warning(tmp_path):
+    """Configs written before the [experimental] table: the same settings, and a warning naming the key,
+    the file and the table to move it to; a removed setting at its old default (off) is dropped with a
+    warning."""
+    path = write(tmp_path, '[search]\npop_limit = 30\nrule_order = "score"\nrule_lookahead = 0.0\n')
+    with pytest.warns(FutureWarning) as warned:
+        config = load_config(path)
+    messages = [str(w.message) for w in warned]
+    assert any(str(path) in m and "`search.rule_order`" in m and "[experimental]" in m for m in messages)
+    assert any("`search.rule_lookahead` was removed" in m for m in messages)
+    assert config.settings.experimental.rule_order == "score" and config.settings.pop_limit == 30
+    new = write(tmp_path, '[search]\npop_limit = 30\n[experimental]\nrule_order = "score"\n', "new.toml")
+    assert load_config(new).settings == config.settings
+
+
+def test_experimental_table_belongs_to_the_ghkm_system(tmp_path):
+    path = tmp_path / "sdig.toml"
+    path.write_text('system = "sdig"\ngrammar = "g"\n[experimental]\nrule_order = "score"\n')
+    with pytest.raises(ConfigError, match="experimental") as caught:
+        load_config(path)
+    assert caught.value.path == str(path)
+
+
+def test_decoder_takes_experimental_settings(model):
+    decoder = Decoder(model / "store", model / "lm.arpa", experimental={"unary_pop_limit": 3}, weight_pushing=False)
+    assert decoder.search_settings.experimental.unary_pop_limit == 3
+    assert decoder.search_settings.experimental.weight_pushing is False
+    assert decoder.chart.engine.unary_pop_limit == 3
+    assert decoder.settings["unary_pop_limit"] == 3  # (the flat view of every setting)
+    decoder.reconfigure(experimental={"unary_pop_limit": -1})
+    assert decoder.chart.engine.unary_pop_limit == -1
+    assert decoder.search_settings.experimental.weight_pushing is False  # (the others kept)
+    with pytest.raises(SettingsError, match="pop_cont"):
+        Decoder(model / "store", model / "lm.arpa", experimental={"pop_cont": 1})
+
+
+def test_compiled_engines_take_settings_only_through_their_constructor_or_configure(decoder):
+    """No setting of a compiled search can be set by assigning an attribute."""
+    engine = decoder.chart.engine
+    for name in ("pop_limit", "beam_size", "unary_pop_limit", "pop_count_real", "virtual_pop_limit",
+                 "round_score_beam"):
+        with pytest.raises(AttributeError):
+            setattr(engine, name, getattr(engine, name))
+
+
+def test_derived_configs_put_an_added_experimental_setting_in_its_table(tmp_path):
+    """Tuning and the benchmarks derive configs (decoder.tune.config.with_settings): an experimental setting
+    they add goes to [experimental], so the config loads without a warning."""
+    import warnings
+
+    from decoder.tune.config import with_settings, write_config
+
+    derived = with_settings({"store": "store", "lm": "lm.arpa", "search": {"pop_limit": 3}}, None,
+                            rule_order="score", pop_limit=5)
+    path = tmp_path / "derived.toml"
+    write_config(derived, str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded = load_config(path)
+    assert loaded.settings.pop_limit == 5 and loaded.settings.experimental.rule_order == "score"

@@ -13,7 +13,7 @@ from decoder.lm import ArpaReference, LanguageModel
 from decoder.search.driver import ChartSearchDriver
 from decoder.search.model import LM, WORD_COUNT, SearchSpace, Weights
 from decoder.search.reference import ReferenceDecoder
-from decoder.settings import SearchSettings
+from decoder.settings import ExperimentalSettings, SearchSettings
 from decoder.store import GrammarStore, write_store
 from decoder.grammar import Rule
 
@@ -170,10 +170,10 @@ def test_configure_changes_the_limit(models, stores):
 
 def test_table_limit_setting_is_checked():
     assert SearchSettings().table_limit == 20
-    assert SearchSettings().table_limit_rank == "score"  # the rule-feature score
+    assert SearchSettings().experimental.table_limit_rank == "score"  # the rule-feature score
     for bad in ("lm", "", None):
         with pytest.raises(SettingsError, match="table_limit_rank"):
-            SearchSettings(table_limit_rank=bad)
+            ExperimentalSettings(table_limit_rank=bad)
     assert SearchSettings(table_limit=0).table_limit == 0
     for bad in (-1, 2.5, True, "20"):
         with pytest.raises(SettingsError, match="table_limit"):

@@ -12,7 +12,7 @@ from decoder.lm import LanguageModel
 from decoder.search.driver import ChartSearchDriver
 from decoder.search.model import Weights
 from decoder.search.weight_pushing import pushed_rule_scores
-from decoder.settings import SearchSettings
+from decoder.settings import ExperimentalSettings, SearchSettings
 
 from search_fixtures import (FEATURES, STRATEGIES, WEIGHTS_HEAVIER_LM as WEIGHTS, random_sentence,
                              write_random_store)
@@ -103,9 +103,9 @@ def test_a_pruned_search_with_pushing_scores_its_derivation_exactly(store, lm, s
 
 
 def test_weight_pushing_setting_is_checked():
-    assert SearchSettings(weight_pushing=True).weight_pushing is True
-    assert SearchSettings().weight_pushing is True  # the default (docs/search.md)
-    assert SearchSettings(weight_pushing=False).weight_pushing is False
+    assert ExperimentalSettings(weight_pushing=True).weight_pushing is True
+    assert SearchSettings().experimental.weight_pushing is True  # the default
+    assert SearchSettings().replace(weight_pushing=False).experimental.weight_pushing is False
     for bad in ("true", 1, None):
         with pytest.raises(SettingsError, match="weight_pushing"):
-            SearchSettings(weight_pushing=bad)
+            ExperimentalSettings(weight_pushing=bad)

@@ -31,3 +31,21 @@ def non_negative(meaning: str = ""):
             raise argparse.ArgumentTypeError(f"{text} is not a finite number >= 0{meaning}")
         return value
     return parse
+
+
+def add_workers(parser, default: int | None = 1, minimum: int = 1, meaning: str = "", help: str = "",
+                aliases: tuple = ()) -> None:
+    """--workers N, the one name of "how many processes" on every command; `aliases` (older spellings such as
+    --jobs) are accepted but hidden from --help."""
+    parser.add_argument("--workers", type=count(minimum, meaning), default=default, metavar="N",
+                        help=help or f"worker processes (default {default})")
+    for alias in aliases:
+        parser.add_argument(alias, dest="workers", type=count(minimum, meaning), help=argparse.SUPPRESS)
+
+
+def add_quiet(parser, help: str = "no progress bar", aliases: tuple = ()) -> None:
+    """--quiet, the one name of "no progress output" on every command; `aliases` (older spellings such as
+    --no-progress) are accepted but hidden from --help."""
+    parser.add_argument("--quiet", action="store_true", help=help)
+    for alias in aliases:
+        parser.add_argument(alias, dest="quiet", action="store_true", help=argparse.SUPPRESS)

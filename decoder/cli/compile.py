@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+
+from .arguments import add_quiet
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--features", metavar="NAME,...", default=None,
                         help="names of the score columns, comma-separated (default: RULES.features.json, "
                              "or RULES.gz.features.json for a decompressed table; required if neither exists)")
-    parser.add_argument("--progress", action="store_true", help="show binarization progress")
+    add_quiet(parser, help="no binarization progress bar (shown only on a terminal)")
+    parser.add_argument("--progress", action="store_true", help=argparse.SUPPRESS)  # (shown even off a terminal)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -29,7 +33,8 @@ def main(args: argparse.Namespace) -> int:
     feature_names = args.features.split(",") if args.features is not None else None
     # a bad table, filter file or store directory: one line (decoder.cli.run)
     build = build_store(args.rules, args.store_dir, args.strategy, seed=args.seed, filter_path=args.filter,
-                        feature_names=feature_names, non_binarizable=args.non_binarizable, progress=args.progress)
+                        feature_names=feature_names, non_binarizable=args.non_binarizable,
+                        progress=args.progress or (not args.quiet and sys.stderr.isatty()))
 
     meta = build.meta
     report = build.report

@@ -27,11 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "or models/bible-es-en/build/small/ with --small)")
     parser.add_argument("--cache", type=Path, default=None, metavar="DIR",
                         help="cache directory (default models/bible-es-en/build/cache/)")
-    parser.add_argument("--processes", type=int, default=None, metavar="N",
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="parser processes (default: all cores)")
+    parser.add_argument("--processes", dest="workers", type=int, help=argparse.SUPPRESS)  # (its older name)
     parser.add_argument("--dependencies", action="store_true",
                         help="also write the parallel dependency trees of the SDIG system "
-                             "({train,dev,test}.es.conllu, train.en.conllu; decoder/data/dependencies.py); "
+                             "({train,dev,test}.es.conllu, train.en.conllu; docs/sdig.md); "
                              "a finished build (manifest.json) is not rebuilt")
     parser.add_argument("--rest-lm", action="store_true",
                         help="also write DIR/lm.rest.bin, lm.bin's model with lower-order rest costs "
@@ -44,9 +45,9 @@ def main(args: argparse.Namespace) -> int:
 
     out_dir = args.out or (build.DEFAULT_SMALL_OUT if args.small else build.DEFAULT_OUT)
     cache_dir = args.cache or build.DEFAULT_CACHE
-    processes = build.default_processes() if args.processes is None else args.processes  # 0 is not 'all'
+    processes = build.default_processes() if args.workers is None else args.workers  # 0 is not 'all'
     if processes < 1 or args.small_verses < 1:
-        raise UsageError("--processes and --small-verses must be at least 1")
+        raise UsageError("--workers and --small-verses must be at least 1")
     if not ((args.dependencies or args.rest_lm) and (out_dir / "manifest.json").exists()):
         build.build(out_dir.resolve(), cache_dir.resolve(), args.small, processes, args.small_verses)
     if args.rest_lm:

@@ -28,10 +28,12 @@ from ..extract.corpus import CorpusPaths
 from ..extract.filtering import filter_table
 from ..extract.pipeline import ExtractionConfig, run_extraction
 from ..extract.rules import Limits
-from .arguments import count
+from .arguments import add_quiet, add_workers, count
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..sdig.grammar import MIN_ET_COUNT
+
     parser.formatter_class = argparse.ArgumentDefaultsHelpFormatter
     parser.epilog = __doc__.split("\n\n", 1)[1]
     parser.add_argument("--system", choices=("ghkm", "sdig"), default="ghkm",
@@ -64,8 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="deepest target tree fragment (a slot, word or preterminal is depth 0)")
     lim.add_argument("--min-count", type=float, default=None,
                      help="drop rules seen fewer times than this (default 0; with --system sdig: the induced ET "
-                          "pairs larger than word-to-word, default decoder.sdig.grammar.MIN_ET_COUNT)")
-    sdig = parser.add_argument_group("--system sdig (decoder.sdig.train.train_grammar)")
+                          f"pairs larger than word-to-word, default {MIN_ET_COUNT})")
+    sdig = parser.add_argument_group("--system sdig (docs/sdig.md)")
     sdig.add_argument("--data-dir", help="a `cky data --dependencies` build: train.{es,en}.conllu, train.align")
     sdig.add_argument("--limit", type=count(1), help="use only the first N training verses")
     sdig.add_argument("--maxent-sentences", type=count(1), default=2000, help="verses the max-ent scorer learns from")
@@ -73,15 +75,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sdig.add_argument("--config-out", help="also write a `system = \"sdig\"` decoder config using the grammar")
     sdig.add_argument("--lm", help="the LM the written config names (with --config-out)")
     run = parser.add_argument_group("run")
-    run.add_argument("--jobs", type=count(0, " (0 means all cores)"), default=0, help="worker processes (0: all cores)")
+    add_workers(run, default=0, minimum=0, meaning=" (0 means all cores)", help="worker processes (default 0: all cores)",
+                aliases=("--jobs",))
     run.add_argument("--cluster", metavar="SPEC",
-                     help="count on Dask instead of --jobs processes: local, local:N or tcp://SCHEDULER:PORT "
+                     help="count on Dask instead of --workers processes: local, local:N or tcp://SCHEDULER:PORT "
                           "(the workers must see the corpus and --tmp-dir at the same paths)")
     run.add_argument("--shards", type=count(1), default=16, help="temporary shards (more: less memory)")
     run.add_argument("--chunk-size", type=count(1), default=250, help="sentence pairs per task")
     run.add_argument("--tmp-dir", help="where the temporary shards go (None: a new directory beside --out)")
     run.add_argument("--compress-level", type=count(0, maximum=9), default=3, help="gzip level of the table")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_quiet(run, aliases=("--no-progress",))
     run.add_argument("--keep-tmp", action="store_true", help="keep the temporary shards")
 
 
@@ -140,10 +143,10 @@ def main(args: argparse.Namespace) -> int:
         corpus=CorpusPaths(args.source, args.trees, args.alignment, args.target),
         out=args.out, summary=args.summary, glue=args.glue, unknown_labels=args.unknown_labels,
         limits=Limits(args.compose, args.max_nonterminals, args.max_symbols, args.max_depth),
-        jobs=args.jobs, shards=args.shards, chunk_size=args.chunk_size, tmp_dir=args.tmp_dir,
+        jobs=args.workers, shards=args.shards, chunk_size=args.chunk_size, tmp_dir=args.tmp_dir,
         min_count=args.min_count or 0.0, filter_to=args.filter_to, glue_label=args.glue_label,
         unknown_min_frequency=args.unknown_min_frequency, compress_level=args.compress_level,
-        progress=not args.no_progress, keep_tmp=args.keep_tmp, cluster=args.cluster,
+        progress=not args.quiet, keep_tmp=args.keep_tmp, cluster=args.cluster,
     )
     summary = run_extraction(config)  # a bad file: one line (decoder.cli.run)
     brief = {k: summary[k] for k in ("sentence_pairs", "skipped", "minimal_rules", "composed_rules",

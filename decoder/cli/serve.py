@@ -13,7 +13,7 @@ from .arguments import count
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", required=True, help="decoder config (TOML; see decoder/decoder.py for the keys)")
+    parser.add_argument("--config", required=True, help="decoder config (TOML; its keys: docs/configuration.md)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=count(0, maximum=65535), default=8000, help="port (default 8000)")
     parser.add_argument("--max-tokens", type=count(1), default=DEFAULT_MAX_TOKENS,
@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"{', '.join(LOCAL_HOSTS)} and --host (repeatable; '*': any, e.g. behind a proxy "
                              "that checks them); other hosts: HTTP 400, pages of other origins: HTTP 403")
     parser.add_argument("--tokenize", choices=TOKENIZER_LANGUAGES, metavar="LANG",
-                        help="tokenize and lowercase each sentence as the corpus was (decoder.data.tokenize; LANG: "
+                        help="tokenize and lowercase each sentence as the corpus was (LANG: "
                              "es or en); default: sentences come tokenized")
 
 

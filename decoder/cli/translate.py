@@ -6,7 +6,10 @@
     cky translate --store STORE --lm LM.bin [--exhaustive] [--pop-limit N] < input > output
 
 Without a config the decoder uses the documented default weights
-(decoder.search.model.DEFAULT_WEIGHTS; 0.2 per rule-table score).
+(decoder.search.model.DEFAULT_WEIGHTS; 0.2 per rule-table score). The search
+flags override the config keys of their names; the experimental settings (the
+config's [experimental] table, docs/search.md) are changed with the hidden flag
+`--experimental KEY=VALUE` (repeatable, e.g. `--experimental pop_count=real`).
 
 The line contract (decoder.lines): the input is read as bytes and split on "\\n"
 only (a "\\r", NUL or U+2028 stays inside its line; a leading UTF-8 BOM is
@@ -55,75 +58,87 @@ import os
 import sys
 
 from ..data.tokenize import LANGUAGES as TOKENIZER_LANGUAGES, detokenize, tokenize
-from ..errors import CkyError, ConfigError, Interrupted, OutputError, UsageError
+from ..errors import CkyError, ConfigError, Interrupted, OutputError, SettingsError, UsageError
 from ..outputs import check_distinct_files, check_output_directory, is_stream, locked_outputs, progress_file
-from ..settings import POP_COUNTS, RULE_ORDERS, SEARCH_ALGORITHMS
-from .arguments import count, non_negative
+from ..settings import DEFAULT_EXPERIMENTAL_SETTINGS, DEFAULT_SEARCH_SETTINGS as DEFAULTS, SEARCH_ALGORITHMS
+from .arguments import add_quiet, count
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    import tomli as tomllib
 
 log = logging.getLogger("cky.translate")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", help="decoder config (TOML; see decoder/config.py for the keys; "
-                                         "`system = \"sdig\"` for the SDIG system)")
-    parser.add_argument("--store", help="grammar store directory (with --config: instead of the config's)")
-    parser.add_argument("--lm", help="KenLM language model (with --config: instead of the config's, e.g. "
-                                       "lm.rest.bin)")
-    parser.add_argument("--exhaustive", action="store_true", help="no pruning (small inputs only)")
-    parser.add_argument("--search", choices=sorted(SEARCH_ALGORITHMS),
-                        help="search algorithm (default: the config's, else cube; see decoder.settings)")
-    parser.add_argument("--pop-limit", type=count(0, " (0 means unlimited)"),
-                        help="cube pruning pops per cell (default 100; 0: unlimited)")
-    parser.add_argument("--pop-count", choices=POP_COUNTS,
-                        help="what the pop limit counts (default all: every pop; real: only pops of real items, "
-                             "complete rule applications as Moses counts them, with --virtual-pop-limit pops "
-                             "on the binarization's virtual items per cell; --search cube or incremental)")
-    parser.add_argument("--virtual-pop-limit", type=count(0, " (0 means unlimited)"),
-                        help="with --pop-count real: pops on virtual items per cell (default 1000; 0: unlimited)")
-    parser.add_argument("--beam-size", type=count(0), help="items kept per cell (default: no limit)")
-    parser.add_argument("--table-limit", type=count(0, " (0 means all)"),
-                        help="rules kept per source side, best first under the weights (default 20; 0: all)")
-    parser.add_argument("--table-limit-rank", choices=RULE_ORDERS,
-                        help="what the table limit ranks rules by (default score: their rule score; estimate: "
-                             "plus the weighted LM estimate of their words, as Moses)")
-    parser.add_argument("--rule-order", choices=RULE_ORDERS,
-                        help="order cube pruning tries a key's rules in (default estimate: rule score plus the "
-                             "weighted LM estimate of their words; score: rule score alone)")
-    parser.add_argument("--weight-pushing", action=argparse.BooleanOptionalAction, default=None,
-                        help="virtual items carry their best completion's rule score (default on; "
-                             "decoder.search.weight_pushing)")
-    parser.add_argument("--rule-lookahead", type=non_negative(),
-                        help="cube pruning: push the rule after a popped hypothesis's next one when that one "
-                             "scores more than this below it (default 0: off; decoder.settings)")
-    parser.add_argument("--pop-threshold", type=non_negative(),
-                        help="--search cube or incremental: a cell's search (each unary round) stops at a "
-                             "complete pop more than this below its best pop so far (default 0: off; "
-                             "decoder.settings)")
-    parser.add_argument("--max-span", type=count(1), help="longest span of a non-glue rule (default 20)")
-    parser.add_argument("--kbest", type=count(0), default=0, help="write the K best translations to --kbest-out")
-    parser.add_argument("--kbest-out", help="k-best file (Moses n-best format)")
-    parser.add_argument("--non-unique", action="store_true", help="k-best derivations, not distinct translations")
-    parser.add_argument("--trees-out", help="file of target trees, one per line (SDIG: CoNLL-U blocks)")
-    parser.add_argument("--stats-out", help="JSON lines of per-sentence search statistics")
-    parser.add_argument("--tokenize", choices=TOKENIZER_LANGUAGES, metavar="LANG",
-                        help="tokenize and lowercase each input line as the corpus was (decoder.data.tokenize; "
-                             "LANG: es or en); default: the input is already tokenized")
-    parser.add_argument("--detokenize", choices=TOKENIZER_LANGUAGES, metavar="LANG",
-                        help="detokenize the translations as LANG text (spacing, sentence-initial capitals; the "
-                             "k-best list and trees stay tokenized)")
-    parser.add_argument("--input", help="input file (default: standard input)")
-    parser.add_argument("--output", help="output file (default: standard output)")
-    parser.add_argument("--workers", type=count(1), default=1, help="decoding processes (default 1)")
-    parser.add_argument("--cluster", metavar="SPEC",
-                        help="decode on Dask: local, local:N (workers on this machine) or tcp://SCHEDULER:PORT")
-    parser.add_argument("--resume", action="store_true",
-                        help="continue an interrupted run (needs --output); see decoder.batch")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    io = parser.add_argument_group("input and output")
+    io.add_argument("--input", help="input file, one sentence a line (default: standard input)")
+    io.add_argument("--output", help="output file (default: standard output); with it, progress is saved for --resume")
+    io.add_argument("--tokenize", choices=TOKENIZER_LANGUAGES, metavar="LANG",
+                    help="tokenize and lowercase each input line as the corpus was (LANG: es or en); default: the "
+                         "input is already tokenized")
+    io.add_argument("--detokenize", choices=TOKENIZER_LANGUAGES, metavar="LANG",
+                    help="detokenize the translations as LANG text (the k-best list and trees stay tokenized)")
+    model = parser.add_argument_group("model")
+    model.add_argument("--config", help="decoder config (TOML; its keys: docs/configuration.md; `system = \"sdig\"` "
+                                        "for the SDIG system)")
+    model.add_argument("--store", help="grammar store directory (config key `store`; with --config: instead of it)")
+    model.add_argument("--lm", help="KenLM language model (config key `lm`; with --config: instead of it, e.g. "
+                                    "lm.rest.bin)")
+    search = parser.add_argument_group("search", "each flag overrides the config key of its name "
+                                                 "(docs/configuration.md, docs/search.md)")
+    search.add_argument("--search", choices=sorted(SEARCH_ALGORITHMS),
+                        help=f"search algorithm, config key `search` (default: {DEFAULTS.search})")
+    search.add_argument("--pop-limit", type=count(0, " (0 means unlimited)"), metavar="N",
+                        help=f"pops per cell, `pop_limit` (default {DEFAULTS.pop_limit}; 0: unlimited)")
+    search.add_argument("--beam-size", type=count(0), metavar="N",
+                        help=f"items kept per cell, `beam_size` (default {DEFAULTS.beam_size}: no limit)")
+    search.add_argument("--table-limit", type=count(0, " (0 means all)"), metavar="N",
+                        help=f"rules kept per source side, best first under the weights, `table_limit` (default "
+                             f"{DEFAULTS.table_limit}; 0: all)")
+    search.add_argument("--max-span", type=count(1), metavar="N",
+                        help=f"longest span of a non-glue rule, `max_span` (default {DEFAULTS.max_span})")
+    search.add_argument("--exhaustive", action="store_true", help="no pruning, `exhaustive` (small inputs only)")
+    performance = parser.add_argument_group("performance")
+    performance.add_argument("--workers", type=count(1), default=1, metavar="N", help="decoding processes (default 1)")
+    performance.add_argument("--cluster", metavar="SPEC",
+                             help="decode on Dask: local, local:N (workers on this machine) or tcp://SCHEDULER:PORT "
+                                  "(docs/serve.md)")
+    side = parser.add_argument_group("side outputs")
+    side.add_argument("--kbest", type=count(0), default=0, metavar="K",
+                      help="write the K best translations to --kbest-out")
+    side.add_argument("--kbest-out", help="k-best file (Moses n-best format)")
+    side.add_argument("--non-unique", action="store_true", help="k-best derivations, not distinct translations")
+    side.add_argument("--trees-out", help="file of target trees, one per line (SDIG: CoNLL-U blocks)")
+    side.add_argument("--stats-out", help="JSON lines of per-sentence search statistics")
+    run = parser.add_argument_group("runs")
+    run.add_argument("--resume", action="store_true", help="continue an interrupted run (needs --output)")
+    add_quiet(run)
+    # The research knobs: the [experimental] config table's keys (docs/search.md), hidden from --help.
+    parser.add_argument("--experimental", action="append", default=[], metavar="KEY=VALUE", type=experimental_setting,
+                        help=argparse.SUPPRESS)
 
 
-OVERRIDING_FLAGS = ("search", "table_limit", "table_limit_rank", "rule_order", "weight_pushing", "pop_limit",
-                    "pop_count", "virtual_pop_limit", "beam_size", "max_span", "rule_lookahead",
-                    "pop_threshold")
+def experimental_setting(text: str) -> tuple:
+    """An argparse type: KEY=VALUE of the [experimental] config table, VALUE read as a TOML value (a bare
+    word is a string: pop_count=real), the key checked by decoder.settings.ExperimentalSettings."""
+    key, equals, value = text.partition("=")
+    key = key.strip()
+    if not equals or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    try:
+        value = tomllib.loads(f"value = {value.strip()}")["value"]
+    except tomllib.TOMLDecodeError:
+        value = value.strip()
+    try:
+        DEFAULT_EXPERIMENTAL_SETTINGS.replace(**{key: value})
+    except SettingsError as error:
+        raise argparse.ArgumentTypeError(error.reason) from None
+    return key, value
+
+
+OVERRIDING_FLAGS = ("search", "table_limit", "pop_limit", "beam_size", "max_span")
 
 
 def decoder_loader(args) -> functools.partial:
@@ -135,6 +150,8 @@ def decoder_loader(args) -> functools.partial:
     overrides = {name: getattr(args, name) for name in OVERRIDING_FLAGS if getattr(args, name) is not None}
     if args.exhaustive:
         overrides["exhaustive"] = True
+    if args.experimental:  # the config's [experimental] table, with these keys changed
+        overrides["experimental"] = dict(args.experimental)
     if args.config:  # --store and --lm replace the config's
         overrides.update({name: os.path.abspath(path) for name, path in (("store", args.store), ("lm", args.lm))
                           if path})

@@ -43,7 +43,9 @@ class ChartSearchDriver:
 
     The space's max_span and max_unary_depth are the defaults of the settings' (so
     a space alone, as the reference decoders take it, says the same search); given
-    settings win, and the space is kept in step with them."""
+    settings win, and the space is kept in step with them. `engine_options` are
+    keyword arguments of the compiled engine's constructor beyond the settings
+    (checks of an engine's shortcuts against its plain path, for the tests)."""
 
     algorithm = "cube"  # the `search` setting this driver implements (decoder.settings.SEARCH_ALGORITHMS)
     # Set to True to count, in the stats, the recombinations that only KenLM's state minimization allows
@@ -52,7 +54,9 @@ class ChartSearchDriver:
     count_minimized_recombinations = False
 
     def __init__(self, store, lm, weights: Weights, space: SearchSpace | None = None,
-                 settings: SearchSettings | None = None, **setting_changes):
+                 settings: SearchSettings | None = None, *, engine_options: dict | None = None,
+                 **setting_changes):
+        self.engine_options = dict(engine_options or {})
         self.store = store
         self.lm = lm
         self.weights = weights
@@ -67,16 +71,17 @@ class ChartSearchDriver:
 
     def _prepare_grammar(self) -> None:
         """The grammar arrays (with the settings' table limit) and the compiled search over them."""
+        experimental = self.settings.experimental
         self.grammar = GrammarArrays(self.store, self.lm, self.weights, self.space, self.settings.table_limit,
-                                     self.settings.rule_order, self.settings.weight_pushing,
-                                     self.settings.table_limit_rank, self.settings.pop_count)
+                                     experimental.rule_order, experimental.weight_pushing,
+                                     experimental.table_limit_rank, experimental.pop_count)
         self.reader = DerivationReader(self.store, self.weights, self.space, self.grammar)
         self.engine = self._new_engine()
 
     def _new_engine(self):
         """The compiled search over the grammar arrays (a subclass's driver runs another engine)."""
         return _chart.ChartSearch(self.grammar.arrays, self.lm, self.grammar.n_symbols, self.grammar.goal_symbol,
-                                  self.settings, **self._engine_weights())
+                                  self.settings, **self._engine_weights(), **self.engine_options)
 
     def _engine_weights(self) -> dict:
         return dict(weight_lm=self.weights[LM], weight_oov=self.weights[OOV], weight_glue=self.weights[GLUE],
@@ -86,8 +91,8 @@ class ChartSearchDriver:
         """Search with other settings from now on (a SearchSettings, and/or changes to the current
         ones); returns the settings now in use. The grammar arrays are kept (max_span and
         max_unary_depth only bound the search) unless a setting they are prepared under
-        (_grammar_settings: table_limit, table_limit_rank, rule_order, weight_pushing, pop_count) changes:
-        then they are prepared again."""
+        (_grammar_settings: table_limit, and the experimental table_limit_rank, rule_order, weight_pushing,
+        pop_count) changes: then they are prepared again."""
         previous = self.settings
         self.settings = (settings or self.settings).replace(**setting_changes)
         self.space.max_span = self.settings.max_span
@@ -114,8 +119,7 @@ class ChartSearchDriver:
         words_lm = (self.lm.vocab_indices([unescape_word(w) for w in words]).astype(np.int32) if n
                     else np.zeros(0, np.int32))
         engine = self.engine
-        engine.count_minimized_recombinations = self.count_minimized_recombinations
-        engine.decode(words_lm, runs, oov_at)
+        engine.decode(words_lm, runs, oov_at, self.count_minimized_recombinations)
         roots, boundary = engine.roots()
         chart = engine.export()
         items_in_cells = engine.items_per_cell()
@@ -192,5 +196,6 @@ def _items_per_cell_by_span(counts: np.ndarray, max_length: int) -> dict:
 
 def _grammar_settings(settings: SearchSettings) -> tuple:
     """The settings the grammar arrays are prepared under (a change prepares them again)."""
-    return (settings.table_limit, settings.rule_order, settings.weight_pushing, settings.table_limit_rank,
-            settings.pop_count)
+    experimental = settings.experimental
+    return (settings.table_limit, experimental.rule_order, experimental.weight_pushing, experimental.table_limit_rank,
+            experimental.pop_count)

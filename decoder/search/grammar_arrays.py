@@ -23,7 +23,7 @@ import numpy as np
 from decoder._ext import compiled_module
 
 from ..grammar import unescape_word
-from ..settings import DEFAULT_SEARCH_SETTINGS
+from ..settings import DEFAULT_EXPERIMENTAL_SETTINGS, DEFAULT_SEARCH_SETTINGS
 from .model import GOAL, LM, WORD_COUNT, SearchSpace, Weights
 from .table_limit import limit_sorted_rules, table_limit_rules
 from .weight_pushing import pushed_rule_scores
@@ -40,10 +40,10 @@ class GrammarArrays:
 
     def __init__(self, store, lm, weights: Weights, space: SearchSpace,
                  table_limit: int = DEFAULT_SEARCH_SETTINGS.table_limit,
-                 rule_order: str = DEFAULT_SEARCH_SETTINGS.rule_order,
-                 weight_pushing: bool = DEFAULT_SEARCH_SETTINGS.weight_pushing,
-                 table_limit_rank: str = DEFAULT_SEARCH_SETTINGS.table_limit_rank,
-                 pop_count: str = DEFAULT_SEARCH_SETTINGS.pop_count):
+                 rule_order: str = DEFAULT_EXPERIMENTAL_SETTINGS.rule_order,
+                 weight_pushing: bool = DEFAULT_EXPERIMENTAL_SETTINGS.weight_pushing,
+                 table_limit_rank: str = DEFAULT_EXPERIMENTAL_SETTINGS.table_limit_rank,
+                 pop_count: str = DEFAULT_EXPERIMENTAL_SETTINGS.pop_count):
         n_nt, n_symbols = store.n_nonterminals, store.n_symbols
         self.n_symbols = n_symbols
 

@@ -20,11 +20,8 @@ _incremental = compiled_module("_incremental")
 _chart = compiled_module("_chart")
 
 
-# decoder._ext._incremental's SortedRule, field for field (48 bytes, no padding).
-SORTED_RULE = np.dtype([("score", np.float64), ("estimate", np.float32), ("rule", np.int32),
-                        ("target_first", np.int32), ("target_last", np.int32), ("target_length", np.int16),
-                        ("junction_gap", np.uint16), ("lhs", np.int32), ("target_lo", np.int64),
-                        ("target_hash", np.uint64)])
+# The records the engine reads (its SortedRule struct, declared once in ext/_incremental.pxd).
+SORTED_RULE = _incremental.SORTED_RULE_DTYPE
 
 
 def sorted_rule_arrays(arrays: dict, lm) -> dict:
@@ -32,9 +29,9 @@ def sorted_rule_arrays(arrays: dict, lm) -> dict:
     sorted_rules_single_offset on) one SortedRule record: the rule's score and its words' LM estimate
     (_chart.rule_lm_estimates; NaN for a carrying rule, which has no LM score), its id, its LM
     target's first and last symbol, length, offset and hash, its lhs, and its junction gap (junction_gaps,
-    in 1/_incremental.JUNCTION_GAP_UNITS log10, rounded up; initial_key 4 keys the rule at its corner above
-    the threshold). A group's initial partial edges (tails at their roots) are scored from these, read in
-    order instead of through each rule id."""
+    in 1/_incremental.JUNCTION_GAP_UNITS log10, rounded up; a rule whose gap is above the engine's
+    junction_threshold has its initial edges queued at their exact corner). A group's initial partial edges
+    (tails at their roots) are scored from these, read in order instead of through each rule id."""
     estimate = _chart.rule_lm_estimates(lm, arrays["rule_target_lm"], arrays["rule_target_offsets"])
     estimate = np.where(np.asarray(arrays["rule_carries"]) != 0, np.nan, estimate)
     target = np.asarray(arrays["rule_target_lm"], dtype=np.int64)
@@ -87,14 +84,15 @@ def junction_gaps(lm, target: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 class IncrementalSearchDriver(ChartSearchDriver):
-    """The compiled incremental search over one grammar store and one KenLM model."""
+    """The compiled incremental search over one grammar store and one KenLM model (engine_options: the
+    keywords of IncrementalSearch, e.g. {"trace": True})."""
 
     algorithm = "incremental"
 
     def _new_engine(self):
         arrays = dict(self.grammar.arrays, **sorted_rule_arrays(self.grammar.arrays, self.lm))
         return _incremental.IncrementalSearch(arrays, self.lm, self.grammar.n_symbols, self.grammar.goal_symbol,
-                                              self.settings, **self._engine_weights())
+                                              self.settings, **self._engine_weights(), **self.engine_options)
 
     def run(self, words) -> SearchResult:
         result = super().run(words)

@@ -27,7 +27,7 @@ items of decoder.search.reference (Chiang's contexts, no LM estimates):
   the tail with the fewest revealed words (the most general context) is split
   into its best child, which reveals one more boundary word, and the node's
   remaining children, with the next child's score; both go back on the queue.
-- flat_items (as the compiled search's engine flag; 0: off): a tail whose node
+- flat_items (as the compiled search's argument; 0: off): a tail whose node
   has at most that many items is split after the other tail and then flat: its
   items one by one, best first, instead of down the trie. An edge over one of
   them keeps the node's estimate (the words the node reveals) until it is
@@ -176,28 +176,24 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
     """ReferenceDecoder's search space and hypergraph, filled by incremental search.
 
     pop_limit: complete hypotheses per cell and round (0: no limit, the exhaustive hypergraph).
-    pop_count (decoder.settings.SearchSettings.pop_count): "all", one queue per cell and round whose
+    pop_count (decoder.settings.ExperimentalSettings.pop_count): "all", one queue per cell and round whose
     pop_limit counts every complete hypothesis; or "real", the entries of rules with a virtual lhs (the
     binarization's partial rules) in a queue of their own first, with virtual_pop_limit complete
     hypotheses (0: no limit), then the others (real lhs, glue, GOAL) in one with pop_limit.
     flat_items: a tail whose node has at most this many items is split last, item by item (0: off; the
-    compiled search's engine flag of that name, whose default is 16).
-    pop_threshold (decoder.settings.SearchSettings.pop_threshold): a queue run also stops at a complete pop
-    scoring more than this below the best complete pop of the run so far, before adding it (never at the
-    first; 0: off).
+    compiled search's constructor argument of that name, whose default is _incremental.FLAT_ITEMS).
     queue_pops: per queue run of the last decode, (pop_count kind: "all", "virtual" or "real", the
     limit, complete hypotheses made), in order; queue_pop_scores: per queue run, the scores of its
     complete pops, in order; partial_pops: the queue pops of the last decode (partial and complete)."""
 
     def __init__(self, grammar, lm, weights, space=None, pop_limit: int = 0, pop_count: str = "all",
-                 virtual_pop_limit: int = 0, pop_threshold: float = 0.0, flat_items: int = 0):
+                 virtual_pop_limit: int = 0, flat_items: int = 0):
         super().__init__(grammar, lm, weights, space)
         if pop_count not in ("all", "real"):
             raise ValueError(f"pop_count must be 'all' or 'real', not {pop_count!r}")
         self.pop_limit = pop_limit
         self.pop_count = pop_count
         self.virtual_pop_limit = virtual_pop_limit
-        self.pop_threshold = pop_threshold
         self.flat_items = flat_items
         self.queue_pops: list = []
         self.queue_pop_scores: list = []
@@ -281,8 +277,6 @@ class IncrementalReferenceDecoder(ReferenceDecoder):
             self.partial_pops += 1
             open_tails = [p for p, t in enumerate(tails) if t is not None and not t.complete]
             if not open_tails:  # (its key is its exact score)
-                if self.pop_threshold > 0 and scores and -key < max(scores) - self.pop_threshold:
-                    break
                 add_complete(kind, tuple(t.node.item if t is not None else None for t in tails))
                 scores.append(-key)
                 continue

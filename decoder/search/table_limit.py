@@ -30,7 +30,7 @@ When: the limit is applied when the decoder opens the store (decoder.search.
 grammar_arrays), with the decoder's current weights, because tuning changes the
 weights after compiling and the ranking depends on them; the store itself keeps
 every rule. On the Bible demo store (852k source rules, 1.9M binary rules) this
-costs about a second at open (bench/results/table_limit.md).
+costs about a second at open.
 
 Source sides are compared by two independent 64-bit polynomial hashes of their
 token sequences plus their length (the store keeps no source string per rule;

@@ -12,15 +12,16 @@ First pass (section 3.1): the compiled CKY with items recombined on (X, i, j) (a
 unary round), each carrying the KenLM state and score of its best member; cube
 pruning's `pop_limit` bounds the hyperedges built per cell (all of them are kept)
 and `beam_size` / `beam_threshold` the items per cell; `first_pass_items` and
-`first_pass_threshold` (the paper's beta) stop a cell's cube pruning early, at that
-many items or at a pop that far below the best one. Second pass (section 3.2):
-H.Search from the goal item, best first, bounded by the settings `two_pass_beam`
-(partial items more than that below the best score seen are dropped),
-`agenda_limit`, `max_pops` (unwind operations) and `edge_limit` (hyperedges per
-item, best first by w^1), and ended early by `second_pass_stop` ("bound": once
-the best complete derivation scores at least the agenda's best; "first": at the
-first complete one); `kbest_per_class` partial items are kept per recombination
-class. All defaults live in decoder.settings.SearchSettings. The stats add
+`first_pass_threshold` (the paper's beta; experimental settings) stop a cell's
+cube pruning early, at that many items or at a pop that far below the best one.
+Second pass (section 3.2): H.Search from the goal item, best first, bounded by
+the settings `two_pass_beam` (partial items more than that below the best score
+seen are dropped), `agenda_limit`, `max_pops` (unwind operations) and the
+experimental `edge_limit` (hyperedges per item, best first by w^1), and ended
+early by the experimental `second_pass_stop` ("bound": once the best complete
+derivation scores at least the agenda's best; "first": at the first complete
+one); `kbest_per_class` partial items are kept per recombination class. All
+defaults live in decoder.settings (SearchSettings, ExperimentalSettings). The stats add
 `agenda_pops`, `unwindings` and `second_pass_cpu_seconds` (part of `cpu_seconds`).
 The pure-Python reference of both passes is decoder.search.two_pass_reference.
 """
@@ -46,13 +47,16 @@ class TwoPassSearchDriver(ChartSearchDriver):
     algorithm = "two-pass"
 
     def __init__(self, store, lm, weights: Weights, space: SearchSpace | None = None,
-                 settings: SearchSettings | None = None, **setting_changes):
-        super().__init__(store, lm, weights, space, settings, **{**setting_changes, "search": self.algorithm})
+                 settings: SearchSettings | None = None, *, engine_options: dict | None = None,
+                 **setting_changes):
+        super().__init__(store, lm, weights, space, settings, engine_options=engine_options,
+                         **{**setting_changes, "search": self.algorithm})
         self.bos_id, self.eos_id = (int(i) for i in lm.vocab_indices(["<s>", "</s>"]))
 
     def _new_engine(self):
         return _two_pass.TwoPassSearch(self.grammar.arrays, self.lm, self.grammar.n_symbols,
-                                       self.grammar.goal_symbol, self.settings, **self._engine_weights())
+                                       self.grammar.goal_symbol, self.settings, **self._engine_weights(),
+                                       **self.engine_options)
 
     def run(self, words) -> SearchResult:
         started, cpu_started = time.perf_counter(), time.process_time()

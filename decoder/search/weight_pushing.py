@@ -1,11 +1,11 @@
-"""Weight pushing onto the binarization's virtual symbols (`weight_pushing = true`).
+"""Weight pushing onto the binarization's virtual symbols (the experimental setting `weight_pushing`, on).
 
     rule_score = pushed_rule_scores(store, rule_score, kept)
 
 In the binarized store a source rule's score sits on its top rule; the virtual rules that build
 its pieces score only their words' word-count weight. A virtual item therefore looks better than any
 derivation through it can end up, and in a cell's cube pruning the virtual items take most of the
-pops (93.5% of them at pop limit 100 on the Bible demo, bench/results/moses.md), where Moses, parsing
+pops (most of them, on the Bible demo at pop limit 100), where Moses, parsing
 unbinarized rules, spends every pop on a complete rule application.
 
 Pushing gives each virtual symbol v the best score `best(v)` among the kept rules that use v as a

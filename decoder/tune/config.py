@@ -14,6 +14,7 @@ import re
 from ..config import PATH_KEYS, WEIGHTS, read_toml, relocate_paths  # noqa: F401 (PATH_KEYS: its old home)
 from ..errors import OutputError
 from ..outputs import atomic_write, check_output_directory, is_stream
+from ..settings import EXPERIMENTAL_NAMES, EXPERIMENTAL_TABLE
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -37,13 +38,15 @@ def find_key(config: dict, key: str):
 
 def with_settings(config: dict, weights: dict | None = None, **settings) -> dict:
     """A copy of config with these weights merged into [weights] and each setting replaced where it is
-    (or added at the top level)."""
+    (or added: at the top level, an experimental setting in the [experimental] table)."""
     config = copy.deepcopy(config)
     if weights is not None:
         config.setdefault(WEIGHTS, {}).update({name: float(value) for name, value in weights.items()})
     for key, value in settings.items():
         table = find_key(config, key)
-        (table if table is not None else config)[key] = value
+        if table is None:  # added: an experimental setting to its table, any other key at the top level
+            table = config.setdefault(EXPERIMENTAL_TABLE, {}) if key in EXPERIMENTAL_NAMES else config
+        table[key] = value
     return config
 
 
