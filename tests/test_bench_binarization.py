@@ -183,3 +183,42 @@ def test_command_errors_in_one_line(outside):
     completed = run_installed(["-m", "decoder.cli", "bench", "--pair", "zh-en"], work, env)
     assert completed.returncode != 0 and "go with --binarization" in completed.stderr
     assert "Traceback" not in completed.stderr
+
+
+def test_decode_sweep_on_a_build_of_the_fixture(outside):
+    """--decode on a recipe-shaped build (BUILD/demo/rules.test.gz, BUILD/lm.bin, BUILD/test.es, test.en)
+    made of the fixture system; a table outside a build is reported as skipped."""
+    work, env = outside
+    built = run_installed(["-c", "import json; from decoder.fixture import build_fixture; "
+                                 "print(json.dumps(build_fixture('fixture')))"], work, env)
+    assert built.returncode == 0, built.stderr[-2000:]
+    paths = json.loads(built.stdout)
+    build = work / "decode-build"
+    (build / "demo").mkdir(parents=True)
+    for source, target in ((paths["rules"], "demo/rules.test.gz"), (paths["lm"], "lm.bin"),
+                           (paths["rules"] + ".features.json", "demo/rules.test.gz.features.json"),
+                           (paths["test_es"], "test.es"), (paths["test_en"], "test.en")):
+        (build / target).write_bytes((work / source).read_bytes())
+    completed = run_installed(["-m", "decoder.cli", "bench", "--binarization", "--pair", "es-en", "--rules",
+                               str(build / "demo" / "rules.test.gz"), "--decode", "--test-sentences", "3",
+                               "--pop-limits", "2", "20", "--seeds", "1", "--icr-max-iterations", "2",
+                               "--strategies", "monolingual", "left", "icr", "--out", "decode-out"], work, env)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    decode = json.loads((work / "decode-out" / "results.json").read_text())["tables"]["es-en"]["decode"]
+    assert decode["sentences"] == 3 and decode["weights"] == "the decoder's defaults"
+    assert list(decode["by_strategy"]) == ["monolingual", "left", "icr"]
+    for strategy, by_pop in decode["by_strategy"].items():
+        assert list(by_pop) == ["2", "20"]
+        for entry in by_pop.values():
+            assert entry["failed"] == 0 and entry["edges_per_sentence"] > 0 and 0 <= entry["bleu"] <= 100
+    # the pop limit reaches the search: more pops propose more edges
+    assert all(by_pop["20"]["edges_per_sentence"] > by_pop["2"]["edges_per_sentence"]
+               for by_pop in decode["by_strategy"].values())
+    assert "| pop limit | monolingual | left | icr |" in (work / "decode-out" / "results.md").read_text()
+
+    completed = run_installed(["-m", "decoder.cli", "bench", "--binarization", "--pair", "es-en", "--rules",
+                               paths["rules"], "--decode", "--seeds", "1", "--strategies", "left",
+                               "--out", "decode-skipped"], work, env)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    decode = json.loads((work / "decode-skipped" / "results.json").read_text())["tables"]["es-en"]["decode"]
+    assert decode["skipped"].startswith("no ") and "lm.bin" in decode["skipped"]

@@ -44,6 +44,9 @@ class Settings:
     random_seeds: int = RANDOM_SEEDS
     icr_max_iterations: int = 20
     icr_rules_per_iteration: bool = True  # binary rules after each sweep (one binarization per sweep)
+    decode: bool = False  # also the pop-limit sweep (decode_sweep)
+    decode_sentences: int = 10  # the first test sentences
+    pop_limits: tuple = (10, 50, 100, 200, 1000)
 
 
 # ---- where a pair's rule table is ----------------------------------------------------------------------
@@ -199,9 +202,86 @@ def icr_by_iteration(rules, history: list[int], settings: Settings, log=print) -
     return rows
 
 
+# ---- 3. decoding against the pop limit (optional) ----------------------------------------------------
+
+def decode_system(name: str, rules_path: str, work: str, sentences: int):
+    """The System (decoder.experiment) of a table in a recipe's build (BUILD/rules/rules.gz or
+    BUILD/demo/rules.test.gz, with BUILD/lm.bin and BUILD/test.SRC, test.en; SRC the pair's source
+    language), decoding its first `sentences` test sentences; or the reason there is none."""
+    from ..experiment import System, read_lines
+
+    data = os.path.dirname(os.path.dirname(os.path.abspath(rules_path)))
+    source = name.split("-")[0] if name in PAIRS else None
+    if source is None:
+        return None, f"decoding needs a pair's build (--pair {'|'.join(PAIRS)})"
+    files = {"lm": os.path.join(data, "lm.bin"), "src": os.path.join(data, f"test.{source}"),
+             "ref": os.path.join(data, "test.en")}
+    missing = [path for path in files.values() if not os.path.exists(path)]
+    if missing:
+        return None, "no " + ", ".join(missing)
+    os.makedirs(work, exist_ok=True)
+    subset = {}
+    for key in ("src", "ref"):  # the first sentences, as dev and test (the table is filtered to them)
+        subset[key] = os.path.join(work, f"sweep.{key}")
+        with open(subset[key], "w", encoding="utf-8") as out:
+            out.writelines(line + "\n" for line in read_lines(files[key])[:sentences])
+    glue = os.path.join(os.path.dirname(os.path.abspath(rules_path)), "glue.gz")
+    return System(name, os.path.abspath(rules_path), files["lm"], subset["src"], subset["ref"], subset["src"],
+                  subset["ref"], work, glue=glue if os.path.exists(glue) else None, tokenize="none"), None
+
+
+def common_weights(rules_path: str) -> tuple[dict | None, str]:
+    """The weights the build's system ships (decoder/tune/weights/NAME.toml, NAME from its manifest),
+    else None (the decoder's defaults), and which."""
+    import json
+
+    from ..demo import SHIPPED_WEIGHTS
+    from ..tune.config import read_config
+
+    manifest = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(rules_path))), "manifest.json")
+    try:
+        with open(manifest, encoding="utf-8") as f:
+            name = json.load(f)["name"]
+    except (OSError, ValueError, KeyError):
+        return None, "the decoder's defaults"
+    shipped = os.path.join(SHIPPED_WEIGHTS, f"{name}.toml")
+    if os.path.exists(shipped):
+        return read_config(shipped).get("weights"), f"shipped for {name}"
+    return None, "the decoder's defaults"
+
+
+def decode_sweep(name: str, rules_path: str, work: str, settings: Settings, log=print) -> dict:
+    """BLEU, edges and model score per strategy against the pop limit, with common weights
+    (Xiao et al. Figures 8-10; monolingual against synchronous: Zhang et al. Figure 7)."""
+    from .experiments import decode_with_stats, decoder_missing, summarize_decoding
+    from ..experiment import read_lines, store_for, write_decoder_config
+
+    missing = decoder_missing()
+    if missing:
+        return {"skipped": missing}
+    system, reason = decode_system(name, rules_path, work, settings.decode_sentences)
+    if system is None:
+        return {"skipped": reason}
+    weights, weights_from = common_weights(rules_path)
+    sentences, references = read_lines(system.test_src), read_lines(system.test_ref)
+    sweep: dict = {}
+    for strategy in settings.strategies:
+        log(f"  compiling the {strategy} store")
+        config = write_decoder_config(system, store_for(system, strategy),
+                                      os.path.join(work, "configs", f"{strategy}.toml"), weights=weights)
+        sweep[strategy] = {}
+        for pop_limit in settings.pop_limits:
+            log(f"  decoding {len(sentences)} sentences with {strategy} at pop limit {pop_limit}")
+            decoded = decode_with_stats(config, sentences, pop_limit=pop_limit)
+            summary = summarize_decoding(decoded, references, system.tokenize)
+            sweep[strategy][str(pop_limit)] = {key: summary[key] for key in
+                                               ("bleu", "model_cost", "edges_per_sentence", "failed", "seconds")}
+    return {"sentences": len(sentences), "weights": weights_from, "by_strategy": sweep}
+
+
 # ---- one table, several pairs ------------------------------------------------------------------------
 
-def measure_table(path: str, settings: Settings, log=print) -> dict:
+def measure_table(name: str, path: str, settings: Settings, work: str = "", log=print) -> dict:
     """Both tables for one rule table."""
     from ..grammar import read_rules
 
@@ -216,11 +296,15 @@ def measure_table(path: str, settings: Settings, log=print) -> dict:
     result = {"rules_path": os.path.abspath(path), "statistics": grammar_statistics(rules)}
     log("Q(G') per strategy")
     result["costs"] = cost_table(rules, settings, log)
+    if settings.decode:
+        log("decoding against the pop limit")
+        result["decode"] = decode_sweep(name, path, os.path.join(work, name, f"first-{settings.decode_sentences}"),
+                                        settings, log)
     result["seconds"] = round(time.perf_counter() - started, 1)
     return result
 
 
-def run(tables: dict[str, str | None], settings: Settings = Settings(), log=print) -> dict:
+def run(tables: dict[str, str | None], settings: Settings = Settings(), log=print, work: str = "") -> dict:
     """`tables`: column name -> rule table path (None: not built; the column says where it looked)."""
     results = {"settings": asdict(settings), "machine": machine_info(),
                "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "tables": {}, "skipped": {}}
@@ -231,7 +315,7 @@ def run(tables: dict[str, str | None], settings: Settings = Settings(), log=prin
             log(f"{name}: skipped, {results['skipped'][name]}")
             continue
         log(f"{name}: {path}")
-        results["tables"][name] = measure_table(path, settings, log)
+        results["tables"][name] = measure_table(name, path, settings, work, log)
     return results
 
 
@@ -363,6 +447,24 @@ def markdown(results: dict) -> str:
                 row += [_count(it["cost"]) if it else "", _count(it.get("binary_rules")) if it else ""]
             rows.append(row)
         lines += _table(header, rows) + [""]
+    decoded = {n: tables[n]["decode"] for n in names if "decode" in tables[n]}
+    if decoded:
+        lines += ["## BLEU, edges and model score against the pop limit (Xiao et al. Figures 8-10; "
+                  "Zhang et al. Figure 7: monolingual against synchronous)", ""]
+    for n, entry in decoded.items():
+        if "skipped" in entry:
+            lines += [f"{n}: skipped, {entry['skipped']}", ""]
+            continue
+        lines += [f"{n}: the first {entry['sentences']} test sentences, common weights ({entry['weights']}); "
+                  "BLEU / edges per sentence / model score (sum over the sentences).", ""]
+        by_strategy = entry["by_strategy"]
+        pops = list(next(iter(by_strategy.values())))
+        rows = []
+        for pop in pops:
+            rows.append([pop] + [f"{v['bleu']:.2f} / {v['edges_per_sentence']:,.0f} / {-v['model_cost']:.2f}"
+                                 + (f" ({v['failed']} failed)" if v["failed"] else "")
+                                 for v in (by_strategy[s][pop] for s in by_strategy)])
+        lines += _table(["pop limit"] + list(by_strategy), rows) + [""]
     return "\n".join(lines)
 
 

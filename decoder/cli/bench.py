@@ -75,6 +75,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="measure this rule table instead (named by --pair if one pair is given)")
     tables.add_argument("--seeds", type=int, default=None, help="seeds of the random strategy (default 5)")
     tables.add_argument("--icr-max-iterations", type=int, default=None, help="ICR sweeps at most (default 20)")
+    tables.add_argument("--decode", action="store_true",
+                        help="also BLEU, edges and model score per strategy against --pop-limits (default 10 50 "
+                             "100 200 1000) with common weights on the first --test-sentences (default 10) test "
+                             "sentences of the pair's build (stores and configs under --work)")
     experiments = parser.add_argument_group("experiments")
     experiments.add_argument("--strategies", nargs="+", choices=STRATEGIES, default=None)
     experiments.add_argument("--pop-limits", nargs="+", type=int, default=None)
@@ -182,8 +186,8 @@ def main(args: argparse.Namespace) -> int:
                                             command_line(), log=log)
     if args.binarization:
         return binarization(args)
-    if args.pair or args.rules or args.seeds is not None or args.icr_max_iterations is not None:
-        raise UsageError("--pair, --rules, --seeds and --icr-max-iterations go with --binarization")
+    if args.pair or args.rules or args.decode or args.seeds is not None or args.icr_max_iterations is not None:
+        raise UsageError("--pair, --rules, --decode, --seeds and --icr-max-iterations go with --binarization")
     if args.demo:
         from ..demo import run_demo
 
@@ -231,6 +235,10 @@ def binarization(args: argparse.Namespace) -> int:
         if args.icr_max_iterations < 0:
             raise UsageError("--icr-max-iterations must be at least 0")
         settings.icr_max_iterations = args.icr_max_iterations
+    if args.decode:
+        settings.decode = True
+        settings.decode_sentences = args.test_sentences or settings.decode_sentences
+        settings.pop_limits = tuple(args.pop_limits) if args.pop_limits else settings.pop_limits
     pairs = tables.PAIRS if args.pair == "both" else (args.pair or "es-en",)
     if args.rules:
         if args.pair == "both":
@@ -242,7 +250,7 @@ def binarization(args: argparse.Namespace) -> int:
             raise UsageError("no rule table for " + " or ".join(pairs) + ": looked for "
                              + ", ".join(p for pair in pairs for p in tables.pair_rule_tables(pair))
                              + " (build one with `cky demo` or `cky extract`, or give --rules PATH)")
-    results = tables.run(found, settings, log=log)
+    results = tables.run(found, settings, log=log, work=args.work or os.path.join(DEFAULT_WORK, "binarization"))
     results["command"] = command_line()
     out = args.out or DEFAULT_BINARIZATION_OUT
     tables.write_report(results, out)
