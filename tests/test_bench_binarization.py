@@ -127,6 +127,8 @@ def test_report_sets_pairs_side_by_side(tmp_path):
            "| zh-en binary rules | Xiao et al. Q(G') |" in text
     assert "| rules | 7 | 2 | 50,879,242 |" in text
     assert "| non-binarizable (of all rules) | 1 (14.29%) | 0 (0.00%) | 0.3% |" in text
+    assert "| 4 | 1 | 100.0% | 100.00% | 0 | - | - |" in text  # by number of nonterminals
+    assert "| 3 | 1 | 100.0% | 0.00% | 2 | 0.0% | 0.00% |" in text
     row = next(line for line in text.splitlines() if line.startswith("| left |"))
     es = results["tables"]["es-en"]["costs"]["left"]
     assert row == f"| left | {es['cost']:,} | 1.000 | {es['binary_rules']:,} | 6 | 1.000 | 3 | 4.897e9 |"

@@ -382,6 +382,16 @@ def markdown(results: dict) -> str:
     lines += ["", "A rule counts as non-binarizable when the permutation of its nonterminals (terminals left out) "
                   "fails Zhang et al.'s Algorithm 1; each rule of the table counts once. The synchronous "
                   "strategies binarize these rules monolingually, so they stay in Q(G').", ""]
+    header = ["nonterminals"] + [f"{n} {what}" for n in names for what in ("rules", "reorder", "non-binarizable")]
+    rows = []
+    for b in NONTERMINAL_BINS:
+        row = [b]
+        for n in names:
+            counts = stats[n]["by_nonterminals"][b]
+            row += [_count(counts["rules"]), _percent(counts["reordered"] / counts["rules"] if counts["rules"] else None),
+                    _percent(counts["non_binarizable"] / counts["rules"] if counts["rules"] else None, 2)]
+        rows.append(row)
+    lines += ["By number of nonterminals (Zhang et al. Figure 6):", ""] + _table(header, rows) + [""]
     for n in names:
         perms = stats[n]["non_binarizable_permutations"]
         if perms:
