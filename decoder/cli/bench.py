@@ -6,6 +6,10 @@
                                # words and sentences per second of one decoding process
                                # (default: the fixture system)
     cky bench --demo           # `cky demo` (here on --workers processes, default 1)
+    cky bench --binarization [--pair es-en|zh-en|both] [--rules PATH]
+                               # the grammar tables of Zhang et al. 2006 and Xiao et al. 2009 (Q(G'),
+                               # binary rules, reordering) for a pair's rule table, pairs side by side
+                               # (results in build/bench/binarization)
 
 Results go to --out (default build/bench, build/bench/quick with --quick):
 results.json (numbers, machine, versions, settings), results.md (the tables)
@@ -32,6 +36,7 @@ from ..errors import UsageError
 
 DEFAULT_OUT = os.path.join("build", "bench")  # relative to the working directory; build/ is ignored by git
 DEFAULT_WORK = os.path.join("build", "bench-work")
+DEFAULT_BINARIZATION_OUT = os.path.join(DEFAULT_OUT, "binarization")
 
 # The modes that need the repository's bench/ package: flag -> its module there.
 CLONE_MODES = {"sdig": "bench_sdig", "searches": "bench_search", "two_pass": "bench_two_pass",
@@ -39,6 +44,7 @@ CLONE_MODES = {"sdig": "bench_sdig", "searches": "bench_search", "two_pass": "be
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..benchmark.binarization import PAIRS
     from ..benchmark.experiments import STRATEGIES
 
     parser.add_argument("--quick", action="store_true", help="reduced run on the tiny fixture system (CI)")
@@ -58,6 +64,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             "when it is the fixture's; else required)")
     speed.add_argument("--repeats", type=int, default=3, help="times each sentence is translated (default 3)")
     speed.add_argument("--warmup", type=int, default=3, help="untimed sentences first (default 3)")
+    tables = parser.add_argument_group("--binarization")
+    tables.add_argument("--binarization", action="store_true",
+                        help="the binarization papers' grammar tables (statistics, Q(G') and binary rules per "
+                             f"strategy and per ICR sweep) of a rule table (--out default: {DEFAULT_BINARIZATION_OUT})")
+    tables.add_argument("--pair", choices=PAIRS + ("both",), default=None,
+                        help="the language pair whose Bible recipe's rule table to measure (default: es-en; "
+                             "both: side by side, a pair not built is listed as skipped)")
+    tables.add_argument("--rules", default=None, metavar="PATH",
+                        help="measure this rule table instead (named by --pair if one pair is given)")
+    tables.add_argument("--seeds", type=int, default=None, help="seeds of the random strategy (default 5)")
+    tables.add_argument("--icr-max-iterations", type=int, default=None, help="ICR sweeps at most (default 20)")
+    tables.add_argument("--decode", action="store_true",
+                        help="also BLEU, edges and model score per strategy against --pop-limits (default 10 50 "
+                             "100 200 1000) with common weights on the first --test-sentences (default 10) test "
+                             "sentences of the pair's build (stores and configs under --work)")
     experiments = parser.add_argument_group("experiments")
     experiments.add_argument("--strategies", nargs="+", choices=STRATEGIES, default=None)
     experiments.add_argument("--pop-limits", nargs="+", type=int, default=None)
@@ -163,6 +184,10 @@ def main(args: argparse.Namespace) -> int:
         work = args.work or os.path.join(DEFAULT_WORK, "quick")
         return bench_two_pass.bench_command(out, args.test_sentences, args.quick, work, args.two_pass_config,
                                             command_line(), log=log)
+    if args.binarization:
+        return binarization(args)
+    if args.pair or args.rules or args.decode or args.seeds is not None or args.icr_max_iterations is not None:
+        raise UsageError("--pair, --rules, --decode, --seeds and --icr-max-iterations go with --binarization")
     if args.demo:
         from ..demo import run_demo
 
@@ -193,6 +218,44 @@ def experiments(args: argparse.Namespace) -> int:
     write_results(results, out, log=log)
     print(markdown(results))
     log(f"\nresults in {out}")
+    return 0
+
+
+def binarization(args: argparse.Namespace) -> int:
+    from ..benchmark import binarization as tables
+
+    settings = tables.Settings()
+    if args.strategies:
+        settings.strategies = tuple(args.strategies)
+    if args.seeds is not None:
+        if args.seeds < 1:
+            raise UsageError("--seeds must be at least 1")
+        settings.random_seeds = args.seeds
+    if args.icr_max_iterations is not None:
+        if args.icr_max_iterations < 0:
+            raise UsageError("--icr-max-iterations must be at least 0")
+        settings.icr_max_iterations = args.icr_max_iterations
+    if args.decode:
+        settings.decode = True
+        settings.decode_sentences = args.test_sentences or settings.decode_sentences
+        settings.pop_limits = tuple(args.pop_limits) if args.pop_limits else settings.pop_limits
+    pairs = tables.PAIRS if args.pair == "both" else (args.pair or "es-en",)
+    if args.rules:
+        if args.pair == "both":
+            raise UsageError("--rules names one table: give --pair es-en or zh-en (or no --pair)")
+        found = {args.pair or os.path.basename(args.rules): args.rules}
+    else:
+        found = {pair: tables.find_pair_table(pair) for pair in pairs}
+        if not any(found.values()):
+            raise UsageError("no rule table for " + " or ".join(pairs) + ": looked for "
+                             + ", ".join(p for pair in pairs for p in tables.pair_rule_tables(pair))
+                             + " (build one with `cky demo` or `cky extract`, or give --rules PATH)")
+    results = tables.run(found, settings, log=log, work=args.work or os.path.join(DEFAULT_WORK, "binarization"))
+    results["command"] = command_line()
+    out = args.out or DEFAULT_BINARIZATION_OUT
+    tables.write_report(results, out)
+    print(tables.markdown(results))
+    log(f"results in {out}")
     return 0
 
 

@@ -1,0 +1,489 @@
+"""The binarization papers' grammar tables for a rule table (`cky bench --binarization`).
+
+1. Grammar statistics (Zhang, Huang, Gildea and Knight 2006, section 4.1): rules, nonterminals per
+   rule, the share of rules whose nonterminals reorder, of monotonic rules (identity or fully
+   inverted) and of rules whose permutation is not binarizable.
+2. Xiao, Li, Zhang, Zhu and Zhou 2009, Table 2: Q(G') (Eq. 2, the sum over binary rules of their
+   bucket's size) and the number of binary rules for each strategy (random: several seeds), and
+   Q(G') and binary rules after each sweep of iterative cost reduction (their Figures 6, 7 and 11).
+
+How a rule is counted as non-binarizable: by the permutation of its nonterminals alone (each
+nonterminal's target rank, in source order; terminals are left out, since they attach to any
+binarization, Zhang et al. section 3.2), tested with Zhang et al.'s Algorithm 1
+(decoder.binarize.permutation). Each rule of the table counts once, however often it was
+extracted; the share is over all rules, as Zhang et al.'s 0.3%, and over the rules with four
+or more nonterminals, the only ones where it can happen. The synchronous strategies binarize
+these rules monolingually, so they stay in G' and in Q(G').
+
+Both tables reuse the binarizer (decoder.binarize.binarize) and the rule reader
+(decoder.grammar.read_rules); nothing here binarizes by itself.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass
+
+from ..errors import UsageError
+from .experiments import RANDOM_SEEDS, STRATEGIES, machine_info
+
+PAIRS = ("es-en", "zh-en")
+NONTERMINAL_BINS = ("0", "1", "2", "3", "4", "5+")
+
+# The papers' figures, on Chinese-English (printed beside ours).
+ZHANG_2006 = {"rules": 50_879_242, "binarizable_share": 0.997, "non_binarizable_share": 0.003,
+              "monotonic_share": 0.868}
+XIAO_2009_COST = {"left": 4_897e6, "right": 5_182e6, "random": 3_479e6, "icr": 185e6}  # Table 2 (random: 5 runs)
+
+
+@dataclass
+class Settings:
+    strategies: tuple = STRATEGIES
+    random_seeds: int = RANDOM_SEEDS
+    icr_max_iterations: int = 20
+    icr_rules_per_iteration: bool = True  # binary rules after each sweep (one binarization per sweep)
+    decode: bool = False  # also the pop-limit sweep (decode_sweep)
+    decode_sentences: int = 10  # the first test sentences
+    pop_limits: tuple = (10, 50, 100, 200, 1000)
+
+
+# ---- where a pair's rule table is ----------------------------------------------------------------------
+
+def pair_build(pair: str) -> str:
+    """The build directory of a pair's Bible recipe: decoder.data's for Spanish-English; for
+    Chinese-English, models/bible-zh-en/build beside it (the recipe `cky data bible-zh-en`)."""
+    from ..experiment import bible_build
+
+    es_en = bible_build()
+    if pair == "es-en":
+        return es_en
+    return os.path.join(os.path.dirname(os.path.dirname(es_en)), f"bible-{pair}", "build")
+
+
+def pair_rule_tables(pair: str) -> list[str]:
+    """Where a pair's rule table may be, best first: the full build's, then the --small build's;
+    in each, rules/rules.gz (unfiltered, `cky extract` over the training data), then
+    demo/rules.test.gz (filtered to the test set, what `cky demo` extracts)."""
+    build = pair_build(pair)
+    return [os.path.join(directory, name) for directory in (build, os.path.join(build, "small"))
+            for name in (os.path.join("rules", "rules.gz"), os.path.join("demo", "rules.test.gz"))]
+
+
+def find_pair_table(pair: str) -> str | None:
+    return next((path for path in pair_rule_tables(pair) if os.path.exists(path)), None)
+
+
+# ---- 1. grammar statistics -------------------------------------------------------------------------
+
+def nonterminal_bin(arity: int) -> str:
+    return str(arity) if arity < 5 else "5+"
+
+
+def is_monotonic(permutation: tuple[int, ...]) -> bool:
+    """Identity or fully inverted order (Zhang et al.'s "monotonic permutations")."""
+    n = len(permutation)
+    return all(r == i for i, r in enumerate(permutation)) or all(r == n - 1 - i for i, r in enumerate(permutation))
+
+
+def grammar_statistics(rules) -> dict:
+    """Counts of Zhang et al. section 4.1 over a list of decoder.grammar.Rule."""
+    from ..binarize.permutation import is_binarizable
+
+    by_arity = Counter()
+    reordered = Counter()
+    monotonic = Counter()
+    non_binarizable = Counter()
+    permutations = Counter()
+    for rule in rules:
+        permutation = rule.permutation
+        key = nonterminal_bin(rule.arity)
+        by_arity[key] += 1
+        if any(r != i for i, r in enumerate(permutation)):
+            reordered[key] += 1
+        if is_monotonic(permutation):
+            monotonic[key] += 1
+        if not is_binarizable(permutation):
+            non_binarizable[key] += 1
+            permutations[tuple(r + 1 for r in permutation)] += 1  # 1-based, as Zhang et al. write them
+    n = sum(by_arity.values())
+    multi = n - by_arity["0"] - by_arity["1"]
+    four_plus = by_arity["4"] + by_arity["5+"]
+
+    def share(count, total):
+        return count / total if total else None
+
+    return {
+        "rules": n,
+        "nonterminals": {b: by_arity[b] for b in NONTERMINAL_BINS},
+        "reordered": sum(reordered.values()),
+        "reordered_share": share(sum(reordered.values()), n),
+        "reordered_share_of_rules_with_2_or_more": share(sum(reordered.values()), multi),
+        "monotonic_share": share(sum(monotonic.values()), n),
+        "non_binarizable": sum(non_binarizable.values()),
+        "non_binarizable_share": share(sum(non_binarizable.values()), n),
+        "non_binarizable_share_of_rules_with_4_or_more": share(sum(non_binarizable.values()), four_plus),
+        "by_nonterminals": {b: {"rules": by_arity[b], "reordered": reordered[b], "monotonic": monotonic[b],
+                                "non_binarizable": non_binarizable[b]} for b in NONTERMINAL_BINS},
+        "non_binarizable_permutations": [{"permutation": list(p), "rules": c}
+                                         for p, c in permutations.most_common(10)],
+    }
+
+
+# ---- 2. Xiao et al. Table 2 ----------------------------------------------------------------------------
+
+def _run(rules, strategy: str, seed: int = 0, max_iterations: int = 20) -> dict:
+    from ..binarize import binarize
+
+    grammar = binarize(rules, strategy, seed=seed, max_iterations=max_iterations)
+    report = grammar.report
+    # Buckets that rules of one or two tokens fill: those rules have one binarization, so every
+    # strategy puts them in the same buckets, and Q of these alone is a floor no binarization beats.
+    fixed = Counter()
+    for keys in grammar.bucket_keys:
+        if len(keys) == 1:
+            fixed.update(keys)
+    sizes = Counter()
+    for keys in grammar.bucket_keys:
+        sizes.update(keys)
+    by_length = Counter()
+    for key, size in sizes.items():
+        by_length["1" if len(key) == 1 else "2" if len(key) == 2 else "3+"] += size * size
+    return {"cost": report["cost"], "binary_rules": report["binary_rules"],
+            "binary_rule_instances": report["binary_rule_instances"], "buckets": report["buckets"],
+            "largest_buckets": sorted(sizes.values(), reverse=True)[:3],
+            "cost_floor": sum(c * c for c in fixed.values()),
+            "cost_by_source_tokens": {k: by_length[k] for k in ("1", "2", "3+")},
+            "non_binarizable": report["non_binarizable"], "iterations": report["iterations"],
+            "seconds": report["seconds"]}
+
+
+def cost_table(rules, settings: Settings = Settings(), log=print) -> dict:
+    """Q(G') and binary rules per strategy (random: mean, min and max over the seeds); icr: per sweep."""
+    table: dict = {}
+    for strategy in settings.strategies:
+        seeds = range(settings.random_seeds) if strategy == "random" else [0]
+        runs = []
+        for seed in seeds:
+            log(f"  {strategy}" + (f" (seed {seed})" if strategy == "random" else ""))
+            runs.append(_run(rules, strategy, seed, settings.icr_max_iterations))
+        entry = dict(runs[0])
+        if strategy == "random":
+            for key in ("cost", "binary_rules"):
+                values = [run[key] for run in runs]
+                entry[key] = statistics.mean(values)
+                entry[f"{key}_min"], entry[f"{key}_max"] = min(values), max(values)
+                entry[f"{key}_by_seed"] = values
+            entry["seeds"] = len(runs)
+        if strategy == "icr":
+            entry["by_iteration"] = icr_by_iteration(rules, entry["iterations"], settings, log)
+        del entry["iterations"]
+        table[strategy] = entry
+    return table
+
+
+def icr_by_iteration(rules, history: list[int], settings: Settings, log=print) -> list[dict]:
+    """Q(G') after each ICR sweep (sweep 0 is `left`) and, with icr_rules_per_iteration, the
+    binary rules of the grammar ICR gives when stopped after that sweep."""
+    from ..binarize import binarize
+
+    rows = []
+    for sweep, cost in enumerate(history):
+        row = {"iteration": sweep, "cost": cost}
+        if settings.icr_rules_per_iteration:
+            log(f"  icr stopped after sweep {sweep}")
+            grammar = binarize(rules, "icr", max_iterations=sweep)
+            row["binary_rules"] = grammar.report["binary_rules"]
+            if grammar.report["cost"] != cost:
+                raise RuntimeError(f"icr stopped after sweep {sweep} has Q {grammar.report['cost']}, "
+                                   f"its full run had {cost}")
+        rows.append(row)
+    return rows
+
+
+# ---- 3. decoding against the pop limit (optional) ----------------------------------------------------
+
+def decode_system(name: str, rules_path: str, work: str, sentences: int):
+    """The System (decoder.experiment) of a table in a recipe's build (BUILD/rules/rules.gz or
+    BUILD/demo/rules.test.gz, with BUILD/lm.bin and BUILD/test.SRC, test.en; SRC the pair's source
+    language), decoding its first `sentences` test sentences; or the reason there is none."""
+    from ..experiment import System, read_lines
+
+    data = os.path.dirname(os.path.dirname(os.path.abspath(rules_path)))
+    source = name.split("-")[0] if name in PAIRS else None
+    if source is None:
+        return None, f"decoding needs a pair's build (--pair {'|'.join(PAIRS)})"
+    files = {"lm": os.path.join(data, "lm.bin"), "src": os.path.join(data, f"test.{source}"),
+             "ref": os.path.join(data, "test.en")}
+    missing = [path for path in files.values() if not os.path.exists(path)]
+    if missing:
+        return None, "no " + ", ".join(missing)
+    os.makedirs(work, exist_ok=True)
+    subset = {}
+    for key in ("src", "ref"):  # the first sentences, as dev and test (the table is filtered to them)
+        subset[key] = os.path.join(work, f"sweep.{key}")
+        with open(subset[key], "w", encoding="utf-8") as out:
+            out.writelines(line + "\n" for line in read_lines(files[key])[:sentences])
+    glue = os.path.join(os.path.dirname(os.path.abspath(rules_path)), "glue.gz")
+    return System(name, os.path.abspath(rules_path), files["lm"], subset["src"], subset["ref"], subset["src"],
+                  subset["ref"], work, glue=glue if os.path.exists(glue) else None, tokenize="none"), None
+
+
+def common_weights(rules_path: str) -> tuple[dict | None, str]:
+    """The weights the build's system ships (decoder/tune/weights/NAME.toml, NAME from its manifest),
+    else None (the decoder's defaults), and which."""
+    import json
+
+    from ..demo import SHIPPED_WEIGHTS
+    from ..tune.config import read_config
+
+    manifest = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(rules_path))), "manifest.json")
+    try:
+        with open(manifest, encoding="utf-8") as f:
+            name = json.load(f)["name"]
+    except (OSError, ValueError, KeyError):
+        return None, "the decoder's defaults"
+    shipped = os.path.join(SHIPPED_WEIGHTS, f"{name}.toml")
+    if os.path.exists(shipped):
+        return read_config(shipped).get("weights"), f"shipped for {name}"
+    return None, "the decoder's defaults"
+
+
+def decode_sweep(name: str, rules_path: str, work: str, settings: Settings, log=print) -> dict:
+    """BLEU, edges and model score per strategy against the pop limit, with common weights
+    (Xiao et al. Figures 8-10; monolingual against synchronous: Zhang et al. Figure 7)."""
+    from .experiments import decode_with_stats, decoder_missing, summarize_decoding
+    from ..experiment import read_lines, store_for, write_decoder_config
+
+    missing = decoder_missing()
+    if missing:
+        return {"skipped": missing}
+    system, reason = decode_system(name, rules_path, work, settings.decode_sentences)
+    if system is None:
+        return {"skipped": reason}
+    weights, weights_from = common_weights(rules_path)
+    sentences, references = read_lines(system.test_src), read_lines(system.test_ref)
+    sweep: dict = {}
+    for strategy in settings.strategies:
+        log(f"  compiling the {strategy} store")
+        config = write_decoder_config(system, store_for(system, strategy),
+                                      os.path.join(work, "configs", f"{strategy}.toml"), weights=weights)
+        sweep[strategy] = {}
+        for pop_limit in settings.pop_limits:
+            log(f"  decoding {len(sentences)} sentences with {strategy} at pop limit {pop_limit}")
+            decoded = decode_with_stats(config, sentences, pop_limit=pop_limit)
+            summary = summarize_decoding(decoded, references, system.tokenize)
+            sweep[strategy][str(pop_limit)] = {key: summary[key] for key in
+                                               ("bleu", "model_cost", "edges_per_sentence", "failed", "seconds")}
+    return {"sentences": len(sentences), "weights": weights_from, "by_strategy": sweep}
+
+
+# ---- one table, several pairs ------------------------------------------------------------------------
+
+def measure_table(name: str, path: str, settings: Settings, work: str = "", log=print) -> dict:
+    """Both tables for one rule table."""
+    from ..grammar import read_rules
+
+    if not os.path.isfile(path):
+        raise UsageError(f"{path}: no such rule table")
+    started = time.perf_counter()
+    log(f"reading {path}")
+    rules = list(read_rules(path, uniform_scores=True))
+    if not rules:
+        raise UsageError(f"{path}: the rule table holds no rules")
+    log(f"{len(rules):,} rules: grammar statistics")
+    result = {"rules_path": os.path.abspath(path), "statistics": grammar_statistics(rules)}
+    log("Q(G') per strategy")
+    result["costs"] = cost_table(rules, settings, log)
+    if settings.decode:
+        log("decoding against the pop limit")
+        result["decode"] = decode_sweep(name, path, os.path.join(work, name, f"first-{settings.decode_sentences}"),
+                                        settings, log)
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    return result
+
+
+def run(tables: dict[str, str | None], settings: Settings = Settings(), log=print, work: str = "") -> dict:
+    """`tables`: column name -> rule table path (None: not built; the column says where it looked)."""
+    results = {"settings": asdict(settings), "machine": machine_info(),
+               "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "tables": {}, "skipped": {}}
+    for name, path in tables.items():
+        if path is None:
+            looked = ", ".join(pair_rule_tables(name)) if name in PAIRS else "-"
+            results["skipped"][name] = f"no rule table (looked for {looked})"
+            log(f"{name}: skipped, {results['skipped'][name]}")
+            continue
+        log(f"{name}: {path}")
+        results["tables"][name] = measure_table(name, path, settings, work, log)
+    return results
+
+
+# ---- the report -----------------------------------------------------------------------------------
+
+def _row(cells) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _table(header, rows) -> list[str]:
+    return [_row(header), _row(["---"] + ["---:"] * (len(header) - 1))] + [_row(r) for r in rows]
+
+
+def _count(value) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _percent(value, digits=1) -> str:
+    return "-" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def _cost(value) -> str:
+    if value is None:
+        return "-"
+    if value < 1e6:
+        return f"{value:,.0f}"
+    mantissa, exponent = f"{value:.3e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def markdown(results: dict) -> str:
+    tables = results["tables"]
+    names = list(tables)
+    lines = ["# Binarization: the grammar tables of Zhang et al. 2006 and Xiao et al. 2009", ""]
+    for name, entry in tables.items():
+        lines.append(f"- {name}: `{entry['rules_path']}`")
+    for name, reason in results.get("skipped", {}).items():
+        lines.append(f"- {name}: skipped, {reason}")
+    settings = results["settings"]
+    lines += ["", f"{results['date']}; random: {settings['random_seeds']} seeds; ICR: at most "
+                  f"{settings['icr_max_iterations']} sweeps.", ""]
+    if not names:
+        return "\n".join(lines + ["No rule table was measured."]) + "\n"
+
+    lines += ["## Grammar statistics (Zhang et al. 2006, section 4.1)", ""]
+    stats = {n: tables[n]["statistics"] for n in names}
+    header = [""] + names + ["Zhang et al. (zh-en)"]
+    rows = [["rules"] + [_count(stats[n]["rules"]) for n in names] + [_count(ZHANG_2006["rules"])]]
+    for b in NONTERMINAL_BINS:
+        rows.append([f"rules with {b} nonterminals"]
+                    + [f"{_count(stats[n]['nonterminals'][b])} ({_percent(stats[n]['nonterminals'][b] / stats[n]['rules'])})"
+                       for n in names] + ["-"])
+    rows += [["nonterminals reorder (of all rules)"] + [_percent(stats[n]["reordered_share"]) for n in names] + ["-"],
+             ["nonterminals reorder (of rules with 2+)"]
+             + [_percent(stats[n]["reordered_share_of_rules_with_2_or_more"]) for n in names] + ["-"],
+             ["monotonic (identity or inverted)"] + [_percent(stats[n]["monotonic_share"]) for n in names]
+             + [_percent(ZHANG_2006["monotonic_share"])],
+             ["non-binarizable (of all rules)"]
+             + [f"{_count(stats[n]['non_binarizable'])} ({_percent(stats[n]['non_binarizable_share'], 2)})"
+                for n in names] + [_percent(ZHANG_2006["non_binarizable_share"])],
+             ["non-binarizable (of rules with 4+)"]
+             + [_percent(stats[n]["non_binarizable_share_of_rules_with_4_or_more"], 2) for n in names] + ["-"]]
+    lines += _table(header, rows)
+    lines += ["", "A rule counts as non-binarizable when the permutation of its nonterminals (terminals left out) "
+                  "fails Zhang et al.'s Algorithm 1; each rule of the table counts once. The synchronous "
+                  "strategies binarize these rules monolingually, so they stay in Q(G').", ""]
+    header = ["nonterminals"] + [f"{n} {what}" for n in names for what in ("rules", "reorder", "non-binarizable")]
+    rows = []
+    for b in NONTERMINAL_BINS:
+        row = [b]
+        for n in names:
+            counts = stats[n]["by_nonterminals"][b]
+            row += [_count(counts["rules"]), _percent(counts["reordered"] / counts["rules"] if counts["rules"] else None),
+                    _percent(counts["non_binarizable"] / counts["rules"] if counts["rules"] else None, 2)]
+        rows.append(row)
+    lines += ["By number of nonterminals (Zhang et al. Figure 6):", ""] + _table(header, rows) + [""]
+    for n in names:
+        perms = stats[n]["non_binarizable_permutations"]
+        if perms:
+            lines.append(f"Most frequent non-binarizable permutations, {n}: "
+                         + ", ".join(f"({','.join(map(str, p['permutation']))}) x{p['rules']:,}" for p in perms[:5]))
+    lines.append("")
+
+    lines += ["## Q(G') and binary rules per strategy (Xiao et al. 2009, Table 2)", ""]
+    header = ["strategy"]
+    for n in names:
+        header += [f"{n} Q(G')", f"{n} Q / Q(left)", f"{n} binary rules"]
+    header.append("Xiao et al. Q(G')")
+    rows = []
+    strategies = [s for s in STRATEGIES if all(s in tables[n]["costs"] for n in names)]
+    for strategy in strategies:
+        label = strategy
+        row = []
+        for n in names:
+            entry, left = tables[n]["costs"][strategy], tables[n]["costs"].get("left")
+            cost, rules = _cost(entry["cost"]), _count(entry["binary_rules"])
+            if strategy == "random":
+                label = f"random (mean of {entry['seeds']} seeds [min-max])"
+                cost += f" [{_cost(entry['cost_min'])}-{_cost(entry['cost_max'])}]"
+                rules += f" [{_count(entry['binary_rules_min'])}-{_count(entry['binary_rules_max'])}]"
+            ratio = f"{entry['cost'] / left['cost']:.3f}" if left and left["cost"] else "-"
+            row += [cost, ratio, rules]
+        paper = XIAO_2009_COST.get(strategy)
+        rows.append([label] + row + [_cost(paper) if paper else "-"])
+    lines += _table(header, rows)
+    first = tables[names[0]]["costs"]
+    lines += ["", "Binary rules: distinct binary rules (virtual rules shared across source rules), what the "
+                  "decoder stores. Every binarization of a table has the same number of binary-rule instances "
+                  "(one per internal node of each source rule: "
+              + ", ".join(f"{n} {_count(next(iter(tables[n]['costs'].values()))['binary_rule_instances'])}"
+                          for n in names)
+              + "); Q(G') sums their bucket sizes. Xiao et al. report left 26 times ICR.", ""]
+    if first:
+        header = [""] + names
+        rows = [["Q(G') floor: buckets of rules with 1-2 tokens (no choice)"]
+                + [_cost(next(iter(tables[n]["costs"].values()))["cost_floor"]) for n in names]]
+        for strategy in strategies:
+            rows.append([f"{strategy}: share of Q(G') in buckets of 2 source tokens"]
+                        + [_percent(tables[n]["costs"][strategy]["cost_by_source_tokens"]["2"]
+                                    / tables[n]["costs"][strategy]["cost"]) for n in names])
+        for strategy in strategies:
+            rows.append([f"{strategy}: three largest buckets"]
+                        + [", ".join(f"{s:,}" for s in tables[n]["costs"][strategy]["largest_buckets"]) for n in names])
+        lines += _table(header, rows) + [""]
+
+    icr = {n: tables[n]["costs"].get("icr") for n in names if "icr" in tables[n]["costs"]}
+    if icr:
+        lines += ["## Q(G') and binary rules per ICR sweep (Xiao et al. 2009, Figures 6, 7 and 11)", "",
+                  "Sweep 0 is `left`; ICR stops when a sweep does not lower Q(G').", ""]
+        header = ["sweep"]
+        for n in icr:
+            header += [f"{n} Q(G')", f"{n} binary rules"]
+        depth = max(len(e["by_iteration"]) for e in icr.values())
+        rows = []
+        for i in range(depth):
+            row = [str(i)]
+            for e in icr.values():
+                it = e["by_iteration"][i] if i < len(e["by_iteration"]) else None
+                row += [_count(it["cost"]) if it else "", _count(it.get("binary_rules")) if it else ""]
+            rows.append(row)
+        lines += _table(header, rows) + [""]
+    decoded = {n: tables[n]["decode"] for n in names if "decode" in tables[n]}
+    if decoded:
+        lines += ["## BLEU, edges and model score against the pop limit (Xiao et al. Figures 8-10; "
+                  "Zhang et al. Figure 7: monolingual against synchronous)", ""]
+    for n, entry in decoded.items():
+        if "skipped" in entry:
+            lines += [f"{n}: skipped, {entry['skipped']}", ""]
+            continue
+        lines += [f"{n}: the first {entry['sentences']} test sentences, common weights ({entry['weights']}); "
+                  "BLEU / edges per sentence / model score (sum over the sentences).", ""]
+        by_strategy = entry["by_strategy"]
+        pops = list(next(iter(by_strategy.values())))
+        rows = []
+        for pop in pops:
+            rows.append([pop] + [f"{v['bleu']:.2f} / {v['edges_per_sentence']:,.0f} / {-v['model_cost']:.2f}"
+                                 + (f" ({v['failed']} failed)" if v["failed"] else "")
+                                 for v in (by_strategy[s][pop] for s in by_strategy)])
+        lines += _table(["pop limit"] + list(by_strategy), rows) + [""]
+    return "\n".join(lines)
+
+
+def write_report(results: dict, out: str) -> None:
+    import json
+
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "results.json"), "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=2, default=str)
+        f.write("\n")
+    with open(os.path.join(out, "results.md"), "w", encoding="utf-8") as f:
+        f.write(markdown(results))
