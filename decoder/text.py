@@ -109,3 +109,11 @@ def unknown_positions(derivation: dict | None) -> list[int]:
             positions.append(int(node["span"][0]))
         stack.extend(node.get("children") or ())
     return sorted(positions)
+
+
+def tokenized_input(decoder) -> dict:
+    """The keyword arguments that make `decoder.translate` / `kbest` read tokenized text:
+    {"tokenized": True} for a decoder that takes raw text, else none (it reads tokens already).
+    For callers that feed the corpus's tokenized text: tuning, benchmarks, the demo."""
+    text = getattr(decoder, "text", None)
+    return {"tokenized": True} if isinstance(text, TextPipeline) and text.raw else {}
