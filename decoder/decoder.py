@@ -140,6 +140,8 @@ class Decoder:
         glue = check_glue(glue)
         labels = read_oov_labels(oov_labels)
 
+        # raw text in, text out when the config records its languages (decoder.text)
+        self.text = TextPipeline.from_config(languages, recase_model, config_path)
         self.store = store if not isinstance(store, (str, os.PathLike)) else _open_model_file("store", store, config_path)
         self.lm = lm if not isinstance(lm, (str, os.PathLike)) else _open_model_file("lm", lm, config_path)
         error_class = ConfigError if config_path else SettingsError
@@ -158,8 +160,6 @@ class Decoder:
                                  oov_labels=labels, glue=glue_rules)
         self.glue_labels_added = glue_rules.cover(self.space.oov_labels)
         self.config_path = config_path
-        # raw text in, text out when the config records its languages (decoder.text)
-        self.text = TextPipeline.from_config(languages, recase_model, config_path)
         self.settings = dict(glue=glue, oov_labels=list(self.space.oov_labels), **self.search_settings.as_dict())
         self.chart = driver(self.store, self.lm, self.weights, self.space, self.search_settings)
         self.load_seconds = time.perf_counter() - started
