@@ -112,6 +112,13 @@ def test_cky_translate_raw_text_one_line_per_line_and_unknown_words_counted(syst
     assert kbest.read_text().splitlines()[0].startswith(f"0 ||| {TRANSLATION} |||")
     code, out, err = run_cky(["translate", "--config", str(system["raw"]), "--quiet"], f"{RAW_UNKNOWN}\n".encode())
     assert out.decode() == UNKNOWN_TRANSLATION + "\n" and "unknown" not in err
+    # the same through an output file (the resumable writer), on two processes
+    output = tmp_path / "out.txt"
+    code, out, err = run_cky(["translate", "--config", str(system["raw"]), "--output", str(output), "--workers", "2"],
+                             ("\n".join(lines) + "\n").encode())
+    assert code == 0, err
+    assert output.read_text().split("\n") == [RAW_TRANSLATION, "", UNKNOWN_TRANSLATION, "Zebedeo and Zebedeo.", ""]
+    assert "3 unknown words in 2 of 4 lines" in err
 
 
 def test_cky_translate_pretokenized_gives_the_tokenized_output(system):

@@ -195,8 +195,8 @@ def model_identity(decoder, args) -> dict:
             "weights": {name: weights[name] for name in weights.feature_names()},
             "kbest": args.kbest, "unique": not args.non_unique,
             # (only when given: the identity of a run without them is what it was before these flags)
-            **{name: getattr(args, name) for name in ("tokenize", "detokenize", "pretokenized")
-               if getattr(args, name)}}
+            **{name: getattr(args, name) for name in ("tokenize", "detokenize", "pretokenized", "raw")
+               if getattr(args, name, None)}}
 
 
 def _format_features(features: dict) -> str:
@@ -330,7 +330,7 @@ def _translate(args: argparse.Namespace, paths: dict, streams: list) -> int:
     from ..batch import failed, iter_translate, progress_path, translate_to_files
 
     job = functools.partial(_job, kbest=args.kbest, unique=not args.non_unique,
-                            tokenized=True if args.pretokenized or args.tokenize else None)
+                            tokenized=True if args.pretokenized else None)
     unknown, unknown_lines = Counter(), 0  # the source words passed through, and the lines with any
 
     def line_failed(index: int, result) -> bool:  # a line render() gives its fallback
