@@ -44,14 +44,12 @@ def evaluate_system(config: Path, test_source: Path, test_target: Path, tokenize
                                            **tokenized_input(decoder))
     hypotheses = [t.tokens if t.error is None else "" for t in translations]
     write_lines(output, hypotheses)
-    pipeline = decoder.text if decoder.text.raw else TextPipeline(TOKENIZERS[tokenizer], TOKENIZERS[tokenizer],
-                                                                  None)
     raw_sources = read_lines(raw_source) if raw_source is not None else [None] * len(sentences)
-    if pipeline.recaser is None:  # (a config without languages: only detokenized, as before)
-        texts = [TOKENIZERS[tokenizer].detokenize(h.split()) for h in hypotheses]
-    else:
-        texts = [readable_text(pipeline, h, t.unknown_words, raw) if h else ""
+    if decoder.text.raw:
+        texts = [readable_text(decoder.text, h, t.unknown_words, raw) if h else ""
                  for h, t, raw in zip(hypotheses, translations, raw_sources)]
+    else:  # a config without languages: detokenized only
+        texts = [TOKENIZERS[tokenizer].detokenize(h.split()) for h in hypotheses]
     write_lines(detokenized, texts)
     bleu, chrf = corpus_bleu(hypotheses, [references], tokenize="none"), corpus_chrf(hypotheses, [references])
     scores = {"test_sentences": len(sentences), "failed": sum(t.error is not None for t in translations),
@@ -62,7 +60,8 @@ def evaluate_system(config: Path, test_source: Path, test_target: Path, tokenize
         raw_references = read_lines(raw_target)
         metric = bleu_metric()  # sacreBLEU's defaults: 13a, cased
         cased = metric.corpus_score(texts, [raw_references])
-        scores.update(sacrebleu=round(cased.score, 2), sacrebleu_chrf=round(corpus_chrf(texts, [raw_references]).score, 2),
+        cased_chrf = corpus_chrf(texts, [raw_references])
+        scores.update(sacrebleu=round(cased.score, 2), sacrebleu_chrf=round(cased_chrf.score, 2),
                       sacrebleu_signature=str(metric.get_signature()),
                       sacrebleu_scored_on="detokenized, recased text (test.detok) against the raw references")
     return scores
