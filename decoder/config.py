@@ -43,6 +43,9 @@ Relative paths are relative to the config file. Defaults:
     target_language = "en"
     source_tokenizer = "es"      # tokenizers of decoder.data.tokenize's registry (TOKENIZERS)
     target_tokenizer = "en"
+    # With languages, the decoder takes raw text and returns detokenized, recased text (decoder.text).
+    recase_model = "recase.gz"   # optional: the recasing model (decoder.recase; cky train's recase stage);
+                                 # without it, only sentence starts are capitalized
 
     [weights]                    # defaults: decoder.search.model.DEFAULT_WEIGHTS,
     lm = 1.0                     # and 0.2 for each rule-table score column
@@ -128,11 +131,12 @@ from .settings import (DEFAULT_GLUE, DEFAULT_OOV_LABELS, DEFAULT_SEARCH_SETTINGS
 WEIGHTS = "weights"
 # Keys whose values are paths relative to the config file; oov_labels is a path only if such a
 # file exists (else it is a label), glue = "builtin" is not one.
-PATH_KEYS = ("store", "lm", "glue", "oov_labels")
+PATH_KEYS = ("store", "lm", "glue", "oov_labels", "recase_model")
 SDIG_PATH_KEYS = ("grammar", "lm")
 # Every key that is a path in some system's config (relocate_paths rewrites them all).
 ANY_PATH_KEYS = PATH_KEYS + tuple(k for k in SDIG_PATH_KEYS if k not in PATH_KEYS)
-MODEL_KEYS = ("store", "lm", "lm_order", "glue", "oov_labels", "oov_penalty", "allow_unknown_weights")
+MODEL_KEYS = ("store", "lm", "lm_order", "glue", "oov_labels", "oov_penalty", "allow_unknown_weights",
+              "recase_model")
 SYSTEMS = ("ghkm", "sdig")
 DEFAULT_SYSTEM = "ghkm"
 # The SDIG system's keys (besides `system`); `lm` and `beam_size` are shared with GHKM.
@@ -162,12 +166,14 @@ class DecoderConfig:
     allow_unknown_weights: bool = False
     path: str | None = None  # the file it came from (named in errors)
     languages: dict = field(default_factory=dict)  # LANGUAGE_KEYS given in the file -> their values
+    recase_model: str | None = None  # the recasing model's path (decoder.text)
 
     def decoder_arguments(self) -> dict:
         """Keyword arguments of Decoder(...)."""
         return dict(store=self.store, lm=self.lm, weights=dict(self.weights), lm_order=self.lm_order,
                     glue=self.glue, oov_labels=self.oov_labels, oov_penalty=self.oov_penalty,
                     allow_unknown_weights=self.allow_unknown_weights, config_path=self.path,
+                    languages=dict(self.languages), recase_model=self.recase_model,
                     experimental=self.settings.experimental,
                     **{name: getattr(self.settings, name) for name in SETTING_NAMES})
 
@@ -436,7 +442,9 @@ def _experimental_values(values: dict, experimental: dict | None, source: str | 
 def _check_model_values(values: dict) -> dict:
     """The model keys' values, checked (SettingsError naming the key)."""
     model = {}
-    for key in ("store", "lm"):
+    for key in ("store", "lm", "recase_model"):
+        if key not in values:
+            continue
         value = values[key]
         if isinstance(value, os.PathLike):
             value = os.fspath(value)

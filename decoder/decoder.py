@@ -8,8 +8,20 @@ n-gram LM by CKY over the source sentence (Chiang 2007), and the `Translation` i
     t.text, t.tree, t.score, t.features, t.derivation, t.stats
     decoder.kbest("en el principio", 100, unique=True)    # list of Translations, best first
 
-Input is one sentence of whitespace-separated tokens (tokenize it as the grammar's
-training data was). The search is the compiled CKY chart: cube pruning
+## Raw text
+
+A config that records its languages (`[languages]`, as `cky train` writes) describes a
+system that takes raw text: translate, kbest and translate_batch tokenize each sentence
+with the source language's tokenizer, and give back `t.text` detokenized and recased
+(decoder.text.TextPipeline), with the tokens in `t.tokens` and `t.source_tokens`, and the
+source words the grammar did not know in `t.unknown_words`:
+
+    decoder.translate("En el principio creó Dios los cielos.").text   # "In the beginning God ..."
+    decoder.translate("en el principio", tokenized=True).text         # tokens in, tokens out
+
+`tokenized=True` (or a sentence given as a list of tokens) is for input already tokenized
+(as the Bible recipe's test sets are): the output is then the tokens, as a config without
+languages always gives. The search is the compiled CKY chart: cube pruning
 (decoder.search.driver, `search = "cube"`, the default) or two-pass search
 (decoder.search.two_pass, `search = "two-pass"`); the features, the glue and unknown-word handling are described in
 decoder.search.model.
@@ -52,6 +64,7 @@ from .settings import (DEFAULT_EXPERIMENTAL_SETTINGS, DEFAULT_GLUE, DEFAULT_OOV_
                        DEFAULT_SEARCH_SETTINGS as _DEFAULTS, EXPERIMENTAL_NAMES, EXPERIMENTAL_TABLE, ExperimentalSettings,
                        MAX_KBEST,
                        SearchSettings, check_weights)
+from .text import TextPipeline, unknown_positions
 from .translation import Translation
 
 # Every setting's default, by config key (read-only view; the search settings' home is SearchSettings).
@@ -98,7 +111,8 @@ class Decoder:
                  max_pops: int = _DEFAULTS.max_pops, kbest_per_class: int = _DEFAULTS.kbest_per_class,
                  memory_budget_mb: int = _DEFAULTS.memory_budget_mb,
                  experimental: ExperimentalSettings | Mapping | None = None,
-                 allow_unknown_weights: bool = False, config_path: str | None = None, **experimental_settings):
+                 allow_unknown_weights: bool = False, config_path: str | None = None,
+                 languages: Mapping | None = None, recase_model=None, **experimental_settings):
         from .search.drivers import search_driver
 
         started = time.perf_counter()
@@ -126,6 +140,8 @@ class Decoder:
         glue = check_glue(glue)
         labels = read_oov_labels(oov_labels)
 
+        # raw text in, text out when the config records its languages (decoder.text)
+        self.text = TextPipeline.from_config(languages, recase_model, config_path)
         self.store = store if not isinstance(store, (str, os.PathLike)) else _open_model_file("store", store, config_path)
         self.lm = lm if not isinstance(lm, (str, os.PathLike)) else _open_model_file("lm", lm, config_path)
         error_class = ConfigError if config_path else SettingsError
@@ -241,16 +257,41 @@ class Decoder:
         return Translation(text, read_back.tree, float(read_back.score), read_back.features,
                            read_back.derivation, stats, source)
 
-    def translate(self, sentence: str | Sequence[str]) -> Translation:
-        """The best translation of one sentence (a str of whitespace-separated tokens, or a list of
-        tokens): its text, target tree, model score, features, derivation and search stats
-        (`stats["seconds"]`, `stats["cpu_seconds"]`, the search's counters). An empty sentence gives
-        an empty translation scored by the LM's sentence boundaries alone. A str or list of str is
-        required (TypeError otherwise); errors of the search itself propagate."""
-        started, cpu_started = time.perf_counter(), time.process_time()
+    def _prepare(self, sentence, tokenized: bool | None) -> tuple[str, list[str], "tuple | None"]:
+        """(the tokenized source text, its words as the rule table writes them, and for raw text
+        (raw input, its tokens, their input casing), else None); see "Raw text" above."""
+        if tokenized is not None and not isinstance(tokenized, bool):
+            raise TypeError(f"tokenized must be True, False or None, not {tokenized!r}")
         source, words = self._words(sentence)
+        if not self.text.raw or tokenized or not isinstance(sentence, str):
+            return source, words, None
+        tokens, cased = self.text.source_tokens(sentence)
+        return " ".join(tokens), [escape_word(w) for w in tokens], (sentence, tokens, cased)
+
+    def _finish(self, translation: Translation, raw) -> Translation:
+        """Fill in the unknown words, and for raw input the text the user reads (decoder.text)."""
+        source_tokens = translation.source_tokens.split()
+        translation.unknown_words = [source_tokens[i] for i in unknown_positions(translation.derivation)
+                                     if i < len(source_tokens)]
+        if raw is not None:
+            text, tokens, cased = raw
+            hints = self.text.hints(tokens, cased, translation.unknown_words)
+            translation.text = self.text.output_text(translation.tokens.split(), hints)
+            translation.source = text
+        return translation
+
+    def translate(self, sentence: str | Sequence[str], tokenized: bool | None = None) -> Translation:
+        """The best translation of one sentence (a str, or a list of tokens): its text, target tree,
+        model score, features, derivation and search stats (`stats["seconds"]`,
+        `stats["cpu_seconds"]`, the search's counters). A str is raw text when the config records
+        its languages and `tokenized` is not True (see "Raw text" above), else whitespace-separated
+        tokens. An empty sentence gives an empty translation scored by the LM's sentence boundaries
+        alone. A str or list of str is required (TypeError otherwise); errors of the search itself
+        propagate."""
+        started, cpu_started = time.perf_counter(), time.process_time()
+        source, words, raw = self._prepare(sentence, tokenized)
         if not words:
-            return self._empty(source, started)
+            return self._finish(self._empty(source, started), raw)
         with self._engine_lock:
             result = self.chart.run(words)
             best = self.chart.best(result, words)
@@ -258,11 +299,13 @@ class Decoder:
             raise RuntimeError("no derivation covers the sentence")
         stats = dict(result.stats, seconds=time.perf_counter() - started,
                      cpu_seconds=time.process_time() - cpu_started)
-        return self._translation(best, source, stats)
+        return self._finish(self._translation(best, source, stats), raw)
 
-    def kbest(self, sentence: str | Sequence[str], k: int, unique: bool = True) -> list[Translation]:
+    def kbest(self, sentence: str | Sequence[str], k: int, unique: bool = True,
+              tokenized: bool | None = None) -> list[Translation]:
         """The k best translations of one sentence, best first (the first is `translate`'s); with
-        `unique` (the default), only the best derivation of each distinct output text.
+        `unique` (the default), only the best derivation of each distinct output (its tokens).
+        The sentence is raw text or tokens as for `translate`.
 
         The list can hold fewer than k translations, for one of these reasons:
 
@@ -285,22 +328,26 @@ class Decoder:
         if k > MAX_KBEST:
             raise ValueError(f"k must be at most {MAX_KBEST:,} (decoder.settings.MAX_KBEST), not {k:,}")
         started = time.perf_counter()
-        source, words = self._words(sentence)
+        source, words, raw = self._prepare(sentence, tokenized)
         if not words:
-            return [self._empty(source, started)]
+            return [self._finish(self._empty(source, started), raw)]
         with self._engine_lock:
             result = self.chart.run(words)
             hypotheses = self.chart.kbest(result, words, int(k), unique=unique)
         stats = dict(result.stats, seconds=time.perf_counter() - started)
-        return [self._translation(h, source, stats) for h in hypotheses]
+        return [self._finish(self._translation(h, source, stats), raw) for h in hypotheses]
 
     def translate_batch(self, sentences: Sequence[str], workers: int = 1, progress: bool = False,
-                        cluster=None) -> list:
+                        cluster=None, tokenized: bool | None = None) -> list:
         """Translations of many sentences, in order, on `workers` processes (decoder.batch), or on a Dask
         cluster: `cluster` is a dask.distributed Client, or a spec for decoder.cluster.connect ("local:2",
         "tcp://HOST:PORT"; connected for this call only). On a cluster each worker builds this decoder
-        from its config file and present search settings (so it must come from Decoder.from_config)."""
+        from its config file and present search settings (so it must come from Decoder.from_config).
+        Each sentence is raw text or tokens as for `translate` (`tokenized`)."""
+        import functools
+
         from .batch import translate_batch
+        from .translation import translate_job
 
         if isinstance(sentences, (str, bytes, bytearray)) or sentences is None:
             raise TypeError(f"translate_batch takes a list of sentences, not {type(sentences).__name__}; "
@@ -308,12 +355,15 @@ class Decoder:
         sentences = list(sentences)
         for sentence in sentences:
             self._words(sentence)  # a TypeError now rather than a failed line per sentence
+        if tokenized is not None and not isinstance(tokenized, bool):
+            raise TypeError(f"tokenized must be True, False or None, not {tokenized!r}")
+        job = translate_job if tokenized is None else functools.partial(translate_job, tokenized=tokenized)
         if isinstance(cluster, str):
             from .cluster_workers import connect
 
             with connect(cluster) as client:
-                return translate_batch(self, sentences, progress=progress, cluster=client)
-        return translate_batch(self, sentences, workers=workers, progress=progress, cluster=cluster)
+                return translate_batch(self, sentences, job=job, progress=progress, cluster=client)
+        return translate_batch(self, sentences, workers=workers, job=job, progress=progress, cluster=cluster)
 
     def __repr__(self) -> str:
         return (f"Decoder(store={self.store.path!r}, lm={self.lm.path!r}, strategy={self.store.strategy}, "

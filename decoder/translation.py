@@ -16,6 +16,13 @@ class Translation:
     """One translation: the output text, its target tree, model score, features by name,
     the derivation (nested dicts: symbol, span, rule, source_rule, children) and search stats.
 
+    `text` is what the user reads: for a system that takes raw text (decoder.text), the
+    detokenized, recased translation of the raw `source`; `tokens` is the decoder's output as
+    tokens (what the tree's leaves spell, what BLEU on tokenized text scores) and
+    `source_tokens` the tokenized source it decoded. For tokenized input they equal `text` and
+    `source`. `unknown_words` lists the source tokens the grammar did not know (passed through
+    untranslated), in source order.
+
     A sentence whose decoding failed is `Translation.failure(source, error)`: `ok` is False,
     `error` holds a one-line reason, the text and tree are empty and the score is -inf.
     `bool(t)` is `t.ok`.
@@ -29,6 +36,15 @@ class Translation:
     stats: dict = field(default_factory=dict)
     source: str = ""
     error: str | None = None  # None when the sentence was translated, else why it was not
+    tokens: str | None = None  # the output as tokens (None: the same as text)
+    source_tokens: str | None = None  # the tokenized source (None: the same as source)
+    unknown_words: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.tokens is None:
+            self.tokens = self.text
+        if self.source_tokens is None:
+            self.source_tokens = self.source
 
     @classmethod
     def failure(cls, source: str, error: str) -> "Translation":
@@ -61,6 +77,9 @@ def _shorten(text: str | None, limit: int = REPR_TEXT_CHARS) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def translate_job(decoder, sentence: str) -> Translation:
-    """The default job of decoder.batch and decoder.cluster_workers: `decoder.translate(sentence)`."""
-    return decoder.translate(sentence)
+def translate_job(decoder, sentence: str, tokenized: bool | None = None) -> Translation:
+    """The default job of decoder.batch and decoder.cluster_workers: `decoder.translate(sentence)`
+    (with `tokenized` if given: decoder.decoder.Decoder.translate)."""
+    if tokenized is None:
+        return decoder.translate(sentence)
+    return decoder.translate(sentence, tokenized=tokenized)

@@ -207,7 +207,7 @@ def test_load_config_resolves_paths_against_its_directory(tmp_path, model):
     assert config.glue == "builtin" and config.oov_labels == str(tmp_path / "labels.txt")
     assert config.settings.pop_limit == 7 and config.weights == {"lm": 2.0}
     assert parse_config({"store": "s", "lm": "l", "oov_labels": "X"}, base_dir=tmp_path).oov_labels == "X"
-    assert set(PATH_KEYS) == {"store", "lm", "glue", "oov_labels"}
+    assert set(PATH_KEYS) == {"store", "lm", "glue", "oov_labels", "recase_model"}
 
 
 def test_unknown_weight_is_an_error_naming_it_and_the_file_unless_allowed(model):

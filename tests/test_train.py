@@ -82,8 +82,8 @@ def system(tmp_path_factory):
 def test_the_system_translates_raw_text_through_the_command_line(system):
     config = system["out"] / "config.toml"
     assert f"config: {config}" in system["stdout"]
-    result = cky("translate", "--config", config, "--tokenize", "es", "--detokenize", "en",
-                 stdin="".join(sentence + "\n" for sentence in SENTENCES))
+    # the config records its languages: raw text in, detokenized and recased text out, by default
+    result = cky("translate", "--config", config, stdin="".join(sentence + "\n" for sentence in SENTENCES))
     assert result.returncode == 0, result.stderr
     check_translations(result.stdout.splitlines())
     system["cli_outputs"] = result.stdout.splitlines()
@@ -96,11 +96,15 @@ def test_the_system_translates_raw_text_through_the_api(system):
     languages = load_config(config).languages
     assert languages == {"source_language": "es", "target_language": "en", "source_tokenizer": "es",
                          "target_tokenizer": "en"}
-    source, target = TOKENIZERS[languages["source_tokenizer"]], TOKENIZERS[languages["target_tokenizer"]]
+    source = TOKENIZERS[languages["source_tokenizer"]]
     decoder = Decoder.from_config(config)
-    outputs = [target.detokenize(decoder.translate(" ".join(source.tokenize(sentence))).text.split())
-               for sentence in SENTENCES]
+    translations = [decoder.translate(sentence) for sentence in SENTENCES]
+    outputs = [t.text for t in translations]
     check_translations(outputs)
+    # the tokens are those of the tokenized sentence, decoded as such
+    for sentence, t in zip(SENTENCES, translations):
+        tokenized = " ".join(source.tokenize(sentence))
+        assert t.source_tokens == tokenized and t.tokens == decoder.translate(tokenized, tokenized=True).text
     if "cli_outputs" in system:
         assert outputs == system["cli_outputs"]  # the same system either way
 
@@ -120,6 +124,8 @@ def test_system_json_describes_the_system(system):
             sizes["test_pairs"]) == (300, 300, 250, 50, 30)
     assert sizes["dev_held_out"] and sizes["rules"] > 0
     assert described["tuned"] and described["scores"]["test_bleu"] > 50 and described["scores"]["test_chrf"] > 50
+    # and sacreBLEU's default: the recased, detokenized test output against the raw references
+    assert described["scores"]["test_sacrebleu"] > 50
     test_out = (out / "test.out").read_text(encoding="utf-8").splitlines()
     assert len(test_out) == 30 and len((out / "test.detok").read_text(encoding="utf-8").splitlines()) == 30
 

@@ -108,7 +108,7 @@ def test_from_redoes_the_stage_and_everything_after(inputs, reference, tmp_path)
     before = contents(out)
     result = train(settings_for(inputs, out), from_stage="extract", implementations=FAKES)
     assert result["ran"] == ["extract", "compile", "tune", "evaluate"]
-    assert result["skipped"] == ["clean", "split", "tokenize", "parse", "align"]
+    assert result["skipped"] == ["clean", "split", "tokenize", "recase", "parse", "align"]
     assert contents(out) == before  # the same inputs give the same files
 
 

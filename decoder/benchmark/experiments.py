@@ -164,7 +164,8 @@ def throughput(config_path: str, input_path: str, out_path: str, workers: int = 
     n = len(read_lines(input_path))
     started = time.perf_counter()
     with open(input_path, "rb") as stdin, open(out_path, "wb") as stdout:
-        process = subprocess.Popen([sys.executable, "-m", "decoder.cli", "translate", "--config", config_path]
+        process = subprocess.Popen([sys.executable, "-m", "decoder.cli", "translate", "--config", config_path,
+                                    "--pretokenized"]
                                    + (["--workers", str(workers)] if workers > 1 else []),
                                    stdin=stdin, stdout=stdout, stderr=subprocess.DEVNULL, env=cky_environment())
         _, status, usage = os.wait4(process.pid, 0)

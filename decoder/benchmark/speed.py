@@ -14,6 +14,8 @@ import time
 
 import numpy as np
 
+from ..text import tokenized_input
+
 BOOTSTRAP_SAMPLES = 1000
 CONFIDENCE = 0.95
 
@@ -24,14 +26,15 @@ def measure(decoder, sentences: list[str], warmup: int = 3, repeats: int = 3, se
         raise ValueError("no sentences to time")
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, not {repeats}")
+    given = tokenized_input(decoder)  # the sentences are tokenized text
     for sentence in sentences[:warmup]:
-        decoder.translate(sentence)
+        decoder.translate(sentence, **given)
     seconds = np.empty((repeats, len(sentences)))
     failed = 0
     for repeat in range(repeats):
         for i, sentence in enumerate(sentences):
             started = time.perf_counter()
-            translation = decoder.translate(sentence)
+            translation = decoder.translate(sentence, **given)
             seconds[repeat, i] = time.perf_counter() - started
             failed += repeat == 0 and not translation
     fastest = seconds.min(axis=0)

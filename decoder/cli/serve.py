@@ -33,8 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"{', '.join(LOCAL_HOSTS)} and --host (repeatable; '*': any, e.g. behind a proxy "
                              "that checks them); other hosts: HTTP 400, pages of other origins: HTTP 403")
     parser.add_argument("--tokenize", choices=TOKENIZER_LANGUAGES, metavar="LANG",
-                        help="tokenize and lowercase each sentence as the corpus was (LANG: "
-                             "es or en); default: sentences come tokenized")
+                        help="(config without [languages]) tokenize and lowercase each sentence as the corpus "
+                             "was (LANG: es or en); default: sentences come tokenized. A config with [languages] "
+                             "takes raw text and answers detokenized, recased text")
 
 
 def main(args: argparse.Namespace) -> int:

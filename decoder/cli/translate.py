@@ -20,10 +20,19 @@ counts as failed: a line that is not UTF-8 gets an empty output line, a sentence
 whose decoding fails gets its source words passed through; the other lines are
 unaffected, and the command exits 1 saying how many lines failed.
 
---tokenize es applies the corpus's tokenizer (decoder.data.tokenize: NFC, ASCII
+Raw text: a config that records its languages (`[languages]`, as `cky train` writes)
+takes raw text and writes detokenized, recased text (decoder.text): each line is
+tokenized by the source language's tokenizer, decoded, recased and detokenized. The
+side files stay tokenized (k-best lists, trees). --pretokenized is for input already
+tokenized as the corpus was (as the Bible recipe's test sets are): the output is then
+tokenized too. At the end, the source words the grammar did not know (passed through
+untranslated) are counted on stderr, unless --quiet.
+
+For a config without languages the input is tokenized text and so is the output;
+there --tokenize es applies the corpus's tokenizer (decoder.data.tokenize: NFC, ASCII
 quotes, lowercase, Penn brackets) to each input line, --detokenize en turns each
 output line into text (spacing, sentence-initial capitals); the side files stay
-tokenized, and a resumed run must give the same two flags.
+tokenized, and a resumed run must give the same flags.
 
 Side outputs: --kbest-out in the Moses n-best format (`line ||| text ||| name=value
 ... ||| score`, lines numbered from 0; a failed line gets one `line ||| words |||
@@ -56,6 +65,7 @@ import json
 import logging
 import os
 import sys
+from collections import Counter
 
 from ..data.tokenize import LANGUAGES as TOKENIZER_LANGUAGES, detokenize, tokenize
 from ..errors import CkyError, ConfigError, Interrupted, OutputError, SettingsError, UsageError
@@ -75,11 +85,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     io = parser.add_argument_group("input and output")
     io.add_argument("--input", help="input file, one sentence a line (default: standard input)")
     io.add_argument("--output", help="output file (default: standard output); with it, progress is saved for --resume")
-    io.add_argument("--tokenize", choices=TOKENIZER_LANGUAGES, metavar="LANG",
-                    help="tokenize and lowercase each input line as the corpus was (LANG: es or en); default: the "
-                         "input is already tokenized")
-    io.add_argument("--detokenize", choices=TOKENIZER_LANGUAGES, metavar="LANG",
-                    help="detokenize the translations as LANG text (the k-best list and trees stay tokenized)")
+    text = parser.add_argument_group("text", "a config with [languages] takes raw text and writes text; "
+                                             "one without takes and writes tokenized text")
+    text.add_argument("--pretokenized", action="store_true",
+                      help="the input is tokenized as the corpus was: decode it as it is and write tokenized "
+                           "translations")
+    text.add_argument("--tokenize", choices=TOKENIZER_LANGUAGES, metavar="LANG",
+                      help="(config without [languages]) tokenize and lowercase each input line as the corpus was "
+                           "(LANG: es or en)")
+    text.add_argument("--detokenize", choices=TOKENIZER_LANGUAGES, metavar="LANG",
+                      help="(config without [languages], or --pretokenized) detokenize the translations as LANG "
+                           "text (the k-best list and trees stay tokenized)")
     model = parser.add_argument_group("model")
     model.add_argument("--config", help="decoder config (TOML; its keys: docs/configuration.md; `system = \"sdig\"` "
                                         "for the SDIG system)")
@@ -179,7 +195,8 @@ def model_identity(decoder, args) -> dict:
             "weights": {name: weights[name] for name in weights.feature_names()},
             "kbest": args.kbest, "unique": not args.non_unique,
             # (only when given: the identity of a run without them is what it was before these flags)
-            **{name: getattr(args, name) for name in ("tokenize", "detokenize") if getattr(args, name)}}
+            **{name: getattr(args, name) for name in ("tokenize", "detokenize", "pretokenized", "raw")
+               if getattr(args, name, None)}}
 
 
 def _format_features(features: dict) -> str:
@@ -193,24 +210,37 @@ def _stats_record(line: int, translation) -> dict:
     return record
 
 
-def sentence_outputs(decoder, sentence: str, kbest: int = 0, unique: bool = True, line: int | None = None) -> dict:
+def sentence_outputs(decoder, sentence: str, kbest: int = 0, unique: bool = True, line: int | None = None,
+                     tokenized: bool | None = None) -> dict:
     """The text every output file gets for one sentence (each a complete line or lines); "{line}" in the
-    k-best text stands for the line number, filled in by `_finish`."""
+    k-best text stands for the line number, filled in by `_finish`. The k-best list holds the
+    translations' tokens; `unknown` (no file's) lists the source words passed through."""
+    given = {} if tokenized is None else {"tokenized": tokenized}
     if kbest > 0:
-        translations = decoder.kbest(sentence, kbest, unique=unique)
+        translations = decoder.kbest(sentence, kbest, unique=unique, **given)
         best = translations[0]
     else:
-        best = decoder.translate(sentence)
+        best = decoder.translate(sentence, **given)
         translations = [best]
     out = {"output": best.text + "\n", "trees": best.tree + "\n"}
-    out["kbest"] = "".join(f"{{line}} ||| {t.text} ||| {_format_features(t.features)} ||| {t.score:.6g}\n"
-                           for t in translations) if best.text or kbest else ""
+    out["kbest"] = "".join(f"{{line}} ||| {t.tokens} ||| {_format_features(t.features)} ||| {t.score:.6g}\n"
+                           for t in translations) if best.tokens or kbest else ""
     out["stats"] = json.dumps(_stats_record(-1, best), ensure_ascii=False) + "\n"
+    out["unknown"] = list(best.unknown_words)
     return out
 
 
-def _job(decoder, sentence: str, kbest: int, unique: bool) -> dict:
-    return sentence_outputs(decoder, sentence, kbest, unique)
+def _job(decoder, sentence: str, kbest: int, unique: bool, tokenized: bool | None = None) -> dict:
+    return sentence_outputs(decoder, sentence, kbest, unique, tokenized=tokenized)
+
+
+def unknown_words_summary(counts: Counter, lines: int, total_lines: int, shown: int = 10) -> str:
+    """The stderr line about unknown words: how many, in how many lines, the most frequent."""
+    total = sum(counts.values())
+    frequent = ", ".join(f"{word} ({count})" for word, count in
+                         sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:shown])
+    return (f"cky translate: {total} unknown word{'s' if total != 1 else ''} in {lines} of {total_lines} "
+            f"line{'s' if total_lines != 1 else ''} (passed through untranslated); most frequent: {frequent}")
 
 
 def _fallback(sentence: str, line: int, error: str) -> dict:
@@ -225,7 +255,7 @@ def _fallback(sentence: str, line: int, error: str) -> dict:
 def _finish(texts: dict, line_index: int, detokenize_as: str | None = None) -> dict:
     """Fill the line number (0-based in n-best lists, 1-based in stats) into a sentence's outputs, and
     detokenize its output line as `detokenize_as` text if given."""
-    texts = dict(texts)
+    texts = {name: text for name, text in texts.items() if name != "unknown"}
     if detokenize_as:
         texts["output"] = detokenize(texts["output"].split(), detokenize_as) + "\n"
     texts["kbest"] = texts.get("kbest", "").replace("{line}", str(line_index))
@@ -249,10 +279,17 @@ def _check_arguments(args) -> tuple[dict, list[str]]:
         raise UsageError("give --workers N or --cluster SPEC, not both")
     if not args.config and not (args.store and args.lm):
         raise UsageError("give --config CONFIG, or --store STORE and --lm LM")
+    args.raw = False  # whether the input is raw text (a config with [languages], without --pretokenized)
     if args.config:  # its mistakes (a bad key, value or syntax) before the input is read, not after
         from ..config import load_config
 
-        load_config(args.config)
+        languages = getattr(load_config(args.config), "languages", None)
+        args.raw = bool(languages) and not args.pretokenized
+    if args.raw and (args.tokenize or args.detokenize):
+        flag = "--tokenize" if args.tokenize else "--detokenize"
+        raise UsageError(f"{flag}: {args.config} records its languages, so the input is raw text and the output "
+                         f"detokenized text already; {flag} is for tokenized text (with --pretokenized, or a config "
+                         "without [languages])")
     paths = {"output": args.output, "kbest": args.kbest_out, "trees": args.trees_out, "stats": args.stats_out}
     paths = {name: path for name, path in paths.items() if path or name == "output"}
     for path in paths.values():
@@ -292,12 +329,18 @@ def _translate(args: argparse.Namespace, paths: dict, streams: list) -> int:
 
     from ..batch import failed, iter_translate, progress_path, translate_to_files
 
-    job = functools.partial(_job, kbest=args.kbest, unique=not args.non_unique)
+    job = functools.partial(_job, kbest=args.kbest, unique=not args.non_unique,
+                            tokenized=True if args.pretokenized else None)
+    unknown, unknown_lines = Counter(), 0  # the source words passed through, and the lines with any
 
     def line_failed(index: int, result) -> bool:  # a line render() gives its fallback
         return index in bad or failed(result)
 
     def render(index: int, result) -> dict:
+        nonlocal unknown_lines
+        if isinstance(result, dict) and result.get("unknown"):
+            unknown.update(result["unknown"])
+            unknown_lines += 1
         if index in bad:
             return _finish(_fallback("", index + 1, bad[index]), index, args.detokenize)
         if failed(result):
@@ -355,6 +398,8 @@ def _translate(args: argparse.Namespace, paths: dict, streams: list) -> int:
                     if f is not sys.stdout.buffer:
                         with contextlib.suppress(OSError):  # the error, if any, was reported above
                             f.close()
+    if unknown and not args.quiet:
+        print(unknown_words_summary(unknown, unknown_lines, len(sentences)), file=sys.stderr)
     if n_failed:
         where = f"{failed_before} of them before --resume; " if failed_before else ""
         print(f"cky translate: {n_failed} of {len(sentences)} lines failed ({where}see the messages above)",

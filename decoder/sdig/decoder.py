@@ -145,11 +145,13 @@ class SdigDecoder:
                            dict(zip(FEATURES, hypothesis.features)), hypothesis.derivation, stats,
                            " ".join(tree.words))
 
-    def kbest(self, sentence, k: int, unique: bool = True, tree: DepTree | None = None) -> list[Translation]:
+    def kbest(self, sentence, k: int, unique: bool = True, tree: DepTree | None = None,
+              tokenized: bool | None = None) -> list[Translation]:
         """The k best translations, best first (unique: distinct output texts only). The list holds fewer
         than k when the beam kept fewer hypotheses at the root (the search keeps 3k of them for a unique
         list, at most `kbest_beam_size`), or fewer distinct texts among them. `tree`: the sentence's
-        dependency tree, if already parsed."""
+        dependency tree, if already parsed. The sentence is tokenized text (`tokenized`, accepted as
+        the GHKM Decoder's, changes nothing: this system does not take raw text)."""
         tree, stats = self._tree(sentence, tree)
         if not len(tree):
             return [self._empty(stats)]
@@ -170,8 +172,9 @@ class SdigDecoder:
                 break
         return out
 
-    def translate(self, sentence, tree: DepTree | None = None) -> Translation:
-        """The best translation of one sentence (its dependency tree `tree`, or parsed here)."""
+    def translate(self, sentence, tree: DepTree | None = None, tokenized: bool | None = None) -> Translation:
+        """The best translation of one sentence (its dependency tree `tree`, or parsed here; `tokenized`:
+        as for kbest)."""
         return self.kbest(sentence, 1, unique=False, tree=tree)[0]
 
     def translate_batch(self, sentences: Sequence[str], workers: int = 1, progress: bool = False) -> list:

@@ -61,9 +61,10 @@ def without_paths(message: str) -> str:
 
 
 def parse_request(body: bytes, max_tokens: int, max_kbest: int, tokenize_as: str | None = None,
-                  max_chars: int = DEFAULT_MAX_CHARS) -> tuple[str, int]:
+                  max_chars: int = DEFAULT_MAX_CHARS, tokens_of=None) -> tuple[str, int]:
     """(sentence, k) from a /translate request body, or RequestError saying what is wrong; the sentence
-    tokenized as `tokenize_as` text if given."""
+    tokenized as `tokenize_as` text if given. `tokens_of(sentence)`: the tokens a raw sentence is
+    decoded as (words are counted on them), if the decoder takes raw text."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -92,7 +93,7 @@ def parse_request(body: bytes, max_tokens: int, max_kbest: int, tokenize_as: str
                            f"{error.start}), which is not text", 400) from None
     if tokenize_as:
         sentence = " ".join(tokenize(sentence, tokenize_as))
-    n_words = len(sentence.split())
+    n_words = len(tokens_of(sentence) if tokens_of is not None else sentence.split())
     if n_words == 0:
         raise RequestError('"sentence" is empty: give at least one word')
     if n_words > max_tokens:
@@ -164,18 +165,27 @@ def create_app(decoder, *, max_tokens: int = DEFAULT_MAX_TOKENS, max_kbest: int 
                tokenize_as: str | None = None, max_chars: int = DEFAULT_MAX_CHARS,
                max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, max_queue: int = DEFAULT_MAX_QUEUE,
                allowed_hosts=()) -> Starlette:
-    """The viewer and API over a loaded `Decoder`; with `tokenize_as` ("es", "en") each sentence is
-    tokenized and lowercased as the corpus was before it is decoded (the answer's `source`). Requests
-    must name one of `allowed_hosts` or LOCAL_HOSTS in their Host (and Origin) header."""
+    """The viewer and API over a loaded `Decoder`. A decoder whose config records its languages takes
+    raw text and answers detokenized, recased text (decoder.text); the answer's `tokens` and
+    `source_tokens` are the tokenized output and source, `unknown_words` the source words passed
+    through untranslated. Otherwise, with `tokenize_as` ("es", "en") each sentence is tokenized and
+    lowercased as the corpus was before it is decoded (the answer's `source`). Requests must name
+    one of `allowed_hosts` or LOCAL_HOSTS in their Host (and Origin) header."""
     queue = DecodeQueue(max_queue)
+    text = getattr(decoder, "text", None)
+    raw = text is not None and text.raw and not tokenize_as
+    tokens_of = (lambda sentence: text.source_tokens(sentence)[0]) if raw else None
+    given = {"tokenized": True} if tokenize_as and text is not None else {}
 
     def decode(sentence: str, k: int) -> bytes:
-        translations = decoder.kbest(sentence, k) if k > 1 else [decoder.translate(sentence)]
+        translations = decoder.kbest(sentence, k, **given) if k > 1 else [decoder.translate(sentence, **given)]
         if getattr(translations[0], "error", None):
             raise RuntimeError(translations[0].error)
-        record = translation_record(decoder, translations[0])
-        record["kbest"] = [{"text": t.text, "score": float(t.score), "features": dict(t.features), "tree": t.tree}
-                           for t in translations]
+        best = translations[0]
+        record = translation_record(decoder, best)
+        record.update(tokens=best.tokens, source_tokens=best.source_tokens, unknown_words=list(best.unknown_words))
+        record["kbest"] = [{"text": t.text, "tokens": t.tokens, "score": float(t.score), "features": dict(t.features),
+                            "tree": t.tree} for t in translations]
         return encode(record)
 
     async def translate(request: Request) -> Response:
@@ -183,7 +193,7 @@ def create_app(decoder, *, max_tokens: int = DEFAULT_MAX_TOKENS, max_kbest: int 
             return json_error(415, 'POST /translate takes JSON: send the header "Content-Type: application/json"')
         try:
             sentence, k = parse_request(await read_body(request, max_body_bytes), max_tokens, max_kbest,
-                                        tokenize_as, max_chars)
+                                        tokenize_as, max_chars, tokens_of)
         except RequestError as error:
             return json_error(error.status, str(error))
         except ClientDisconnect:
@@ -208,7 +218,7 @@ def create_app(decoder, *, max_tokens: int = DEFAULT_MAX_TOKENS, max_kbest: int 
     async def health(request: Request) -> Response:
         return Response(encode({
             "status": "ok", "store": file_name(getattr(decoder.store, "path", None)),
-            "lm": file_name(getattr(decoder.lm, "path", None)), "tokenize": tokenize_as,
+            "lm": file_name(getattr(decoder.lm, "path", None)), "tokenize": tokenize_as, "raw_text": raw,
             "max_tokens": max_tokens, "max_kbest": max_kbest, "max_chars": max_chars,
             "max_body_bytes": max_body_bytes, "max_queue": max_queue, "pending": queue.pending,
         }), media_type="application/json")

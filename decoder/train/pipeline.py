@@ -5,20 +5,22 @@ Stages (STAGES, each a library function in its own module of decoder.train), in 
     clean     decoder.train.clean      drop empty, over-long, badly proportioned and non-UTF-8 pairs (logged)
     split     decoder.train.split      the training pairs and the dev set (--dev, or held out)
     tokenize  decoder.train.tokenize   both languages' tokenizers (decoder.data.tokenize's registry)
+    recase    decoder.train.recase     the recasing model of the cased target side (recase.gz)
     parse     decoder.train.parse      target trees with link-grammar
     align     decoder.train.align      eflomal + grow-diag-final-and
     lm        decoder.train.lm         KenLM lmplz + build_binary (skipped with --lm)
     extract   decoder.train.extract    GHKM rules of the whole corpus, glue, unknown-word labels
     compile   decoder.train.compile    the binarized grammar store (icr)
     tune      decoder.train.tune       MERT on the dev set -> config.toml (--no-tune: default weights)
-    evaluate  decoder.train.evaluate   BLEU and chrF on the test set (only with --test)
+    evaluate  decoder.train.evaluate   BLEU and chrF on the test set (only with --test): tokenized and
+                                       lowercased, and sacreBLEU's default on the raw references
 
 decoder.train.stages runs them: unchanged stages are skipped, outputs appear
 atomically, `from_stage` redoes a stage and everything after it. At the end
 DIR/system.json describes the system (decoder.train.system).
 
 Layout of DIR: corpus/ (cleaned, split and tokenized text, trees, alignments),
-clean.log, lm.bin, rules.gz (+ .features.json), glue.gz, unknown-labels.txt,
+clean.log, recase.gz, lm.bin, rules.gz (+ .features.json), glue.gz, unknown-labels.txt,
 store/, config.toml, test.out and test.detok (with a test set), system.json,
 stages.json, cache/ (parser and aligner caches an interrupted stage resumes from).
 """
@@ -36,7 +38,7 @@ from .parse import PARSERS
 from .split import MIN_DEV_PAIRS, check_dev_size
 from .system import SYSTEM, describe, write_system_json
 
-STAGES = ("clean", "split", "tokenize", "parse", "align", "lm", "extract", "compile", "tune", "evaluate")
+STAGES = ("clean", "split", "tokenize", "recase", "parse", "align", "lm", "extract", "compile", "tune", "evaluate")
 DEFAULT_STRATEGY = "icr"
 DEFAULT_LM_ORDER = 5
 MERT_ITERATIONS = 10
@@ -193,6 +195,15 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
     add("tokenize", tokenize, {role: path for role, path, *_ in jobs}, [name for _, _, name, *_ in jobs],
         {"jobs": [[role, name, tokenizer, lowercase] for role, _, name, tokenizer, lowercase in jobs]})
 
+    def recase(ctx):
+        from .recase import RECASE_MODEL, train_recaser
+
+        return train_recaser(ctx.input("cased"), ctx.output(RECASE_MODEL))
+
+    from .recase import RECASE_MODEL
+
+    add("recase", recase, {"cased": corpus("train.cased.tgt")}, [RECASE_MODEL], {"model": "RecaseModel"})
+
     def parse(ctx):
         from .parse import parse_file
 
@@ -257,7 +268,7 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
         dev = (ctx.input("dev_source"), ctx.input("dev_target")) if settings.tune else (None, None)
         return tune_system(ctx.output("config.toml"), out, out / "store", config_lm, lm_order, languages, *dev,
                            ctx.work_dir, out / "cache" / "tune", settings.mert_iterations, settings.mert_kbest,
-                           settings.workers, progress, ctx.fingerprint)
+                           settings.workers, progress, ctx.fingerprint, recase_model=RECASE_MODEL)
 
     tune_inputs = {"store": out / "store", "lm": lm_path}
     if settings.tune:
@@ -272,11 +283,14 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
 
             return evaluate_system(out / "config.toml", ctx.input("source"), ctx.input("target"), target_tokenizer,
                                    ctx.output("test.out"), ctx.output("test.detok"), settings.workers, progress,
-                                   cluster.client())
+                                   cluster.client(), raw_source=ctx.input("raw_source"),
+                                   raw_target=ctx.input("raw_target"))
 
         add("evaluate", evaluate, {"config": out / "config.toml", "store": out / "store", "lm": lm_path,
-                                   "source": corpus("test.tok.src"), "target": corpus("test.tok.tgt")},
-            ["test.out", "test.detok"], {"tokenizer": target_tokenizer})
+                                   "recase": out / RECASE_MODEL,
+                                   "source": corpus("test.tok.src"), "target": corpus("test.tok.tgt"),
+                                   "raw_source": settings.test[0], "raw_target": settings.test[1]},
+            ["test.out", "test.detok"], {"tokenizer": target_tokenizer, "scores": ["tokenized", "sacrebleu"]})
     return stages
 
 

@@ -2,8 +2,9 @@
 
 config.toml is a decoder config (decoder.config) with paths relative to DIR, so the
 directory can be moved: the store, the LM, the built-in glue, the tuned weights (none:
-the decoder's defaults), and a [languages] table naming the source and target languages
-and their tokenizers (decoder.data.tokenize's registry).
+the decoder's defaults), the recasing model (recase.gz), and a [languages] table naming
+the source and target languages and their tokenizers (decoder.data.tokenize's registry):
+with it, the system takes raw text and gives detokenized, recased text (decoder.text).
 
 system.json describes the system: languages, tokenizers, the input files (path,
 SHA-256, lines), sizes, each stage's times and statistics as of its last run, and
@@ -24,12 +25,14 @@ SYSTEM = "system.json"
 
 
 def system_config(store: str, lm: str, languages: dict, weights: dict | None = None,
-                  lm_order: int | None = None) -> dict:
+                  lm_order: int | None = None, recase_model: str | None = None) -> dict:
     """The config mapping (paths as given: relative to the config's directory, or absolute)."""
     config: dict = {"store": store, "lm": lm}
     if lm_order is not None:
         config["lm_order"] = lm_order
     config["glue"] = DEFAULT_GLUE
+    if recase_model is not None:
+        config["recase_model"] = recase_model
     config["languages"] = dict(languages)
     if weights:
         config["weights"] = {name: float(value) for name, value in weights.items()}
@@ -92,6 +95,9 @@ def describe(settings, state: dict, counts: dict, source_tokenizer: str, target_
     if "evaluate" in statistics:
         scores["test_bleu"] = statistics["evaluate"].get("bleu")
         scores["test_chrf"] = statistics["evaluate"].get("chrf")
+        if "sacrebleu" in statistics["evaluate"]:  # detokenized, cased, against the raw references
+            scores["test_sacrebleu"] = statistics["evaluate"]["sacrebleu"]
+            scores["test_sacrebleu_chrf"] = statistics["evaluate"].get("sacrebleu_chrf")
     return {
         "config": "config.toml",
         "languages": {"source": settings.source_lang, "target": settings.target_lang},

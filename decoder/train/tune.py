@@ -18,13 +18,16 @@ from .system import system_config, write_system_config
 
 def tune_system(config_path: Path, out_dir: Path, store: Path, lm: str, lm_order: int | None, languages: dict,
                 dev_source: Path | None, dev_target: Path | None, work_dir: Path, persistent_dir: Path,
-                iterations: int, kbest: int, workers: int, progress: bool = True, fingerprint: str = "") -> dict:
+                iterations: int, kbest: int, workers: int, progress: bool = True, fingerprint: str = "",
+                recase_model: str | None = None) -> dict:
     """Write config_path, to be moved into `out_dir` (paths relative to it, `lm` as given: relative to
-    `out_dir`, or absolute); returns statistics. MERT's checkpoint in `persistent_dir` is resumed
-    only by a run of the same `fingerprint`."""
+    `out_dir`, or absolute; `recase_model`, relative to `out_dir`, recorded as the system's recasing
+    model); returns statistics. MERT's checkpoint in `persistent_dir` is resumed only by a run of the
+    same `fingerprint`. MERT decodes the tokenized dev set (decoder.text.tokenized_input)."""
     relative_lm = lm
     if dev_source is None:
-        write_system_config(config_path, system_config("store", relative_lm, languages, None, lm_order),
+        write_system_config(config_path, system_config("store", relative_lm, languages, None, lm_order,
+                                                       recase_model),
                             "written by cky train; not tuned (--no-tune): the decoder's default weights")
         return {"tuned": False}
     start = work_dir / "start.toml"
@@ -44,7 +47,8 @@ def tune_system(config_path: Path, out_dir: Path, store: Path, lm: str, lm_order
         summary = tune(str(persistent_dir / "start.toml"), sentences, [references], str(tuned), **arguments)
     header = (f"written by cky train: weights tuned with MERT on {len(sentences)} dev sentences, dev BLEU "
               f"{summary['bleu']:.2f} (tokenized, lowercased) after {len(summary['history'])} iterations")
-    write_system_config(config_path, system_config("store", relative_lm, languages, summary["weights"], lm_order),
+    write_system_config(config_path, system_config("store", relative_lm, languages, summary["weights"], lm_order,
+                                                   recase_model),
                         header)
     shutil.rmtree(persistent_dir, ignore_errors=True)
     return {"tuned": True, "dev_sentences": len(sentences), "dev_bleu": round(summary["bleu"], 2),

@@ -10,6 +10,7 @@ import functools
 import os
 
 from ..batch import translate_batch
+from ..text import tokenized_input
 from .config import absolute_paths, read_config, with_settings
 
 
@@ -46,8 +47,9 @@ def model_weights(decoder, config: dict) -> dict:
 
 
 def kbest_job(decoder, sentence: str, k: int, unique: bool = True) -> list[tuple[str, dict]]:
-    """One sentence's k-best list as plain (text, features) pairs (picklable, for worker processes)."""
-    return [(t.text, dict(t.features)) for t in decoder.kbest(sentence, k, unique=unique)]
+    """One sentence's k-best list as plain (text, features) pairs (picklable, for worker processes);
+    the sentence is tokenized text, and so are the texts."""
+    return [(t.text, dict(t.features)) for t in decoder.kbest(sentence, k, unique=unique, **tokenized_input(decoder))]
 
 
 def kbest_lists(decoder, sentences, k: int, workers: int = 1, progress: bool = True,
@@ -59,7 +61,8 @@ def kbest_lists(decoder, sentences, k: int, workers: int = 1, progress: bool = T
 
 
 def stats_job(decoder, sentence: str) -> dict:
-    """One sentence's 1-best text, score, features and search statistics (picklable)."""
-    translation = decoder.translate(sentence)
+    """One sentence's 1-best text, score, features and search statistics (picklable); the sentence is
+    tokenized text, and so is the text."""
+    translation = decoder.translate(sentence, **tokenized_input(decoder))
     return {"text": translation.text, "score": float(translation.score), "features": dict(translation.features),
             "stats": dict(translation.stats or {})}

@@ -134,8 +134,21 @@ function renderRules(rules) {
   }
 }
 
+// The translation, its words passed through untranslated (unknown to the grammar) marked "unknown".
+function markedText(text, unknownWords) {
+  const unknown = new Set((unknownWords || []).map((w) => w.toLowerCase()));
+  const pieces = text.split(/(\s+)/);
+  return pieces.map((piece) => {
+    const word = piece.toLowerCase().replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, "");
+    return unknown.has(word) ? htmlElement("span", piece, "unknown") : document.createTextNode(piece);
+  });
+}
+
 function render(result) {
-  $("text").textContent = result.text;
+  $("text").replaceChildren(...markedText(result.text, result.unknown_words));
+  const unknown = result.unknown_words || [];
+  $("unknown").textContent = unknown.length
+    ? `unknown words, passed through untranslated: ${unknown.join(" ")}` : "";
   const stats = result.stats;
   $("summary").textContent = `score ${Number(result.score).toFixed(4)} | ${formatFeatures(result.features)} | `
     + `${stats.words} words, ${stats.items} items, ${stats.edges} edges, `
