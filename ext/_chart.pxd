@@ -182,15 +182,19 @@ cdef class ChartSearch:
     cdef public unsigned long long recombinations, lm_state_minimized_recombinations
     cdef vector[int32_t] items_in_cell          # alive items after pruning, per cell
 
-    # ---- the chart (see _chart.pyx)
-    cdef int _reset(self, int n) noexcept nogil
+    # ---- the search (_chart.pyx, in the same sections)
+    # a sentence
     cdef int _guarded(self, int step, int n) except -1
     cdef void _release_memory(self)
-    cdef int _build_cells(self) noexcept nogil
+    cdef int _reset(self, int n) noexcept nogil
     cdef size_t _cell_table_bytes(self, size_t cells) noexcept nogil
     cdef size_t _memory_bytes(self) noexcept nogil
+    # for tests
     cdef int _cell_index(self, int i, int j) except -1
+    # the cells
+    cdef int _build_cells(self) noexcept nogil
     cdef void _build_cell(self, int i, int j) noexcept nogil
+    # items and edges: recombination
     cdef uint64_t _item_hash(self, int32_t symbol, const uint64_t *state_hashes, int n_states) noexcept nogil
     cdef bint _same_states(self, const Item *item, int32_t symbol, const ChartState *states, int n_states) noexcept nogil
     cdef int32_t _add_edge(self, int32_t head, int32_t rule, int32_t tail0, int32_t tail1, double score, float lm) noexcept nogil
@@ -199,22 +203,27 @@ cdef class ChartSearch:
                                    double tails) noexcept nogil
     cdef size_t _hypothesis_boundaries(self, int c, const Hypothesis *hyp, int32_t tail0, int32_t tail1) noexcept nogil
     cdef void _add_oov_items(self, int i, int c) noexcept nogil
+    # LM scoring, cached per sentence
     cdef float _score(self, const int32_t *target, Py_ssize_t length, uint64_t target_hash, ChartState *out, uint64_t *out_hash) noexcept nogil
+    # a cell's cubes
     cdef void _push_group(self, int8_t kind, int64_t rules_lo, int32_t n_rules, int8_t single, int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right, double fixed_score) noexcept nogil
     cdef void _add_single_group(self, int32_t child, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil
     cdef int64_t _gallop(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil
+    cdef void _add_binary_groups(self, int left_cell, int right_cell) noexcept nogil
     cdef void _add_wide_groups(self, int64_t key_base, int8_t wide_bit, int32_t left_lo, int32_t left_n, int32_t right_run, int right_cell) noexcept nogil
     cdef void _find_wide_pairs(self, int64_t key_base, int8_t wide_bit, int right_cell) noexcept nogil
-    cdef void _add_binary_groups(self, int left_cell, int right_cell) noexcept nogil
     cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil
+    # cube pruning (Chiang 2007)
     cdef void _evaluate(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank, Hypothesis *hyp) noexcept nogil
     cdef void _push_corner(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank) noexcept nogil
     cdef void _search(self, int c, int round) noexcept nogil
     cdef void _search_groups(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil
-    cdef void _cube(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil
     cdef int32_t _split_groups_by_kind(self) noexcept nogil
+    cdef void _cube(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil
+    # finishing a cell
     cdef int32_t _prune_and_sort(self, int32_t first_item, int32_t end_item, bint goal, vector[CkySortEntry] *kept) noexcept nogil
     cdef void _finish_cell(self, int c, int32_t first_item) noexcept nogil
     cdef void _index_right_symbols(self, int c) noexcept nogil
+    # glue
     cdef void _build_goal(self, int j) noexcept nogil

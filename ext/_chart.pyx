@@ -38,6 +38,11 @@ entry and exit runs without the GIL and without Python objects:
   per sentence by (target side, child states).
 
 Python reads the finished chart back as arrays (`export`) for derivations and k-best.
+
+ChartSearch orchestrates; what needs no chart state lives beside it (docs/architecture.md): the
+preparation of the grammar arrays (_chart_grammar.pyx, re-exported here), cubes and their corners
+(_cube.pxd), a finished cell's indexes of its symbols (_chart_cells.pxd), the unminimized boundary words
+(_chart_boundaries.pxd) and the declarations of the C++ containers (_chart_containers.pxd).
 """
 import numpy as np
 from decoder.errors import ChartLimitError, MemoryBudgetError
@@ -145,7 +150,7 @@ cdef class ChartSearch:
         self.memory_budget_mb = settings.memory_budget_mb
         self.memory_budget = <size_t>settings.memory_budget_mb << 20
 
-    # ------------------------------------------------------------------ Python API
+    # ---- a sentence: its search without the GIL, guarded, within the memory budget
 
     def decode(self, words_lm, runs, oov_at, bint count_minimized_recombinations=False):
         """Fill the chart for one sentence.
@@ -242,17 +247,53 @@ cdef class ChartSearch:
         self.kept_entries.shrink_to_fit()
         self.unary_entries.shrink_to_fit()
 
-    cdef int _build_cells(self) noexcept nogil:
-        """Build every cell, shortest spans first, until the chart limit or the memory budget stops it."""
-        cdef int n = self.n, i, length
-        for length in range(1, n + 1):
-            for i in range(0, n - length + 1):
-                if self.chart_full:
-                    return 0
-                self._build_cell(i, i + length)
-                if self.memory_budget and self._memory_bytes() > self.memory_budget:
-                    self.over_budget = True
-                    self.chart_full = True
+    cdef int _reset(self, int n) noexcept nogil:
+        cdef int cells = (n + 1) * (n + 1)
+        self.over_budget = self.memory_budget > 0 and self._cell_table_bytes(cells) > self.memory_budget
+        if self.over_budget:  # decode fails the sentence: allocate nothing for it
+            return 0
+        self.n = n
+        self.chart_full = False
+        self.words_lm.assign(n, 0)
+        self.oov_at.assign(n, 0)
+        self.run_at.assign(cells, -1)
+        self.items.clear()
+        self.edges.clear()
+        self.states.clear()
+        self.state_hashes.clear()
+        self.state_boundaries.clear()
+        self.item_lists.clear()
+        self.item_lists.push_back(-1)
+        self.cell_group_lo.assign(cells, 0)
+        self.cell_group_n.assign(cells, 0)
+        self.cell_groups_symbol.clear()
+        self.cell_groups_list.clear()
+        self.cell_groups_size.clear()
+        self.cell_left_lo.assign(cells, 0)
+        self.cell_left_n.assign(cells, 0)
+        self.cell_left_symbols.clear()
+        self.cell_right_lo.assign(cells, 0)
+        self.cell_right_n.assign(cells, 0)
+        self.cell_right_symbols.clear()
+        self.cell_right_slots_lo.assign(cells, 0)
+        self.cell_right_bits.assign(cells, 0)
+        self.right_slots.clear()
+        self.cell_right_filter_lo.assign(cells, 0)
+        self.right_filters.assign(RIGHT_FILTER_WORDS, 0)  # [0:RIGHT_FILTER_WORDS]: the empty filter
+        self.cell_wide_lo.assign(cells, -1)
+        self.wide_lists.clear()
+        self.wide_pairs.clear()
+        self.goal_list_lo.assign(n + 1, 0)
+        self.goal_list_n.assign(n + 1, 0)
+        self.items_in_cell.assign(cells, 0)
+        self.lm_cache_index.clear()
+        self.lm_cache.clear()
+        self.edges_proposed = 0
+        self.edges_kept = 0
+        self.lm_queries = 0
+        self.lm_queries_novel = 0
+        self.recombinations = 0
+        self.lm_state_minimized_recombinations = 0
         return 0
 
     cdef size_t _cell_table_bytes(self, size_t cells) noexcept nogil:
@@ -282,6 +323,13 @@ cdef class ChartSearch:
                   * sizeof(CkySortEntry)
                 + self.lm_cache.size() * sizeof(LmCacheEntry)
                 + self.seen.bytes() + self.recombine_map.bytes() + self.lm_cache_index.bytes())
+
+    @property
+    def memory_bytes(self):
+        """About the bytes the last sentence's search holds (what memory_budget_mb counts)."""
+        return self._memory_bytes()
+
+    # ---- reading the chart back (derivations, k-best, statistics)
 
     def roots(self):
         """(GOAL item ids over the whole sentence, their LM sentence-end scores: </s> after the item, whose
@@ -401,6 +449,16 @@ cdef class ChartSearch:
                     k += 1
         return out
 
+    @property
+    def n_items(self):
+        return self.items.size()
+
+    @property
+    def n_edges(self):
+        return self.edges.size()
+
+    # ---- for tests: a cell's indexes of its right symbols (_chart_cells.pxd)
+
     def right_symbols_of_cell(self, int i, int j):
         """For tests: the last sentence's cell (i, j)'s CellRightSymbols as (symbol, list_lo, list_n) rows."""
         cdef int c = self._cell_index(i, j), t
@@ -457,68 +515,19 @@ cdef class ChartSearch:
             raise ValueError(f"no cell ({i}, {j}) in a sentence of {self.n} words")
         return i * (self.n + 1) + j
 
-    @property
-    def memory_bytes(self):
-        """About the bytes the last sentence's search holds (what memory_budget_mb counts)."""
-        return self._memory_bytes()
+    # ---- the cells, shortest spans first
 
-    @property
-    def n_items(self):
-        return self.items.size()
-
-    @property
-    def n_edges(self):
-        return self.edges.size()
-
-    # ------------------------------------------------------------------ the chart
-
-    cdef int _reset(self, int n) noexcept nogil:
-        cdef int cells = (n + 1) * (n + 1)
-        self.over_budget = self.memory_budget > 0 and self._cell_table_bytes(cells) > self.memory_budget
-        if self.over_budget:  # decode fails the sentence: allocate nothing for it
-            return 0
-        self.n = n
-        self.chart_full = False
-        self.words_lm.assign(n, 0)
-        self.oov_at.assign(n, 0)
-        self.run_at.assign(cells, -1)
-        self.items.clear()
-        self.edges.clear()
-        self.states.clear()
-        self.state_hashes.clear()
-        self.state_boundaries.clear()
-        self.item_lists.clear()
-        self.item_lists.push_back(-1)
-        self.cell_group_lo.assign(cells, 0)
-        self.cell_group_n.assign(cells, 0)
-        self.cell_groups_symbol.clear()
-        self.cell_groups_list.clear()
-        self.cell_groups_size.clear()
-        self.cell_left_lo.assign(cells, 0)
-        self.cell_left_n.assign(cells, 0)
-        self.cell_left_symbols.clear()
-        self.cell_right_lo.assign(cells, 0)
-        self.cell_right_n.assign(cells, 0)
-        self.cell_right_symbols.clear()
-        self.cell_right_slots_lo.assign(cells, 0)
-        self.cell_right_bits.assign(cells, 0)
-        self.right_slots.clear()
-        self.cell_right_filter_lo.assign(cells, 0)
-        self.right_filters.assign(RIGHT_FILTER_WORDS, 0)  # [0:RIGHT_FILTER_WORDS]: the empty filter
-        self.cell_wide_lo.assign(cells, -1)
-        self.wide_lists.clear()
-        self.wide_pairs.clear()
-        self.goal_list_lo.assign(n + 1, 0)
-        self.goal_list_n.assign(n + 1, 0)
-        self.items_in_cell.assign(cells, 0)
-        self.lm_cache_index.clear()
-        self.lm_cache.clear()
-        self.edges_proposed = 0
-        self.edges_kept = 0
-        self.lm_queries = 0
-        self.lm_queries_novel = 0
-        self.recombinations = 0
-        self.lm_state_minimized_recombinations = 0
+    cdef int _build_cells(self) noexcept nogil:
+        """Build every cell, shortest spans first, until the chart limit or the memory budget stops it."""
+        cdef int n = self.n, i, length
+        for length in range(1, n + 1):
+            for i in range(0, n - length + 1):
+                if self.chart_full:
+                    return 0
+                self._build_cell(i, i + length)
+                if self.memory_budget and self._memory_bytes() > self.memory_budget:
+                    self.over_budget = True
+                    self.chart_full = True
         return 0
 
     cdef void _build_cell(self, int i, int j) noexcept nogil:
@@ -548,7 +557,7 @@ cdef class ChartSearch:
         if i == 0:
             self._build_goal(j)
 
-    # ---- items and edges
+    # ---- items and edges: recombination
 
     cdef uint64_t _item_hash(self, int32_t symbol, const uint64_t *state_hashes, int n_states) noexcept nogil:
         cdef uint64_t h = cky_mix(<uint64_t>0x2545F491, <uint64_t>symbol)
@@ -770,7 +779,7 @@ cdef class ChartSearch:
             self.lm_cache.push_back(entry)
         return lm
 
-    # ---- groups (cubes)
+    # ---- a cell's cubes: its split points' binary rule keys, its unary rounds
 
     cdef void _push_group(self, int8_t kind, int64_t rules_lo, int32_t n_rules, int8_t single,
                           int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right,
@@ -1012,7 +1021,7 @@ cdef class ChartSearch:
             p = q
         return self.groups.size() > 0
 
-    # ---- cube pruning
+    # ---- cube pruning (Chiang 2007)
 
     cdef void _evaluate(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank,
                         Hypothesis *hyp) noexcept nogil:
@@ -1211,7 +1220,7 @@ cdef class ChartSearch:
             self._push_corner(hyp.group, hyp.rule_rank, hyp.left_rank, hyp.right_rank + 1)
         self.heap.clear()
 
-    # ---- finishing a cell: duplicates across unary rounds, beams, sorted lists
+    # ---- finishing a cell: beams, sorted lists, its indexes for later cells
 
     cdef int32_t _prune_and_sort(self, int32_t first_item, int32_t end_item, bint goal,
                                  vector[CkySortEntry] *kept) noexcept nogil:
@@ -1365,6 +1374,8 @@ cdef class ChartSearch:
             table[slot].list_n = self.cell_right_symbols[t].list_n
             bit = right_filter_bit(symbol)
             filter[bit >> 6] |= (<uint64_t>1) << (bit & 63)
+
+    # ---- glue: GOAL over [0, j)
 
     cdef void _build_goal(self, int j) noexcept nogil:
         """GOAL over [0, j): glue start from cell (0, j), glue concatenation GOAL[0, k] + X[k, j]."""

@@ -11,7 +11,8 @@ cdef struct PairKey:
     int32_t rules_lo      # pair_rules_sorted[rules_lo : the next entry's rules_lo]: the key's rules
 
 
-# The rules of one key (wide left symbol, right symbol) in ChartSearch.wide_rules (pair_key_index in _chart_grammar.pyx).
+# The rules of one key (wide left symbol, right symbol) in ChartSearch.wide_rules (pair_key_index in
+# _chart_grammar.pyx).
 cdef struct WideRules:
     int32_t rules_lo      # pair_rules_sorted[rules_lo : rules_lo + n_rules]
     int32_t n_rules

@@ -38,7 +38,7 @@ MAX_WIDE_LEFT_SYMBOLS = WIDE_BITS
 WIDE_MIN_KEYS = 8
 
 
-# The numpy dtypes of the records ChartSearch reads (PairKey, WideRules, declared once in _chart.pxd), from the
+# The numpy dtypes of the records ChartSearch reads (PairKey, WideRules, declared once in _chart_grammar.pxd), from the
 # structs themselves: their field names, types and offsets as Cython's buffer format gives them.
 cdef PairKey _pair_key_example
 cdef WideRules _wide_rules_example

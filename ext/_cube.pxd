@@ -1,4 +1,4 @@
-"""Cubes for cube pruning (Chiang 2007, section 5.2): a Group is one cube (rules x left items x right
+"""Cubes for cube pruning (Chiang 2007): a Group is one cube (rules x left items x right
 items, each dimension sorted best first), a Hypothesis one scored corner of it (no module: inline
 functions, cimported by _chart and the searches built on ChartSearch). ChartSearch builds a cell's groups
 (_add_binary_groups, _add_unary_groups, _build_goal), then pops their corners best first (_cube)."""
