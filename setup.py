@@ -40,6 +40,7 @@ INCLUDE_DIRS = [numpy.get_include(), "ext"]  # ext/: the project's C++ headers (
 # functions), "headers" gives it KenLM's headers (it cimports _kenlm's state types).
 MODULES = {
     "_lm": ("query", ["lm_rule_score.hh", "lm_model.hh"], {}),
+    "_chart_grammar": ("headers", ["chart_containers.hh"], {}),
     "_chart": ("headers", ["chart_containers.hh", "search_errors.hh", "prefetch.hh"], {"initializedcheck": False}),
     "_incremental": ("headers", ["chart_containers.hh", "search_errors.hh", "prefetch.hh", "incremental_sort.hh", "incremental_layout.hh"], {"initializedcheck": False}),
     "_kbest": ("headers", ["kbest_containers.hh", "search_errors.hh"], {"initializedcheck": False}),  # headers: cimports _chart's

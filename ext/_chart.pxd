@@ -1,54 +1,20 @@
-"""The compiled CKY chart: items, edges, cube-pruning hypotheses (see _chart.pyx)."""
+"""The compiled CKY chart: items, edges and ChartSearch, the search that fills it (see _chart.pyx)."""
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
 
+from decoder._ext._chart_boundaries cimport BoundaryWords
+from decoder._ext._chart_cells cimport CellLeftSymbol, CellRightSymbol, RIGHT_FILTER_WORDS, RightSlot, WideList, WidePair
+# the C++ helpers, the cubes and the grammar's records, cimported here for this module and for the searches
+# built on ChartSearch (which cimport them from here)
+from decoder._ext._chart_containers cimport (CKY_GLUE_CONCAT_HASH, CKY_GLUE_CONCAT_TARGET, CKY_GLUE_START_HASH,
+                                             CKY_SEARCH_FAILED, CKY_SEARCH_NO_MEMORY, CKY_SEARCH_OK, CkyHashMap,
+                                             CkyHeapEntry, CkyItemSorter, CkySortEntry, cky_append, cky_guarded,
+                                             cky_heap_pop, cky_heap_push, cky_home_slot, cky_mix, cky_popcount64,
+                                             cky_prefetch, cky_search_begin, cky_search_end, cky_sort_entries)
+from decoder._ext._chart_grammar cimport PairKey, WIDE_BITS, WideRules
+from decoder._ext._cube cimport GROUP_GLUE_CONCAT, GROUP_GLUE_START, GROUP_RULES, Group, Hypothesis, cky_round_stops
 from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState, Model
 from decoder._ext._lm cimport LanguageModel
-
-cdef extern from "chart_containers.hh":
-    const int32_t CKY_GLUE_CONCAT_TARGET[2]
-    const uint64_t CKY_GLUE_CONCAT_HASH
-    const uint64_t CKY_GLUE_START_HASH
-    cdef struct CkySortEntry:
-        double score
-        int32_t symbol
-        int32_t id
-    void cky_sort_entries(CkySortEntry *first, size_t n) nogil
-    cdef cppclass CkyItemSorter:  # cky_sort_entries' order, for a cell's items (nearly in order already)
-        CkyItemSorter() nogil
-        void sort(CkySortEntry *first, size_t n) nogil
-    cdef struct CkyHeapEntry:
-        double score
-        int32_t index
-    void cky_heap_push(vector[CkyHeapEntry] &heap, double score, int32_t index) nogil
-    int32_t cky_heap_pop(vector[CkyHeapEntry] &heap) nogil
-    cdef cppclass CkyHashMap:
-        CkyHashMap() nogil
-        void clear() nogil
-        void clear_fitted() nogil  # clear, the table sized for as many keys as it held
-        size_t size() nogil
-        int32_t *find(uint64_t key) nogil
-        bint set(uint64_t key, int32_t value) nogil
-        size_t bytes() nogil  # the table's memory
-    uint64_t cky_mix(uint64_t h, uint64_t x) nogil
-    T *cky_append[T](vector[T] &v) nogil
-    size_t cky_home_slot(uint64_t key) nogil
-    int cky_popcount64(uint64_t x) nogil
-
-# A search's nogil part run so that a C++ exception (std::bad_alloc) inside it is its result, not an ignored
-# exception (search_errors.hh): cky_search_begin(), cky_guarded(self._step()), cky_search_end().
-cdef extern from "search_errors.hh":
-    enum:
-        CKY_SEARCH_OK
-        CKY_SEARCH_NO_MEMORY
-        CKY_SEARCH_FAILED
-    void cky_search_begin()
-    void cky_search_end()
-    int cky_guarded "CKY_GUARDED"(int step) nogil
-
-cdef extern from "prefetch.hh":
-    void cky_prefetch(const void *address) nogil
-
 
 # Edge kinds besides a grammar rule id (>= 0); cpdef: the module exposes them to Python, the one
 # definition decoder/search reads too.
@@ -56,24 +22,6 @@ cpdef enum EdgeKind:
     EDGE_OOV = -1          # pass-through of the source word at tail0 (a position)
     EDGE_GLUE_START = -2   # GOAL -> X
     EDGE_GLUE_CONCAT = -3  # GOAL -> GOAL X
-
-# Group kinds: what the first dimension of a cube enumerates.
-cdef enum:
-    GROUP_RULES = 0        # grammar rules (sorted best first)
-    GROUP_GLUE_START = 1
-    GROUP_GLUE_CONCAT = 2
-
-
-# The round's score beam of the two-pass search's first pass (cube pruning's _cube; the experimental setting
-# first_pass_threshold, the paper's beta): a cell's search (one unary round) stops at a complete pop scoring
-# more than `threshold` below the best complete pop so far, before that pop is added (0: off). Never at the
-# first pop (pops == 0). best: the best so far, updated here.
-cdef inline bint cky_round_stops(double score, int pops, double *best, double threshold) noexcept nogil:
-    if pops == 0 or score > best[0]:
-        best[0] = score
-        return False
-    return threshold > 0 and score < best[0] - threshold
-
 
 # [X, i, j, e]: symbol X over cell (i, j); e = n_states KenLM states from states[state_offset].
 cdef struct Item:
@@ -99,114 +47,6 @@ cdef struct Edge:
     double score
     float lm              # log10 LM score this edge adds (KenLM, with estimates)
     int32_t next_edge
-
-
-# A binary rule key as the search reads it (pair_right_keys in _chart.pyx), sorted by (left, right) as
-# pair_keys; the left child is implied by the range (pair_left_offsets) and a last entry closes the
-# rules of the last key.
-cdef struct PairKey:
-    int32_t right
-    int32_t rules_lo      # pair_rules_sorted[rules_lo : the next entry's rules_lo]: the key's rules
-
-
-# The rules of one key (wide left symbol, right symbol) in ChartSearch.wide_rules (pair_key_index in _chart.pyx).
-cdef struct WideRules:
-    int32_t rules_lo      # pair_rules_sorted[rules_lo : rules_lo + n_rules]
-    int32_t n_rules
-
-
-# A cell's symbols as binary rules read them, listed once when the cell is finished (ascending symbol):
-# those that are the left child of some key, with their range of keys ...
-cdef struct CellLeftSymbol:
-    int64_t keys_lo       # pair_right_keys[keys_lo:keys_hi]: the keys with this left child
-    int64_t keys_hi
-    int32_t symbol
-    int32_t list_lo       # into item_lists (its symbol group's, cell_groups_*)
-    int32_t list_n
-    int8_t wide_bit       # symbol_wide_bit
-
-
-# ... and those that are the right child of some key with rules, with their item list.
-cdef struct CellRightSymbol:
-    uint64_t left_mask    # symbol_right_mask
-    int64_t wide_offset   # symbol_wide_offset: its keys with the wide left symbols in wide_rules
-    int32_t symbol
-    int32_t list_lo       # into item_lists
-    int32_t list_n
-
-
-# One slot of a cell's table of its CellRightSymbols by symbol (ChartSearch.right_slots; open addressing,
-# linear probing from right_home_slot): symbol -1 is an empty slot; index: into cell_right_symbols; the
-# symbol's item list (the CellRightSymbol's) beside it, so that a key found reads one slot (16 bytes).
-cdef struct RightSlot:
-    int32_t symbol
-    int32_t index
-    int32_t list_lo
-    int32_t list_n
-
-
-# The bits of a cell's filter of its right symbols (ChartSearch.right_filters): bit right_filter_bit(symbol)
-# is set for each of its CellRightSymbols, so that most keys whose right child is not there are rejected by
-# one bit (one cache line per cell) before its table is probed.
-cdef enum:
-    RIGHT_FILTER_WORDS = 8    # 512 bits
-
-
-# The keys of one wide left symbol among one cell's CellRightSymbols (ChartSearch.wide_pairs): the key's rules
-# (a range of pair_rules_sorted) and the right symbol's item list. Found the first time the wide left symbol
-# meets the cell as a right child, read every later time.
-cdef struct WidePair:
-    int32_t rules_lo
-    int32_t n_rules
-    int32_t list_lo       # into item_lists
-    int32_t list_n
-
-
-# The most wide left symbols (the bits of a left mask; _chart.MAX_WIDE_LEFT_SYMBOLS).
-cdef enum:
-    WIDE_BITS = 64
-
-
-# Where the WidePairs of one (cell, wide bit) are: wide_pairs[lo:lo + n]; lo -1: not found yet.
-cdef struct WideList:
-    int32_t lo
-    int32_t n
-
-
-# A cube: rules x left items x right items (a run or absent child is a list of one -1).
-cdef struct Group:
-    int8_t kind
-    int32_t symbol        # lhs for GROUP_RULES is per rule; GOAL for glue
-    int64_t rules_lo      # into the sorted rule array (pair or single), or -1 for glue
-    int32_t n_rules
-    int8_t single         # rules come from the single-child (unary/lexical) array
-    int32_t left_lo       # into item_lists
-    int32_t n_left
-    int32_t right_lo
-    int32_t n_right
-    double fixed_score    # glue: weight * glue value
-
-
-cdef struct Hypothesis:
-    double score
-    float lm
-    int32_t group
-    int32_t rule_rank
-    int32_t left_rank
-    int32_t right_rank
-    int32_t state_offset  # into pending_states
-    int16_t n_states
-    int32_t lhs
-    int32_t rule
-
-
-# The unminimized LM boundary of a state's target yield: its first and its last min(length, order - 1)
-# words (KenLM ids; first: left to right, last: left to right). Items whose ChartStates are equal
-# but whose boundaries differ recombine only because KenLM minimized their states.
-cdef struct BoundaryWords:
-    int32_t first[KENLM_MAX_ORDER - 1]
-    int32_t last[KENLM_MAX_ORDER - 1]
-    int8_t n
 
 
 cdef struct LmCacheEntry:
@@ -342,15 +182,19 @@ cdef class ChartSearch:
     cdef public unsigned long long recombinations, lm_state_minimized_recombinations
     cdef vector[int32_t] items_in_cell          # alive items after pruning, per cell
 
-    # ---- the chart (see _chart.pyx)
-    cdef int _reset(self, int n) noexcept nogil
+    # ---- the search (_chart.pyx, in the same sections)
+    # a sentence
     cdef int _guarded(self, int step, int n) except -1
     cdef void _release_memory(self)
-    cdef int _build_cells(self) noexcept nogil
+    cdef int _reset(self, int n) noexcept nogil
     cdef size_t _cell_table_bytes(self, size_t cells) noexcept nogil
     cdef size_t _memory_bytes(self) noexcept nogil
+    # for tests
     cdef int _cell_index(self, int i, int j) except -1
+    # the cells
+    cdef int _build_cells(self) noexcept nogil
     cdef void _build_cell(self, int i, int j) noexcept nogil
+    # items and edges: recombination
     cdef uint64_t _item_hash(self, int32_t symbol, const uint64_t *state_hashes, int n_states) noexcept nogil
     cdef bint _same_states(self, const Item *item, int32_t symbol, const ChartState *states, int n_states) noexcept nogil
     cdef int32_t _add_edge(self, int32_t head, int32_t rule, int32_t tail0, int32_t tail1, double score, float lm) noexcept nogil
@@ -358,24 +202,28 @@ cdef class ChartSearch:
     cdef void _add_hypothesis_over(self, int c, int round, Hypothesis *hyp, int32_t tail0, int32_t tail1,
                                    double tails) noexcept nogil
     cdef size_t _hypothesis_boundaries(self, int c, const Hypothesis *hyp, int32_t tail0, int32_t tail1) noexcept nogil
-    cdef void _concatenate_boundaries(self, const int32_t *target, Py_ssize_t length, const BoundaryWords *children, BoundaryWords *out) noexcept nogil
     cdef void _add_oov_items(self, int i, int c) noexcept nogil
+    # LM scoring, cached per sentence
     cdef float _score(self, const int32_t *target, Py_ssize_t length, uint64_t target_hash, ChartState *out, uint64_t *out_hash) noexcept nogil
+    # a cell's cubes
     cdef void _push_group(self, int8_t kind, int64_t rules_lo, int32_t n_rules, int8_t single, int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right, double fixed_score) noexcept nogil
     cdef void _add_single_group(self, int32_t child, int32_t list_lo, int32_t list_n) noexcept nogil
     cdef int64_t _find_pair_key(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil
     cdef int64_t _gallop(self, int64_t lo, int64_t hi, int32_t right) noexcept nogil
+    cdef void _add_binary_groups(self, int left_cell, int right_cell) noexcept nogil
     cdef void _add_wide_groups(self, int64_t key_base, int8_t wide_bit, int32_t left_lo, int32_t left_n, int32_t right_run, int right_cell) noexcept nogil
     cdef void _find_wide_pairs(self, int64_t key_base, int8_t wide_bit, int right_cell) noexcept nogil
-    cdef void _add_binary_groups(self, int left_cell, int right_cell) noexcept nogil
     cdef bint _add_unary_groups(self, int32_t first_item, int round) noexcept nogil
+    # cube pruning (Chiang 2007)
     cdef void _evaluate(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank, Hypothesis *hyp) noexcept nogil
     cdef void _push_corner(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank) noexcept nogil
     cdef void _search(self, int c, int round) noexcept nogil
     cdef void _search_groups(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil
-    cdef void _cube(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil
     cdef int32_t _split_groups_by_kind(self) noexcept nogil
+    cdef void _cube(self, int c, int round, int32_t g_lo, int32_t g_hi, int limit) noexcept nogil
+    # finishing a cell
     cdef int32_t _prune_and_sort(self, int32_t first_item, int32_t end_item, bint goal, vector[CkySortEntry] *kept) noexcept nogil
     cdef void _finish_cell(self, int c, int32_t first_item) noexcept nogil
     cdef void _index_right_symbols(self, int c) noexcept nogil
+    # glue
     cdef void _build_goal(self, int j) noexcept nogil

@@ -38,6 +38,11 @@ entry and exit runs without the GIL and without Python objects:
   per sentence by (target side, child states).
 
 Python reads the finished chart back as arrays (`export`) for derivations and k-best.
+
+ChartSearch orchestrates; what needs no chart state lives beside it (docs/architecture.md): the
+preparation of the grammar arrays (_chart_grammar.pyx, re-exported here), cubes and their corners
+(_cube.pxd), a finished cell's indexes of its symbols (_chart_cells.pxd), the unminimized boundary words
+(_chart_boundaries.pxd) and the declarations of the C++ containers (_chart_containers.pxd).
 """
 import numpy as np
 from decoder.errors import ChartLimitError, MemoryBudgetError
@@ -48,9 +53,18 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, u
 from libcpp.algorithm cimport sort as cpp_sort
 from libcpp.vector cimport vector
 
-from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState, Model, WordIndex
-from decoder._ext._lm cimport (LanguageModel, chart_state_hash, empty_chart_state,
-                               score_target, score_word_ids)
+from decoder._ext._chart_boundaries cimport concatenate_boundaries, same_boundaries
+from decoder._ext._chart_cells cimport (find_right_entry, find_right_slot, in_right_filter, right_filter_bit,
+                                        right_home_slot, wide_rank)
+from decoder._ext._cube cimport append_group, corner_key
+from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState, Model
+from decoder._ext._lm cimport LanguageModel, chart_state_hash, empty_chart_state, score_target
+
+# The grammar preparation (once per decoder), re-exported: decoder/search/grammar_arrays.py and the tests read
+# it from this module.
+from decoder._ext._chart_grammar import (MAX_WIDE_LEFT_SYMBOLS, PAIR_KEY_DTYPE, WIDE_MIN_KEYS, WIDE_RULES_DTYPE,
+                                         pair_key_index, pair_right_keys, record_offsets, rule_lm_estimates,
+                                         sort_rules_by_score, target_hashes, wide_left_symbols)
 
 # At most this many LM results are cached per sentence (about 120 bytes each).
 cdef size_t LM_CACHE_ENTRIES = 1 << 20
@@ -136,7 +150,7 @@ cdef class ChartSearch:
         self.memory_budget_mb = settings.memory_budget_mb
         self.memory_budget = <size_t>settings.memory_budget_mb << 20
 
-    # ------------------------------------------------------------------ Python API
+    # ---- a sentence: its search without the GIL, guarded, within the memory budget
 
     def decode(self, words_lm, runs, oov_at, bint count_minimized_recombinations=False):
         """Fill the chart for one sentence.
@@ -233,17 +247,53 @@ cdef class ChartSearch:
         self.kept_entries.shrink_to_fit()
         self.unary_entries.shrink_to_fit()
 
-    cdef int _build_cells(self) noexcept nogil:
-        """Build every cell, shortest spans first, until the chart limit or the memory budget stops it."""
-        cdef int n = self.n, i, length
-        for length in range(1, n + 1):
-            for i in range(0, n - length + 1):
-                if self.chart_full:
-                    return 0
-                self._build_cell(i, i + length)
-                if self.memory_budget and self._memory_bytes() > self.memory_budget:
-                    self.over_budget = True
-                    self.chart_full = True
+    cdef int _reset(self, int n) noexcept nogil:
+        cdef int cells = (n + 1) * (n + 1)
+        self.over_budget = self.memory_budget > 0 and self._cell_table_bytes(cells) > self.memory_budget
+        if self.over_budget:  # decode fails the sentence: allocate nothing for it
+            return 0
+        self.n = n
+        self.chart_full = False
+        self.words_lm.assign(n, 0)
+        self.oov_at.assign(n, 0)
+        self.run_at.assign(cells, -1)
+        self.items.clear()
+        self.edges.clear()
+        self.states.clear()
+        self.state_hashes.clear()
+        self.state_boundaries.clear()
+        self.item_lists.clear()
+        self.item_lists.push_back(-1)
+        self.cell_group_lo.assign(cells, 0)
+        self.cell_group_n.assign(cells, 0)
+        self.cell_groups_symbol.clear()
+        self.cell_groups_list.clear()
+        self.cell_groups_size.clear()
+        self.cell_left_lo.assign(cells, 0)
+        self.cell_left_n.assign(cells, 0)
+        self.cell_left_symbols.clear()
+        self.cell_right_lo.assign(cells, 0)
+        self.cell_right_n.assign(cells, 0)
+        self.cell_right_symbols.clear()
+        self.cell_right_slots_lo.assign(cells, 0)
+        self.cell_right_bits.assign(cells, 0)
+        self.right_slots.clear()
+        self.cell_right_filter_lo.assign(cells, 0)
+        self.right_filters.assign(RIGHT_FILTER_WORDS, 0)  # [0:RIGHT_FILTER_WORDS]: the empty filter
+        self.cell_wide_lo.assign(cells, -1)
+        self.wide_lists.clear()
+        self.wide_pairs.clear()
+        self.goal_list_lo.assign(n + 1, 0)
+        self.goal_list_n.assign(n + 1, 0)
+        self.items_in_cell.assign(cells, 0)
+        self.lm_cache_index.clear()
+        self.lm_cache.clear()
+        self.edges_proposed = 0
+        self.edges_kept = 0
+        self.lm_queries = 0
+        self.lm_queries_novel = 0
+        self.recombinations = 0
+        self.lm_state_minimized_recombinations = 0
         return 0
 
     cdef size_t _cell_table_bytes(self, size_t cells) noexcept nogil:
@@ -273,6 +323,13 @@ cdef class ChartSearch:
                   * sizeof(CkySortEntry)
                 + self.lm_cache.size() * sizeof(LmCacheEntry)
                 + self.seen.bytes() + self.recombine_map.bytes() + self.lm_cache_index.bytes())
+
+    @property
+    def memory_bytes(self):
+        """About the bytes the last sentence's search holds (what memory_budget_mb counts)."""
+        return self._memory_bytes()
+
+    # ---- reading the chart back (derivations, k-best, statistics)
 
     def roots(self):
         """(GOAL item ids over the whole sentence, their LM sentence-end scores: </s> after the item, whose
@@ -392,6 +449,16 @@ cdef class ChartSearch:
                     k += 1
         return out
 
+    @property
+    def n_items(self):
+        return self.items.size()
+
+    @property
+    def n_edges(self):
+        return self.edges.size()
+
+    # ---- for tests: a cell's indexes of its right symbols (_chart_cells.pxd)
+
     def right_symbols_of_cell(self, int i, int j):
         """For tests: the last sentence's cell (i, j)'s CellRightSymbols as (symbol, list_lo, list_n) rows."""
         cdef int c = self._cell_index(i, j), t
@@ -448,68 +515,19 @@ cdef class ChartSearch:
             raise ValueError(f"no cell ({i}, {j}) in a sentence of {self.n} words")
         return i * (self.n + 1) + j
 
-    @property
-    def memory_bytes(self):
-        """About the bytes the last sentence's search holds (what memory_budget_mb counts)."""
-        return self._memory_bytes()
+    # ---- the cells, shortest spans first
 
-    @property
-    def n_items(self):
-        return self.items.size()
-
-    @property
-    def n_edges(self):
-        return self.edges.size()
-
-    # ------------------------------------------------------------------ the chart
-
-    cdef int _reset(self, int n) noexcept nogil:
-        cdef int cells = (n + 1) * (n + 1)
-        self.over_budget = self.memory_budget > 0 and self._cell_table_bytes(cells) > self.memory_budget
-        if self.over_budget:  # decode fails the sentence: allocate nothing for it
-            return 0
-        self.n = n
-        self.chart_full = False
-        self.words_lm.assign(n, 0)
-        self.oov_at.assign(n, 0)
-        self.run_at.assign(cells, -1)
-        self.items.clear()
-        self.edges.clear()
-        self.states.clear()
-        self.state_hashes.clear()
-        self.state_boundaries.clear()
-        self.item_lists.clear()
-        self.item_lists.push_back(-1)
-        self.cell_group_lo.assign(cells, 0)
-        self.cell_group_n.assign(cells, 0)
-        self.cell_groups_symbol.clear()
-        self.cell_groups_list.clear()
-        self.cell_groups_size.clear()
-        self.cell_left_lo.assign(cells, 0)
-        self.cell_left_n.assign(cells, 0)
-        self.cell_left_symbols.clear()
-        self.cell_right_lo.assign(cells, 0)
-        self.cell_right_n.assign(cells, 0)
-        self.cell_right_symbols.clear()
-        self.cell_right_slots_lo.assign(cells, 0)
-        self.cell_right_bits.assign(cells, 0)
-        self.right_slots.clear()
-        self.cell_right_filter_lo.assign(cells, 0)
-        self.right_filters.assign(RIGHT_FILTER_WORDS, 0)  # [0:RIGHT_FILTER_WORDS]: the empty filter
-        self.cell_wide_lo.assign(cells, -1)
-        self.wide_lists.clear()
-        self.wide_pairs.clear()
-        self.goal_list_lo.assign(n + 1, 0)
-        self.goal_list_n.assign(n + 1, 0)
-        self.items_in_cell.assign(cells, 0)
-        self.lm_cache_index.clear()
-        self.lm_cache.clear()
-        self.edges_proposed = 0
-        self.edges_kept = 0
-        self.lm_queries = 0
-        self.lm_queries_novel = 0
-        self.recombinations = 0
-        self.lm_state_minimized_recombinations = 0
+    cdef int _build_cells(self) noexcept nogil:
+        """Build every cell, shortest spans first, until the chart limit or the memory budget stops it."""
+        cdef int n = self.n, i, length
+        for length in range(1, n + 1):
+            for i in range(0, n - length + 1):
+                if self.chart_full:
+                    return 0
+                self._build_cell(i, i + length)
+                if self.memory_budget and self._memory_bytes() > self.memory_budget:
+                    self.over_budget = True
+                    self.chart_full = True
         return 0
 
     cdef void _build_cell(self, int i, int j) noexcept nogil:
@@ -539,7 +557,7 @@ cdef class ChartSearch:
         if i == 0:
             self._build_goal(j)
 
-    # ---- items and edges
+    # ---- items and edges: recombination
 
     cdef uint64_t _item_hash(self, int32_t symbol, const uint64_t *state_hashes, int n_states) noexcept nogil:
         cdef uint64_t h = cky_mix(<uint64_t>0x2545F491, <uint64_t>symbol)
@@ -670,59 +688,22 @@ cdef class ChartSearch:
         self.pending_boundaries.resize(b + hyp.n_states)
         if hyp.rule == EDGE_OOV:
             word = self.words_lm[c // (self.n + 1)]
-            self._concatenate_boundaries(&word, 1, NULL, &self.pending_boundaries[b])
+            concatenate_boundaries(self.boundary_length, &word, 1, NULL, &self.pending_boundaries[b])
         elif hyp.rule == EDGE_GLUE_START:
-            self._concatenate_boundaries(self.glue_start_target, 2, self.pending_boundaries.data(),
-                                         &self.pending_boundaries[b])
+            concatenate_boundaries(self.boundary_length, self.glue_start_target, 2, self.pending_boundaries.data(),
+                                   &self.pending_boundaries[b])
         elif hyp.rule >= 0 and self.rule_carries[hyp.rule]:
             for s in range(hyp.n_states):  # the children's blocks, carried as they are
                 self.pending_boundaries[b + s] = self.pending_boundaries[s]
         elif hyp.rule == EDGE_GLUE_CONCAT:
-            self._concatenate_boundaries(CKY_GLUE_CONCAT_TARGET, 2, self.pending_boundaries.data(),
-                                         &self.pending_boundaries[b])
+            concatenate_boundaries(self.boundary_length, CKY_GLUE_CONCAT_TARGET, 2, self.pending_boundaries.data(),
+                                   &self.pending_boundaries[b])
         else:
             t_lo = self.rule_target_offsets[hyp.rule]
             t_hi = self.rule_target_offsets[hyp.rule + 1]
-            self._concatenate_boundaries(&self.rule_target_lm[t_lo] if t_hi > t_lo else NULL, t_hi - t_lo,
-                                         self.pending_boundaries.data(), &self.pending_boundaries[b])
+            concatenate_boundaries(self.boundary_length, &self.rule_target_lm[t_lo] if t_hi > t_lo else NULL,
+                                   t_hi - t_lo, self.pending_boundaries.data(), &self.pending_boundaries[b])
         return b
-
-    cdef void _concatenate_boundaries(self, const int32_t *target, Py_ssize_t length,
-                                      const BoundaryWords *children, BoundaryWords *out) noexcept nogil:
-        """The boundary of a target side (words >= 0, child block -k - 1 < 0 as in score_target)."""
-        cdef int k = self.boundary_length, n = 0, m = 0, u
-        cdef Py_ssize_t t
-        cdef const BoundaryWords *child
-        cdef int32_t reversed_last[KENLM_MAX_ORDER - 1]
-        for t in range(length):
-            if n >= k:
-                break
-            if target[t] >= 0:
-                out.first[n] = target[t]
-                n += 1
-            else:
-                child = &children[-target[t] - 1]
-                u = 0
-                while u < child.n and n < k:
-                    out.first[n] = child.first[u]
-                    n += 1
-                    u += 1
-        t = length - 1
-        while t >= 0 and m < k:
-            if target[t] >= 0:
-                reversed_last[m] = target[t]
-                m += 1
-            else:
-                child = &children[-target[t] - 1]
-                u = child.n - 1
-                while u >= 0 and m < k:
-                    reversed_last[m] = child.last[u]
-                    m += 1
-                    u -= 1
-            t -= 1
-        for u in range(m):
-            out.last[u] = reversed_last[m - 1 - u]
-        out.n = <int8_t>n
 
     cdef void _add_oov_items(self, int i, int c) noexcept nogil:
         cdef Hypothesis hyp
@@ -798,7 +779,7 @@ cdef class ChartSearch:
             self.lm_cache.push_back(entry)
         return lm
 
-    # ---- groups (cubes)
+    # ---- a cell's cubes: its split points' binary rule keys, its unary rounds
 
     cdef void _push_group(self, int8_t kind, int64_t rules_lo, int32_t n_rules, int8_t single,
                           int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right,
@@ -1040,7 +1021,7 @@ cdef class ChartSearch:
             p = q
         return self.groups.size() > 0
 
-    # ---- cube pruning
+    # ---- cube pruning (Chiang 2007)
 
     cdef void _evaluate(self, int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank,
                         Hypothesis *hyp) noexcept nogil:
@@ -1239,7 +1220,7 @@ cdef class ChartSearch:
             self._push_corner(hyp.group, hyp.rule_rank, hyp.left_rank, hyp.right_rank + 1)
         self.heap.clear()
 
-    # ---- finishing a cell: duplicates across unary rounds, beams, sorted lists
+    # ---- finishing a cell: beams, sorted lists, its indexes for later cells
 
     cdef int32_t _prune_and_sort(self, int32_t first_item, int32_t end_item, bint goal,
                                  vector[CkySortEntry] *kept) noexcept nogil:
@@ -1394,6 +1375,8 @@ cdef class ChartSearch:
             bit = right_filter_bit(symbol)
             filter[bit >> 6] |= (<uint64_t>1) << (bit & 63)
 
+    # ---- glue: GOAL over [0, j)
+
     cdef void _build_goal(self, int j) noexcept nogil:
         """GOAL over [0, j): glue start from cell (0, j), glue concatenation GOAL[0, k] + X[k, j]."""
         cdef int n1 = self.n + 1
@@ -1430,89 +1413,6 @@ cdef class ChartSearch:
         self.goal_list_n[j] = kept.size()
 
 
-cdef inline void append_group(vector[Group] *groups, int8_t kind, int32_t symbol, int64_t rules_lo, int32_t n_rules,
-                              int8_t single, int32_t left_lo, int32_t n_left, int32_t right_lo, int32_t n_right,
-                              double fixed_score) noexcept nogil:
-    """A cube to `groups`, unless one of its dimensions is empty."""
-    cdef Group *g
-    if n_rules <= 0 or n_left <= 0 or n_right <= 0:
-        return
-    g = cky_append(groups[0])
-    g.kind = kind
-    g.symbol = symbol
-    g.rules_lo = rules_lo
-    g.n_rules = n_rules
-    g.single = single
-    g.left_lo = left_lo
-    g.n_left = n_left
-    g.right_lo = right_lo
-    g.n_right = n_right
-    g.fixed_score = fixed_score
-
-
-cdef inline uint32_t right_home_slot(int32_t symbol, int bits) noexcept nogil:
-    """A symbol's home slot in a table of 2 ** bits RightSlots (Fibonacci hashing; 2 <= bits <= 31)."""
-    return (<uint32_t>symbol * <uint32_t>2654435769u) >> (32 - bits)
-
-
-cdef inline int wide_rank(uint64_t mask, int wide_bit) noexcept nogil:
-    """The position of wide bit `wide_bit` among the bits of a right symbol's mask (which has it): its
-    entry's offset in the symbol's wide_rules."""
-    return cky_popcount64(mask & (((<uint64_t>1) << wide_bit) - 1))
-
-
-cdef inline uint32_t right_filter_bit(int32_t symbol) noexcept nogil:
-    """A symbol's bit in a cell's filter of right symbols (RIGHT_FILTER_WORDS * 64 = 512 bits): the top 9
-    bits of the product right_home_slot takes its top bits of."""
-    return (<uint32_t>symbol * <uint32_t>2654435769u) >> 23
-
-
-cdef inline bint in_right_filter(const uint64_t *filter, int32_t symbol) noexcept nogil:
-    """False if `symbol` is not among the right symbols of the cell whose filter this is (True: it may be)."""
-    cdef uint32_t bit = right_filter_bit(symbol)
-    return (filter[bit >> 6] >> (bit & 63)) & 1
-
-
-cdef inline int find_right_slot(const RightSlot *table, int bits, int32_t symbol) noexcept nogil:
-    """Index of `symbol` in cell_right_symbols, through its cell's table (_index_right_symbols) of
-    2 ** bits slots, or -1 if the cell has no such right symbol (bits 0: the cell has none)."""
-    cdef uint32_t mask, slot
-    cdef const RightSlot *found = find_right_entry(table, bits, symbol)
-    return found.index if found != NULL else -1
-
-
-cdef inline const RightSlot *find_right_entry(const RightSlot *table, int bits, int32_t symbol) noexcept nogil:
-    """`symbol`'s slot in its cell's table (_index_right_symbols) of 2 ** bits slots, or NULL if the cell
-    has no such right symbol (bits 0: the cell has none)."""
-    cdef uint32_t mask, slot
-    if bits == 0:
-        return NULL
-    mask = (1u << bits) - 1
-    slot = right_home_slot(symbol, bits)
-    while table[slot].symbol != symbol:
-        if table[slot].symbol < 0:
-            return NULL
-        slot = (slot + 1) & mask
-    return &table[slot]
-
-
-cdef inline bint same_boundaries(const BoundaryWords *a, const BoundaryWords *b) noexcept nogil:
-    cdef int u
-    if a.n != b.n:
-        return False
-    for u in range(a.n):
-        if a.first[u] != b.first[u] or a.last[u] != b.last[u]:
-            return False
-    return True
-
-
-# ---------------------------------------------------------------------- grammar preparation (once per decoder)
-
-cdef inline uint64_t corner_key(int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank) noexcept nogil:
-    """The key of a cube corner in cube pruning's `seen` set (distinct corners must not share one)."""
-    return cky_mix(cky_mix(cky_mix(<uint64_t>g, <uint64_t>rule_rank), <uint64_t>left_rank), <uint64_t>right_rank)
-
-
 def cube_corner_key(int32_t g, int32_t rule_rank, int32_t left_rank, int32_t right_rank):
     """corner_key for tests."""
     return corner_key(g, rule_rank, left_rank, right_rank)
@@ -1534,188 +1434,3 @@ def item_order(symbols, scores):
         entries.push_back(entry)
     sorter.sort(entries.data(), entries.size())
     return [entries[k].id for k in range(entries.size())]
-
-
-def target_hashes(targets, offsets):
-    """uint64[R]: a hash of each rule's target side (KenLM ids and block references), for the LM cache."""
-    cdef const int32_t[::1] t = np.ascontiguousarray(targets, dtype=np.int32)
-    cdef const int64_t[::1] o = np.ascontiguousarray(offsets, dtype=np.int64)
-    cdef Py_ssize_t n_rules = o.shape[0] - 1, r
-    cdef int64_t k
-    out = np.empty(n_rules, dtype=np.uint64)
-    cdef uint64_t[::1] view = out
-    cdef uint64_t h
-    with nogil:
-        for r in range(n_rules):
-            h = cky_mix(<uint64_t>0x44222325, <uint64_t>(o[r + 1] - o[r]))
-            for k in range(o[r], o[r + 1]):
-                h = cky_mix(h, <uint64_t>(<int64_t>t[k] + 0x5E3779B1))
-            view[r] = h
-    return out
-
-
-# The left symbols with the most binary keys (at most this many: the bits of a uint64, and more than
-# WIDE_MIN_KEYS keys each; on the Bible system these 64 hold 41% of the keys and make 98% of the
-# look-ups of right symbols among a left symbol's keys) are "wide": every symbol has a mask of the
-# wide left symbols it is the right child of, and their keys are listed by right symbol (wide_rules).
-MAX_WIDE_LEFT_SYMBOLS = WIDE_BITS
-WIDE_MIN_KEYS = 8
-
-
-# The numpy dtypes of the records ChartSearch reads (PairKey, WideRules, declared once in _chart.pxd), from the
-# structs themselves: their field names, types and offsets as Cython's buffer format gives them.
-cdef PairKey _pair_key_example
-cdef WideRules _wide_rules_example
-PAIR_KEY_DTYPE = np.asarray(<PairKey[:1]>&_pair_key_example).dtype
-WIDE_RULES_DTYPE = np.asarray(<WideRules[:1]>&_wide_rules_example).dtype
-
-
-def record_offsets():
-    """{struct: {field: byte offset, "size": bytes}} of PairKey and WideRules as the C compiler lays them out
-    (for tests of PAIR_KEY_DTYPE and WIDE_RULES_DTYPE)."""
-    cdef size_t pair = <size_t>&_pair_key_example, wide = <size_t>&_wide_rules_example
-    return {"PairKey": {"right": <size_t>&_pair_key_example.right - pair,
-                        "rules_lo": <size_t>&_pair_key_example.rules_lo - pair, "size": sizeof(PairKey)},
-            "WideRules": {"rules_lo": <size_t>&_wide_rules_example.rules_lo - wide,
-                          "n_rules": <size_t>&_wide_rules_example.n_rules - wide, "size": sizeof(WideRules)}}
-
-
-def pair_right_keys(pair_keys, pair_offsets, int64_t n_symbols):
-    """ChartSearch's binary keys (a PAIR_KEY_DTYPE array, one entry per key of pair_keys and a last
-    one): each key's right child (key % n_symbols) and the start of its rules in pair_rules_sorted
-    (pair_offsets), side by side, so that a key found is its rules too; the last entry holds the end
-    of the last key's rules (right -1)."""
-    keys = np.asarray(pair_keys, dtype=np.int64)
-    offsets = np.asarray(pair_offsets, dtype=np.int64)
-    if len(offsets) != len(keys) + 1:
-        raise ValueError(f"{len(keys)} pair keys need {len(keys) + 1} offsets, not {len(offsets)}")
-    if n_symbols >= 2 ** 31 or (len(offsets) and offsets[-1] >= 2 ** 31):
-        raise ValueError("pair_right_keys holds symbols and rule offsets below 2**31")
-    out = np.empty(len(keys) + 1, dtype=PAIR_KEY_DTYPE)
-    out["right"][:-1] = keys % max(n_symbols, 1)
-    out["right"][-1] = -1
-    out["rules_lo"] = offsets
-    return out
-
-
-def wide_left_symbols(pair_left_offsets, int64_t max_symbols=MAX_WIDE_LEFT_SYMBOLS, int64_t min_keys=WIDE_MIN_KEYS):
-    """int32[<= max_symbols]: the left symbols with the most keys (more than min_keys; ties: lower
-    symbol first), most keys first (pair_left_offsets: each left symbol's range of pair_keys)."""
-    counts = np.diff(np.asarray(pair_left_offsets, dtype=np.int64))
-    candidates = np.flatnonzero(counts > min_keys)
-    order = np.lexsort((candidates, -counts[candidates]))
-    return candidates[order[:max_symbols]].astype(np.int32)
-
-
-def pair_key_index(pair_keys, pair_offsets, pair_left_offsets, int64_t n_symbols, wide_symbols):
-    """What ChartSearch needs to combine a wide left symbol (wide_symbols: at most 64 symbols) with a
-    cell's right symbols: symbol_wide_bit (int8[n_symbols]: each wide symbol's index in wide_symbols,
-    -1 for the others), symbol_right_mask (uint64[n_symbols]: bit k set when (wide_symbols[k], symbol)
-    is a key with rules), and those keys' ranges of pair_rules_sorted (pair_offsets) by right symbol:
-    wide_rules (a WIDE_RULES_DTYPE array) holds symbol b's from symbol_wide_offset[b] (int64[n_symbols
-    + 1]) in the order of the bits of its mask, so that key (wide_symbols[k], b) is at
-    symbol_wide_offset[b] + popcount(mask[b] & (2**k - 1)): the keys of one right symbol side by side,
-    which every wide symbol meeting it reads."""
-    cdef const int64_t[::1] keys = np.ascontiguousarray(pair_keys, dtype=np.int64)
-    cdef const int64_t[::1] offsets = np.ascontiguousarray(pair_offsets, dtype=np.int64)
-    cdef const int64_t[::1] left = np.ascontiguousarray(pair_left_offsets, dtype=np.int64)
-    cdef const int32_t[::1] wide = np.ascontiguousarray(wide_symbols, dtype=np.int32)
-    if wide.shape[0] > MAX_WIDE_LEFT_SYMBOLS:
-        raise ValueError(f"at most {MAX_WIDE_LEFT_SYMBOLS} wide left symbols, not {wide.shape[0]}")
-    symbol_wide_bit = np.full(n_symbols, -1, dtype=np.int8)
-    symbol_right_mask = np.zeros(n_symbols, dtype=np.uint64)
-    cdef int8_t[::1] bit_view = symbol_wide_bit
-    cdef uint64_t[::1] mask_view = symbol_right_mask
-    cdef Py_ssize_t k, q
-    cdef int32_t a
-    for k in range(wide.shape[0]):
-        a = wide[k]
-        if a < 0 or a >= n_symbols or bit_view[a] >= 0:
-            raise ValueError(f"wide left symbol {a}: not a symbol below {n_symbols}, or repeated")
-        bit_view[a] = <int8_t>k
-    with nogil:
-        for k in range(wide.shape[0]):
-            a = wide[k]
-            for q in range(left[a], left[a + 1]):
-                if offsets[q + 1] > offsets[q]:
-                    mask_view[keys[q] - <int64_t>a * n_symbols] |= (<uint64_t>1) << k
-    # the same keys by right symbol: symbol b's keys with rules of the wide symbols whose bits its mask has, in
-    # bit order, from symbol_wide_offset[b] in wide_rules; (wide bit k, b) is at symbol_wide_offset[b] +
-    # popcount(mask[b] & (2**k - 1))
-    symbol_wide_offset = np.zeros(n_symbols + 1, dtype=np.int64)
-    cdef int64_t[::1] offset_view = symbol_wide_offset
-    cdef Py_ssize_t b
-    for b in range(n_symbols):
-        offset_view[b + 1] = offset_view[b] + cky_popcount64(mask_view[b])
-    wide_rules = np.zeros(offset_view[n_symbols], dtype=WIDE_RULES_DTYPE)
-    cdef WideRules[::1] rules_view = wide_rules
-    cdef int64_t right, at
-    with nogil:
-        for k in range(wide.shape[0]):
-            a = wide[k]
-            for q in range(left[a], left[a + 1]):
-                if offsets[q + 1] <= offsets[q]:
-                    continue
-                right = keys[q] - <int64_t>a * n_symbols
-                at = offset_view[right] + cky_popcount64(mask_view[right] & (((<uint64_t>1) << k) - 1))
-                rules_view[at].rules_lo = <int32_t>offsets[q]
-                rules_view[at].n_rules = <int32_t>(offsets[q + 1] - offsets[q])
-    return dict(symbol_wide_bit=symbol_wide_bit, symbol_right_mask=symbol_right_mask,
-                symbol_wide_offset=symbol_wide_offset, wide_rules=wide_rules)
-
-
-def sort_rules_by_score(rules, offsets, scores, classes=None):
-    """The rule ids of each group rules[offsets[i]:offsets[i+1]] reordered best score first; with
-    `classes` (int32 per rule id), by class first (ascending), then best score first."""
-    cdef const int32_t[::1] rule_ids = np.ascontiguousarray(rules, dtype=np.int32)
-    cdef const int64_t[::1] o = np.ascontiguousarray(offsets, dtype=np.int64)
-    cdef const double[::1] score = np.ascontiguousarray(scores, dtype=np.float64)
-    cdef const int32_t[::1] rule_class = np.ascontiguousarray(
-        classes if classes is not None else np.zeros(score.shape[0], dtype=np.int32), dtype=np.int32)
-    out = np.empty(rule_ids.shape[0], dtype=np.int32)
-    cdef int32_t[::1] view = out
-    cdef vector[CkySortEntry] entries
-    cdef CkySortEntry entry
-    cdef Py_ssize_t g, k
-    with nogil:
-        for g in range(o.shape[0] - 1):
-            entries.clear()
-            for k in range(o[g], o[g + 1]):
-                entry.symbol = rule_class[rule_ids[k]]
-                entry.score = score[rule_ids[k]]
-                entry.id = rule_ids[k]
-                entries.push_back(entry)
-            cky_sort_entries(entries.data(), entries.size())
-            for k in range(o[g], o[g + 1]):
-                view[k] = entries[k - o[g]].id
-    return out
-
-
-def rule_lm_estimates(LanguageModel lm, targets, offsets):
-    """float64[R]: each rule's LM estimate, the log10 score of its target words on their own (each
-    maximal run of words between block references scored left to right from no context, as
-    Moses estimates a target phrase's LM score). Cube pruning orders a key's rules by their score
-    plus the weighted estimate, so that the rules it tries first are the likely best once the
-    LM is applied. A rule with no words (or only references) has 0."""
-    cdef const int32_t[::1] t = np.ascontiguousarray(targets, dtype=np.int32)
-    cdef const int64_t[::1] o = np.ascontiguousarray(offsets, dtype=np.int64)
-    cdef Py_ssize_t n_rules = o.shape[0] - 1, r
-    cdef int64_t k, start
-    cdef const Model *model = lm.model
-    out = np.zeros(n_rules, dtype=np.float64)
-    cdef double[::1] view = out
-    cdef double total
-    with nogil:
-        for r in range(n_rules):
-            total = 0.0
-            k = o[r]
-            while k < o[r + 1]:
-                if t[k] < 0:
-                    k += 1
-                    continue
-                start = k
-                while k < o[r + 1] and t[k] >= 0:
-                    k += 1
-                total += score_word_ids(model, <const WordIndex *>&t[start], k - start, False, False)
-            view[r] = total
-    return out

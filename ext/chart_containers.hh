@@ -1,6 +1,6 @@
 // Small C++ containers of the compiled chart search (decoder._ext._chart):
 // the sort of a cell's items, an open-addressing hash map, the cube-pruning
-// heap, a hash-combining step and the home slot of a key in open addressing. Declared to Cython in _chart.pxd.
+// heap, a hash-combining step and the home slot of a key in open addressing. Declared to Cython in _chart_containers.pxd.
 #ifndef CKY_CHART_CONTAINERS_HH
 #define CKY_CHART_CONTAINERS_HH
 
