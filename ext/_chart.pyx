@@ -40,7 +40,7 @@ entry and exit runs without the GIL and without Python objects:
 Python reads the finished chart back as arrays (`export`) for derivations and k-best.
 
 ChartSearch orchestrates; what needs no chart state lives beside it (docs/architecture.md): the
-preparation of the grammar arrays (_chart_grammar.pyx, re-exported here), cubes and their corners
+preparation of the grammar arrays (_chart_grammar.pyx), cubes and their corners
 (_cube.pxd), a finished cell's indexes of its symbols (_chart_cells.pxd), the unminimized boundary words
 (_chart_boundaries.pxd) and the declarations of the C++ containers (_chart_containers.pxd).
 """
@@ -60,11 +60,6 @@ from decoder._ext._cube cimport append_group, corner_key
 from decoder._ext._kenlm cimport KENLM_MAX_ORDER, ChartState, Model
 from decoder._ext._lm cimport LanguageModel, chart_state_hash, empty_chart_state, score_target
 
-# The grammar preparation (once per decoder), re-exported: decoder/search/grammar_arrays.py and the tests read
-# it from this module.
-from decoder._ext._chart_grammar import (MAX_WIDE_LEFT_SYMBOLS, PAIR_KEY_DTYPE, WIDE_MIN_KEYS, WIDE_RULES_DTYPE,
-                                         pair_key_index, pair_right_keys, record_offsets, rule_lm_estimates,
-                                         sort_rules_by_score, target_hashes, wide_left_symbols)
 
 # At most this many LM results are cached per sentence (about 120 bytes each).
 cdef size_t LM_CACHE_ENTRIES = 1 << 20

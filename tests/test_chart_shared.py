@@ -14,7 +14,7 @@ from search_fixtures import FEATURES, STRATEGIES, WEIGHTS, random_sentence, writ
 from search_fixtures import lm  # noqa: F401 (the fixture)
 from test_pair_slots import decoded_cells, random_pair_keys
 
-_chart = compiled_module("_chart")
+_chart_grammar = compiled_module("_chart_grammar")
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -25,7 +25,7 @@ def test_wide_rules_list_each_right_symbols_keys_with_wide_symbols_in_bit_order(
     keys, offsets, left_offsets, n_symbols = random_pair_keys(seed)
     rng = np.random.default_rng(200 + seed)
     wide = rng.choice(n_symbols, size=n_wide, replace=False).astype(np.int32).tolist()
-    index = _chart.pair_key_index(keys, offsets, left_offsets, n_symbols, np.array(wide, dtype=np.int32))
+    index = _chart_grammar.pair_key_index(keys, offsets, left_offsets, n_symbols, np.array(wide, dtype=np.int32))
     start = index["symbol_wide_offset"].tolist()
     rules = index["wide_rules"]
     assert len(start) == n_symbols + 1 and start[0] == 0 and start[-1] == len(rules)
@@ -109,7 +109,7 @@ def test_entries_sort_by_class_then_best_score_then_id(seed):
     sizes = rng.choice([0, 1, 2, 5, 15, 16, 17, 40, 200], size=60)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     rules = rng.integers(0, n_rules, size=offsets[-1]).astype(np.int32)  # a rule may repeat: equal entries
-    got = _chart.sort_rules_by_score(rules, offsets, scores, classes).tolist()
+    got = _chart_grammar.sort_rules_by_score(rules, offsets, scores, classes).tolist()
     for g in range(len(sizes)):
         group = rules[offsets[g]:offsets[g + 1]].tolist()
         expected = sorted(group, key=lambda r: (classes[r], -scores[r], r))

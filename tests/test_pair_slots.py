@@ -14,7 +14,7 @@ from decoder.search.model import SearchSpace, Weights
 from search_fixtures import FEATURES, STRATEGIES, WEIGHTS, random_sentence, write_random_store
 from search_fixtures import lm  # noqa: F401 (the fixture)
 
-_chart = compiled_module("_chart")
+_chart_grammar = compiled_module("_chart_grammar")
 
 
 def random_pair_keys(seed, n_symbols=120, n_left=80):
@@ -37,16 +37,16 @@ def random_pair_keys(seed, n_symbols=120, n_left=80):
 @pytest.mark.parametrize("max_symbols, min_keys", [(64, 8), (64, 0), (5, 8), (0, 8), (64, 10**6)])
 def test_wide_symbols_are_those_with_the_most_keys(seed, max_symbols, min_keys):
     keys, offsets, left_offsets, n_symbols = random_pair_keys(seed)
-    wide = _chart.wide_left_symbols(left_offsets, max_symbols, min_keys).tolist()
+    wide = _chart_grammar.wide_left_symbols(left_offsets, max_symbols, min_keys).tolist()
     counts = np.diff(left_offsets).tolist()
     expected = sorted((a for a in range(n_symbols) if counts[a] > min_keys), key=lambda a: (-counts[a], a))
     assert wide == expected[:max_symbols]
-    assert _chart.wide_left_symbols(left_offsets).tolist() == expected_default(counts)
+    assert _chart_grammar.wide_left_symbols(left_offsets).tolist() == expected_default(counts)
 
 
 def expected_default(counts):
-    big = [a for a in range(len(counts)) if counts[a] > _chart.WIDE_MIN_KEYS]
-    return sorted(big, key=lambda a: (-counts[a], a))[:_chart.MAX_WIDE_LEFT_SYMBOLS]
+    big = [a for a in range(len(counts)) if counts[a] > _chart_grammar.WIDE_MIN_KEYS]
+    return sorted(big, key=lambda a: (-counts[a], a))[:_chart_grammar.MAX_WIDE_LEFT_SYMBOLS]
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -55,7 +55,7 @@ def test_index_marks_exactly_the_keys_of_the_wide_symbols(seed, n_wide):
     keys, offsets, left_offsets, n_symbols = random_pair_keys(seed)
     rng = np.random.default_rng(100 + seed)
     wide = rng.choice(n_symbols, size=n_wide, replace=False).astype(np.int32)
-    index = _chart.pair_key_index(keys, offsets, left_offsets, n_symbols, wide)
+    index = _chart_grammar.pair_key_index(keys, offsets, left_offsets, n_symbols, wide)
     assert index["symbol_wide_bit"].tolist() == [wide.tolist().index(a) if a in wide else -1 for a in range(n_symbols)]
     masks = [0] * n_symbols
     for q, key in enumerate(keys.tolist()):
@@ -69,7 +69,7 @@ def test_index_marks_exactly_the_keys_of_the_wide_symbols(seed, n_wide):
 @pytest.mark.parametrize("seed", range(3))
 def test_right_keys_give_each_key_its_right_child_and_rules(seed):
     keys, offsets, left_offsets, n_symbols = random_pair_keys(seed)
-    right_keys = _chart.pair_right_keys(keys, offsets, n_symbols)
+    right_keys = _chart_grammar.pair_right_keys(keys, offsets, n_symbols)
     assert len(right_keys) == len(keys) + 1 and right_keys["right"][-1] == -1
     for left in range(n_symbols):
         for q in range(left_offsets[left], left_offsets[left + 1]):
@@ -77,20 +77,20 @@ def test_right_keys_give_each_key_its_right_child_and_rules(seed):
             lo, hi = right_keys["rules_lo"][q], right_keys["rules_lo"][q + 1]
             assert (lo, hi) == (offsets[q], offsets[q + 1])
     with pytest.raises(ValueError):
-        _chart.pair_right_keys(keys, offsets[:-1], n_symbols)
+        _chart_grammar.pair_right_keys(keys, offsets[:-1], n_symbols)
 
 
 def test_index_rejects_too_many_or_repeated_wide_symbols():
     keys, offsets, left_offsets, n_symbols = random_pair_keys(0)
     with pytest.raises(ValueError):
-        _chart.pair_key_index(keys, offsets, left_offsets, n_symbols, np.arange(65, dtype=np.int32))
+        _chart_grammar.pair_key_index(keys, offsets, left_offsets, n_symbols, np.arange(65, dtype=np.int32))
     with pytest.raises(ValueError):
-        _chart.pair_key_index(keys, offsets, left_offsets, n_symbols, np.array([3, 3], dtype=np.int32))
+        _chart_grammar.pair_key_index(keys, offsets, left_offsets, n_symbols, np.array([3, 3], dtype=np.int32))
 
 
 def test_index_of_no_wide_symbol_lists_no_key():
     keys, offsets, left_offsets, n_symbols = random_pair_keys(0)
-    index = _chart.pair_key_index(keys, offsets, left_offsets, n_symbols, np.zeros(0, np.int32))
+    index = _chart_grammar.pair_key_index(keys, offsets, left_offsets, n_symbols, np.zeros(0, np.int32))
     assert len(index["wide_rules"]) == 0 and not index["symbol_wide_offset"].any()
     assert not index["symbol_right_mask"].any() and (index["symbol_wide_bit"] == -1).all()
 
@@ -125,7 +125,7 @@ def test_chart_is_the_same_whichever_left_symbols_are_wide(tmp_path, lm, seed, s
     rng = np.random.default_rng(seed)
     for wide in (with_keys[:64], with_keys[::-1][:64], np.zeros(0, np.int32),
                  rng.permutation(with_keys)[:3].astype(np.int32)):
-        arrays.update(_chart.pair_key_index(arrays["pair_keys"], arrays["pair_offsets"], arrays["pair_left_offsets"],
+        arrays.update(_chart_grammar.pair_key_index(arrays["pair_keys"], arrays["pair_offsets"], arrays["pair_left_offsets"],
                                             n_symbols, wide))
         driver.engine = driver._new_engine()
         got = charts(driver, sentences)
@@ -175,7 +175,7 @@ def test_wide_pairs_of_a_cell_are_the_keys_with_rules_of_its_right_symbols(tmp_p
     arrays = driver.grammar.arrays
     n_symbols = driver.grammar.n_symbols
     with_keys = np.flatnonzero(np.diff(arrays["pair_left_offsets"]) > 0).astype(np.int32)[:64]
-    arrays.update(_chart.pair_key_index(arrays["pair_keys"], arrays["pair_offsets"], arrays["pair_left_offsets"],
+    arrays.update(_chart_grammar.pair_key_index(arrays["pair_keys"], arrays["pair_offsets"], arrays["pair_left_offsets"],
                                         n_symbols, with_keys))
     driver.engine = driver._new_engine()
     key_index = {int(key): k for k, key in enumerate(arrays["pair_keys"].tolist())}

@@ -20,7 +20,7 @@ from decoder.search.reference import STAR, Node, ReferenceDecoder
 from search_fixtures import FEATURES, STRATEGIES as SEARCH_STRATEGIES, WEIGHTS, random_rules, random_sentence, write_arpa
 from test_search_chart import models, stores  # noqa: F401 (fixtures: the LMs, stores of random grammars)
 
-_chart = compiled_module("_chart")
+_chart_grammar = compiled_module("_chart_grammar")
 _incremental = compiled_module("_incremental")
 
 STRATEGIES = SEARCH_STRATEGIES + ("random",)
@@ -377,7 +377,7 @@ def test_sorted_rule_records_follow_the_sorted_rule_arrays(models, stores):
             if hi > lo:
                 assert (record["target_first"], record["target_last"]) == (target[lo], target[hi - 1])
             assert int(record["target_hash"]) == int(np.asarray(arrays["rule_target_hash"]).view(np.uint64)[rule])
-            words_only = _chart.rule_lm_estimates(lm, target[lo:hi].copy(), np.array([0, hi - lo], dtype=np.int64))[0]
+            words_only = _chart_grammar.rule_lm_estimates(lm, target[lo:hi].copy(), np.array([0, hi - lo], dtype=np.int64))[0]
             if arrays["rule_carries"][rule]:
                 assert math.isnan(record["estimate"])
             else:
@@ -529,7 +529,7 @@ def test_junction_gaps_are_the_rarest_word_right_after_a_tail(models, stores):
             for k in range(lo + 1, hi):
                 if target[k] >= 0 and target[k - 1] < 0:
                     word = np.array([target[k]], dtype=np.int32)
-                    expected = max(expected, -_chart.rule_lm_estimates(lm, word, np.array([0, 1]))[0])
+                    expected = max(expected, -_chart_grammar.rule_lm_estimates(lm, word, np.array([0, 1]))[0])
             units = _incremental.JUNCTION_GAP_UNITS
             assert expected * units - 1e-6 <= gap < expected * units + 1  # (1/units log10, rounded up)
             flagged += expected > 0

@@ -14,6 +14,7 @@ from test_search_chart import models, stores  # noqa: F401 (fixtures: the LMs, s
 
 _incremental = compiled_module("_incremental")
 _chart = compiled_module("_chart")
+_chart_grammar = compiled_module("_chart_grammar")
 
 SORTED_RULE_FIELDS = [("score", np.float64), ("estimate", np.float32), ("rule", np.int32),
                       ("target_first", np.int32), ("target_last", np.int32), ("target_length", np.int16),
@@ -72,7 +73,7 @@ def test_the_engine_refuses_records_of_another_layout(models, stores):
 ])
 def test_chart_record_dtypes_are_their_structs(dtype_name, struct, fields):
     dtype = getattr(_chart, dtype_name)
-    offsets = _chart.record_offsets()[struct]
+    offsets = _chart_grammar.record_offsets()[struct]
     assert list(dtype.names) == [name for name, _ in fields]
     for name, kind in fields:
         assert dtype.fields[name][0] == np.dtype(kind) and dtype.fields[name][1] == offsets[name], name

@@ -5,8 +5,8 @@ decoder._ext._chart.ChartSearch: rule scores (weights . features + word-count we
 * target words), target sides in KenLM ids, each key's rules sorted best first
 (rule_order: by rule score plus weighted LM estimate, or by rule score),
 dense per-symbol look-up offsets, the binary keys as (right child, rules) pairs
-(_chart.pair_right_keys), the keys of the left symbols with the most keys listed
-by right symbol with each symbol's mask of them (_chart.pair_key_index), and glue
+(_chart_grammar.pair_right_keys), the keys of the left symbols with the most keys listed
+by right symbol with each symbol's mask of them (_chart_grammar.pair_key_index), and glue
 values. It also names the symbols: the store's, then the unknown-word labels the
 grammar lacks, then GOAL. With a
 `table_limit` (> 0) only the best rules of each source side are in the sorted rule
@@ -28,11 +28,11 @@ from .model import GOAL, LM, WORD_COUNT, SearchSpace, Weights
 from .table_limit import limit_sorted_rules, table_limit_rules
 from .weight_pushing import pushed_rule_scores
 
-_chart = compiled_module("_chart")
+_chart_grammar = compiled_module("_chart_grammar")
 sort_rules_by_score, target_hashes, rule_lm_estimates = \
-    _chart.sort_rules_by_score, _chart.target_hashes, _chart.rule_lm_estimates
+    _chart_grammar.sort_rules_by_score, _chart_grammar.target_hashes, _chart_grammar.rule_lm_estimates
 pair_right_keys, pair_key_index, wide_left_symbols = \
-    _chart.pair_right_keys, _chart.pair_key_index, _chart.wide_left_symbols
+    _chart_grammar.pair_right_keys, _chart_grammar.pair_key_index, _chart_grammar.wide_left_symbols
 
 
 class GrammarArrays:

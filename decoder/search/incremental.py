@@ -17,7 +17,7 @@ from decoder._ext import compiled_module
 from .driver import ChartSearchDriver, SearchResult
 
 _incremental = compiled_module("_incremental")
-_chart = compiled_module("_chart")
+_chart_grammar = compiled_module("_chart_grammar")
 
 
 # The records the engine reads (its SortedRule struct, declared once in ext/_incremental.pxd).
@@ -27,12 +27,12 @@ SORTED_RULE = _incremental.SORTED_RULE_DTYPE
 def sorted_rule_arrays(arrays: dict, lm) -> dict:
     """Per position of the sorted rule arrays (pair_rules_sorted, then single_rules_sorted from
     sorted_rules_single_offset on) one SortedRule record: the rule's score and its words' LM estimate
-    (_chart.rule_lm_estimates; NaN for a carrying rule, which has no LM score), its id, its LM
+    (_chart_grammar.rule_lm_estimates; NaN for a carrying rule, which has no LM score), its id, its LM
     target's first and last symbol, length, offset and hash, its lhs, and its junction gap (junction_gaps,
     in 1/_incremental.JUNCTION_GAP_UNITS log10, rounded up; a rule whose gap is above the engine's
     junction_threshold has its initial edges queued at their exact corner). A group's initial partial edges
     (tails at their roots) are scored from these, read in order instead of through each rule id."""
-    estimate = _chart.rule_lm_estimates(lm, arrays["rule_target_lm"], arrays["rule_target_offsets"])
+    estimate = _chart_grammar.rule_lm_estimates(lm, arrays["rule_target_lm"], arrays["rule_target_offsets"])
     estimate = np.where(np.asarray(arrays["rule_carries"]) != 0, np.nan, estimate)
     target = np.asarray(arrays["rule_target_lm"], dtype=np.int64)
     offsets = np.asarray(arrays["rule_target_offsets"], dtype=np.int64)
@@ -78,7 +78,7 @@ def junction_gaps(lm, target: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         return gaps
     words = target[1:][after_tail]
     vocabulary, index = np.unique(words, return_inverse=True)
-    single = _chart.rule_lm_estimates(lm, vocabulary.astype(np.int32), np.arange(len(vocabulary) + 1))
+    single = _chart_grammar.rule_lm_estimates(lm, vocabulary.astype(np.int32), np.arange(len(vocabulary) + 1))
     np.maximum.at(gaps, rule_of[after_tail], -single[index])
     return gaps
 
