@@ -1,0 +1,268 @@
+"""More reliability: `cky binarize`'s outputs appear whole or not at all, the k-best bound is a usage
+error up front, translate_batch's in-process path and SdigDecoder are safe to share between threads,
+and bad input on the command line gives one line and the right exit code."""
+import itertools
+import os
+import random
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from decoder.binarize import binarize
+from decoder.batch import translate_batch
+from decoder.decoder import Decoder
+from decoder.lm import LanguageModel
+from decoder.outputs import TEMPORARY_MARK
+from decoder.settings import MAX_KBEST
+from decoder.store import GrammarStore, write_store
+
+from cli_fixtures import REPO, run_cky
+from search_fixtures import FEATURES, WEIGHTS, random_rules, random_sentence, write_arpa
+
+TABLE = ("la casa [X] ||| the house [NP] ||| 0.5 0.25\n"
+         "el [X][NP] verde [X] ||| the green [X][NP] [NP] ||| 0.5 0.5 ||| 1-2\n"
+         "[X][NP] de [X][NN] [X] ||| [X][NN] 's [X][NP] [NP] ||| 0.3 0.2 ||| 0-2 2-0\n"
+         "[X][VB] [X][NP] de [X][JJ] [X] ||| [X][VB] [X][NP] will be [X][JJ] [VP] ||| 1 1 ||| 0-0 1-1 3-4\n")
+
+
+def cky(*argv):
+    """`python -m decoder.cli ARGV` as a user runs it: (exit code, stdout, stderr)."""
+    result = subprocess.run([sys.executable, "-m", "decoder.cli", *map(str, argv)], capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=REPO), timeout=300)
+    return result.returncode, result.stdout, result.stderr
+
+
+def temporaries(directory):
+    return sorted(name for name in os.listdir(directory) if name.startswith(TEMPORARY_MARK))
+
+
+def dead_pid() -> int:
+    """The id of a process that has ended."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+# ---- cky binarize: outputs written whole or not at all ---------------------------------------------
+
+@pytest.fixture
+def table(tmp_path):
+    path = tmp_path / "rules.txt"
+    path.write_text(TABLE, encoding="utf-8")
+    return path
+
+
+def test_binarize_writes_its_outputs(table, tmp_path):
+    out, report = tmp_path / "binary.txt", tmp_path / "report.json"
+    code, _, err = run_cky(["binarize", "--quiet", "--report", str(report), str(table), str(out)])
+    assert code == 0, err
+    assert out.read_text(encoding="utf-8").startswith("#cky-binary-grammar\t")
+    assert '"source_rules": 4' in report.read_text(encoding="utf-8")
+    assert temporaries(tmp_path) == []
+
+
+@pytest.mark.parametrize("name", ["binary.txt", "binary.gz"])
+def test_binarize_failing_while_writing_leaves_no_part_of_its_output(table, tmp_path, monkeypatch, name):
+    """A disk that fills up after two rules: no valid-looking partial grammar, the old file untouched."""
+    from decoder.binarize import binary_grammar
+
+    out = tmp_path / name
+    out.write_bytes(b"the grammar of an earlier run\n")
+    written = itertools.count()
+    format_rule = binary_grammar.format_binary_rule
+
+    def format_until_the_disk_is_full(rule):
+        if next(written) == 2:
+            raise OSError(28, "No space left on device")
+        return format_rule(rule)
+
+    monkeypatch.setattr(binary_grammar, "format_binary_rule", format_until_the_disk_is_full)
+    code, _, err = run_cky(["binarize", "--quiet", str(table), str(out)])
+    assert code == 1 and "No space left on device" in err, err
+    assert out.read_bytes() == b"the grammar of an earlier run\n"
+    assert temporaries(tmp_path) == []
+
+
+def test_binarize_removes_the_temporaries_of_a_dead_run(table, tmp_path):
+    out = tmp_path / "binary.txt"
+    stale = tmp_path / f"{TEMPORARY_MARK}{dead_pid()}-0123abcd-binary.txt"
+    stale.write_text("#cky-binary-grammar\t{}\nhalf a grammar", encoding="utf-8")
+    live = tmp_path / f"{TEMPORARY_MARK}{os.getppid()}-0123abcd-binary.txt"  # a run still writing: kept
+    live.write_text("", encoding="utf-8")
+    code, _, err = run_cky(["binarize", "--quiet", str(table), str(out)])
+    assert code == 0, err
+    assert temporaries(tmp_path) == [live.name]
+
+
+def test_binarize_report_it_cannot_write_is_refused_before_any_output(table, tmp_path):
+    out, report = tmp_path / "binary.txt", tmp_path / "missing" / "report.json"
+    code, _, err = run_cky(["binarize", "--quiet", "--report", str(report), str(table), str(out)])
+    assert code == 1 and str(report) in err and "does not exist" in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("alias", ["symlink", "hardlink", "report"])
+def test_binarize_output_that_is_the_input_is_refused(table, tmp_path, alias):
+    out = tmp_path / "out.txt"
+    if alias == "symlink":
+        out.symlink_to(table)
+        argv = [str(table), str(out)]
+    elif alias == "hardlink":
+        os.link(table, out)
+        argv = [str(table), str(out)]
+    else:
+        argv = ["--report", str(tmp_path / "." / "out.txt"), str(table), str(out)]
+    code, _, err = run_cky(["binarize", "--quiet", *argv])
+    assert code == 2 and "refusing to overwrite it" in err, err
+    assert table.read_text(encoding="utf-8") == TABLE
+    assert not out.exists() or out.read_text(encoding="utf-8") in ("", TABLE)
+
+
+# ---- the k-best bound: a usage error before anything is loaded ---------------------------------------
+
+def test_translate_kbest_above_the_maximum_is_a_usage_error(tmp_path):
+    code, out, err = cky("translate", "--config", tmp_path / "no-such-config.toml", "--kbest", MAX_KBEST + 1,
+                         "--kbest-out", tmp_path / "kbest.txt")
+    assert code == 2 and out == ""
+    last = err.strip().splitlines()[-1]
+    assert last == f"cky translate: error: argument --kbest: {MAX_KBEST + 1} is more than {MAX_KBEST}", err
+    assert not (tmp_path / "kbest.txt").exists()
+
+
+def test_translate_kbest_at_the_maximum_is_accepted():
+    from decoder.cli import build_parser
+
+    args = build_parser("translate").parse_args(["translate", "--kbest", str(MAX_KBEST), "--kbest-out", "k"])
+    assert args.kbest == MAX_KBEST
+
+
+def test_serve_max_kbest_above_the_maximum_is_a_usage_error(tmp_path):
+    code, _, err = cky("serve", "--config", tmp_path / "no-such-config.toml", "--max-kbest", MAX_KBEST + 1)
+    assert code == 2
+    assert err.strip().splitlines()[-1] == (f"cky serve: error: argument --max-kbest: {MAX_KBEST + 1} is more "
+                                            f"than {MAX_KBEST}"), err
+
+
+def test_serve_app_refuses_a_max_kbest_above_the_maximum():
+    pytest.importorskip("starlette")
+    from decoder.serve.app import create_app
+
+    with pytest.raises(ValueError, match=str(MAX_KBEST)):
+        create_app(object(), max_kbest=MAX_KBEST + 1)
+
+
+# ---- translate_batch from several threads ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def store_and_lm(tmp_path_factory):
+    path = tmp_path_factory.mktemp("store") / "icr"
+    write_store(binarize(random_rules(7, n_rules=60, max_arity=3), "icr"), path, feature_names=FEATURES)
+    return path, write_arpa(tmp_path_factory.mktemp("lm"))
+
+
+@pytest.fixture(scope="module")
+def two_decoders(store_and_lm):
+    """Two decoders over one store whose scores differ (another LM weight)."""
+    path, arpa = store_and_lm
+    lm = LanguageModel(arpa)
+    return (Decoder(GrammarStore.open(path), lm, WEIGHTS, pop_limit=100),
+            Decoder(GrammarStore.open(path), lm, dict(WEIGHTS, lm=2.5), pop_limit=100))
+
+
+class Job:
+    """A translate_batch job that says whose it is: (name, text, score). With a barrier, its first
+    sentence waits there until every thread has started its batch, so that the batches overlap."""
+
+    def __init__(self, name, barrier=None):
+        self.name, self.barrier = name, barrier
+
+    def __call__(self, decoder, sentence):
+        if self.barrier is not None:
+            barrier, self.barrier = self.barrier, None
+            barrier.wait(timeout=60)
+        t = decoder.translate(sentence)
+        return self.name, t.text, round(t.score, 9)
+
+
+@pytest.mark.parametrize("same_decoder", [True, False], ids=["same decoder", "different decoders"])
+def test_translate_batch_from_two_threads_gives_the_sequential_results(two_decoders, same_decoder):
+    decoders = (two_decoders[0],) * 2 if same_decoder else two_decoders
+    batches = [[" ".join(random_sentence(100 * t + seed, 4 + seed % 7)) for seed in range(12)] for t in range(2)]
+    expected = [translate_batch(decoders[t], batches[t], workers=1, job=Job(t)) for t in range(2)]
+    assert expected[0] != expected[1]
+    for _ in range(3):
+        barrier = threading.Barrier(2)
+        results = [None, None]
+
+        def run(t):
+            results[t] = translate_batch(decoders[t], batches[t], workers=1, job=Job(t, barrier))
+
+        threads = [threading.Thread(target=run, args=(t,)) for t in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert results == expected
+
+
+# ---- one SdigDecoder from several threads ----------------------------------------------------------
+
+SDIG_THREADS = 8
+
+
+def sdig_system():
+    """An SdigDecoder over the ET pairs of random trees (as tests/test_sdig_search.py builds them), and
+    those trees: given a tree, the decoder needs no parser (no spaCy)."""
+    from decoder.sdig.decoder import SdigDecoder
+    from decoder.sdig.grammar import Grammar
+    from decoder.sdig.search import FEATURES as SDIG_FEATURES
+    from test_sdig_search import random_grammar, random_tree
+
+    rng = random.Random(11)
+    trees, pairs, transitions = [], {}, None
+    for _ in range(12):
+        tree = random_tree(rng, rng.randint(12, 24))
+        grammar = random_grammar(rng, tree)
+        pairs.update({(p.source, p.target): p for options in grammar.by_source.values() for p in options})
+        transitions = grammar.transitions.counts if transitions is None else transitions
+        trees.append(tree)
+    weights = {name: rng.uniform(-1, 1) for name in SDIG_FEATURES}
+    decoder = SdigDecoder(Grammar(list(pairs.values()), transitions, max_source_words=3), weights=weights,
+                          beam_size=6)
+    return decoder, trees
+
+
+def sdig_outcome(decoder, tree, kbest):
+    if kbest:
+        return [(h.text, round(h.score, 9)) for h in decoder.kbest(tree, 4, unique=False)]
+    t = decoder.translate(tree)
+    return t.text, round(t.score, 9), t.tree
+
+
+def test_threads_on_one_sdig_decoder_get_the_sequential_results():
+    decoder, trees = sdig_system()
+    jobs = [(tree, index % 3 == 2) for index, tree in enumerate(trees)] * 4
+    # The compiled search's option table grows with the sentences it sees: expected from a fresh decoder
+    # that has seen the same sentences in another order gives the same scores (ids are not in the answer).
+    expected = [sdig_outcome(decoder, *job) for job in jobs]
+    for _ in range(3):
+        decoder, _ = sdig_system()  # fresh: its tables grow while the threads run
+        results = [None] * len(jobs)
+        start = threading.Barrier(SDIG_THREADS)
+
+        def work(t):
+            start.wait()
+            for index in range(t, len(jobs), SDIG_THREADS):
+                try:
+                    results[index] = sdig_outcome(decoder, *jobs[index])
+                except Exception as error:  # a wrong answer, not a lost thread
+                    results[index] = repr(error)
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(SDIG_THREADS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert results == expected
