@@ -37,6 +37,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..data.tokenize import tokenize
 from ..errors import RequestError
+from ..settings import MAX_KBEST
 from .explain import translation_record
 from .guard import RequestGuard, json_error
 from .jsonio import encode, nesting_depth
@@ -166,7 +167,11 @@ def create_app(decoder, *, max_tokens: int = DEFAULT_MAX_TOKENS, max_kbest: int 
                allowed_hosts=()) -> Starlette:
     """The viewer and API over a loaded `Decoder`; with `tokenize_as` ("es", "en") each sentence is
     tokenized and lowercased as the corpus was before it is decoded (the answer's `source`). Requests
-    must name one of `allowed_hosts` or LOCAL_HOSTS in their Host (and Origin) header."""
+    must name one of `allowed_hosts` or LOCAL_HOSTS in their Host (and Origin) header. A `max_kbest`
+    above decoder.settings.MAX_KBEST (more than any k-best list may hold) is a ValueError."""
+    if max_kbest > MAX_KBEST:
+        raise ValueError(f"max_kbest = {max_kbest} is more than {MAX_KBEST}, the most derivations a k-best list "
+                         "may hold (decoder.settings.MAX_KBEST)")
     queue = DecodeQueue(max_queue)
 
     def decode(sentence: str, k: int) -> bytes:
