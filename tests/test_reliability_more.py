@@ -266,3 +266,58 @@ def test_threads_on_one_sdig_decoder_get_the_sequential_results():
         for thread in threads:
             thread.join()
         assert results == expected
+
+
+# ---- bad input as a user or an attacker gives it ---------------------------------------------------
+
+def test_a_search_algorithm_of_the_wrong_type_is_a_settings_error():
+    """A list (from a config: `search = ["cube"]`) cannot even be looked up in the algorithms' registry."""
+    from decoder.errors import SettingsError
+    from decoder.settings import SearchSettings
+
+    with pytest.raises(SettingsError, match="`search` must be one of"):
+        SearchSettings.from_mapping({"search": ["cube"]})
+
+
+@pytest.mark.parametrize("setting", ["max_span", "pop_limit", "memory_budget_mb", "edge_limit"])
+def test_an_integer_setting_too_large_for_the_search_is_a_settings_error(setting):
+    from decoder.errors import SettingsError
+    from decoder.settings import MAX_INT_SETTING, SearchSettings
+
+    assert SearchSettings.from_mapping({setting: MAX_INT_SETTING})  # the largest is taken
+    with pytest.raises(SettingsError, match=f"`{setting}` must be at most 2,147,483,647"):
+        SearchSettings.from_mapping({setting: 10**22})
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    from test_decoder import write_toy_system
+
+    directory = tmp_path_factory.mktemp("toy")
+    write_toy_system(directory, "pop_limit = 50\n")
+    return directory
+
+
+@pytest.mark.parametrize("line, problem", [('search = ["cube"]', "`search` must be one of"),
+                                           ("[search]\nmax_span = 10000000000000000000000",
+                                            "`max_span` must be at most")])
+def test_translate_with_a_config_value_of_the_wrong_type_says_so_in_one_line(toy, tmp_path, line, problem):
+    config = tmp_path / "config.toml"
+    config.write_text(f'store = "{toy / "store"}"\nlm = "{toy / "lm.arpa"}"\n{line}\n', encoding="utf-8")
+    code, out, err = run_cky(["translate", "--config", str(config), "--quiet"], stdin=b"la casa\n")
+    assert code == 1 and out == b""
+    assert err.startswith(f"cky translate: {config}: {problem}") and "Traceback" not in err, err
+
+
+def test_a_word_holding_a_nul_character_is_not_scored_as_another_word(toy):
+    """KenLM reads words as C strings: "casa\\0x" must not be scored as "casa" (the LM knows the one,
+    not the other): its sentence is invalid input, and the others are translated."""
+    from decoder.errors import InputError
+
+    decoder = Decoder.from_config(toy / "config.toml")
+    with pytest.raises(InputError, match="NUL"):
+        decoder.lm.score_sentence(["the", "house\0x"])
+    good, bad = "la casa verde es pequeña", "la casa\0x verde"
+    results = translate_batch(decoder, [good, bad, good], workers=1)
+    assert [r.ok for r in results] == [True, False, True]
+    assert "NUL" in results[1].error and results[0].text == results[2].text == decoder.translate(good).text
