@@ -321,3 +321,70 @@ def test_a_word_holding_a_nul_character_is_not_scored_as_another_word(toy):
     results = translate_batch(decoder, [good, bad, good], workers=1)
     assert [r.ok for r in results] == [True, False, True]
     assert "NUL" in results[1].error and results[0].text == results[2].text == decoder.translate(good).text
+
+
+# ---- an output that is a device or a pipe is written, never replaced ---------------------------------
+
+@pytest.fixture
+def null_device(tmp_path):
+    """A node of the null device (as /dev/null) in tmp_path: an output that is not a regular file."""
+    import stat
+
+    path = tmp_path / "null"
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except (PermissionError, AttributeError):
+        pytest.skip("cannot make a device node here (not root)")
+    return path
+
+
+def is_null_device(path):
+    import stat
+
+    status = os.stat(path)
+    return stat.S_ISCHR(status.st_mode) and status.st_rdev == os.makedev(1, 3)
+
+
+def test_atomic_write_onto_a_device_writes_to_it_instead_of_replacing_it(null_device):
+    from decoder.outputs import atomic_files, atomic_write
+
+    with atomic_write(null_device) as f:
+        f.write("discarded\n")
+    with atomic_files() as files:
+        with open(files.path(null_device), "w") as f:
+            f.write("discarded\n")
+    assert is_null_device(null_device) and temporaries(null_device.parent) == []
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """The flags of a small parsed, aligned corpus (decoder.fixture) for `cky extract`."""
+    from decoder.fixture import build_fixture
+
+    paths = build_fixture(str(tmp_path_factory.mktemp("fixture")), train=20, dev=2, test=2)
+    return ["--source", paths["train_es"], "--trees", paths["train_trees"], "--alignment", paths["train_align"]]
+
+
+def test_binarize_and_extract_onto_a_device_keep_the_device(table, tmp_path, null_device, corpus):
+    """`--summary /dev/null` (as root) renamed a regular file over the system's /dev/null."""
+    code, _, err = run_cky(["binarize", "--quiet", "--report", str(null_device), str(table), str(tmp_path / "b.txt")])
+    assert code == 0, err
+    code, _, err = run_cky(["binarize", "--quiet", str(table), str(null_device)])
+    assert code == 0, err
+    assert is_null_device(null_device)
+    code, _, err = run_cky(["extract", "--quiet", "--workers", "1", *corpus,
+                            "--out", str(tmp_path / "rules.gz"), "--summary", str(null_device),
+                            "--unknown-labels", str(null_device)])
+    assert code == 0, err
+    assert is_null_device(null_device) and (tmp_path / "rules.gz").exists()
+    assert temporaries(tmp_path) == []
+
+
+@pytest.mark.parametrize("output", ["--out", "--summary", "--glue"])
+def test_extract_output_that_is_a_directory_is_refused_before_any_work(tmp_path, output, corpus):
+    directory = tmp_path / "a-directory"
+    directory.mkdir()
+    outputs = {"--out": str(tmp_path / "rules.gz"), output: str(directory)}
+    code, _, err = run_cky(["extract", "--quiet", "--workers", "1", *corpus, *itertools.chain(*outputs.items())])
+    assert code == 1 and err == f"cky extract: {directory}: is a directory\n", err
+    assert not (tmp_path / "rules.gz").exists() and temporaries(tmp_path) == []

@@ -34,19 +34,13 @@ def main(args) -> int:
     report = grammar.report
     # Both files appear together when both are whole; a failure (or a kill) leaves neither, nor a part.
     with atomic_files() as files:
-        write_binary_grammar(grammar, _written_path(files, args.output))
+        write_binary_grammar(grammar, files.path(args.output))
         if args.report:
-            with open(_written_path(files, args.report), "w", encoding="utf-8") as out:
+            with open(files.path(args.report), "w", encoding="utf-8") as out:
                 json.dump(report, out, indent=2)
                 out.write("\n")
     print(summary(report))
     return 0
-
-
-def _written_path(files: atomic_files, path: str) -> str:
-    """Where to write `path`: its temporary (renamed over it on success), or the path itself for a stream
-    (/dev/stdout, a FIFO), which can be neither replaced nor renamed."""
-    return path if is_stream(path) else files.path(path)
 
 
 def summary(report: dict) -> str:
