@@ -388,3 +388,22 @@ def test_extract_output_that_is_a_directory_is_refused_before_any_work(tmp_path,
     code, _, err = run_cky(["extract", "--quiet", "--workers", "1", *corpus, *itertools.chain(*outputs.items())])
     assert code == 1 and err == f"cky extract: {directory}: is a directory\n", err
     assert not (tmp_path / "rules.gz").exists() and temporaries(tmp_path) == []
+
+
+# ---- cky tune: bad dev sets and k ------------------------------------------------------------------
+
+def test_tune_on_an_empty_dev_set_says_so_in_one_line(toy, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    code, _, err = run_cky(["tune", "--quiet", "--config", str(toy / "config.toml"), "--dev-src", str(empty),
+                            "--dev-ref", str(empty), "--out", str(tmp_path / "tuned.toml")])
+    assert code == 1 and err == f"cky tune: {empty}: is empty: the dev set needs at least one sentence to tune on\n"
+    assert not (tmp_path / "tuned.toml").exists()
+
+
+def test_tune_kbest_above_the_maximum_is_a_usage_error(tmp_path):
+    """Every k-best list would fail, and MERT would 'tune' on nothing and write a config (rc 0)."""
+    code, _, err = cky("tune", "--config", tmp_path / "c.toml", "--dev-src", tmp_path / "s", "--dev-ref",
+                       tmp_path / "r", "--kbest", MAX_KBEST + 1)
+    assert code == 2
+    assert err.strip().splitlines()[-1] == f"cky tune: error: argument --kbest: {MAX_KBEST + 1} is more than {MAX_KBEST}"
