@@ -407,3 +407,13 @@ def test_tune_kbest_above_the_maximum_is_a_usage_error(tmp_path):
                        tmp_path / "r", "--kbest", MAX_KBEST + 1)
     assert code == 2
     assert err.strip().splitlines()[-1] == f"cky tune: error: argument --kbest: {MAX_KBEST + 1} is more than {MAX_KBEST}"
+
+
+def test_train_mert_kbest_above_the_maximum_is_a_usage_error(tmp_path):
+    """Every k-best list of MERT would fail, and the system would be 'tuned' on nothing (rc 0)."""
+    code, _, err = cky("train", "--source", tmp_path / "s", "--target", tmp_path / "t", "--source-lang", "es",
+                       "--target-lang", "en", "--out", tmp_path / "system", "--mert-kbest", MAX_KBEST + 1)
+    assert code == 2
+    assert err.strip().splitlines()[-1] == (f"cky train: error: argument --mert-kbest: {MAX_KBEST + 1} is more "
+                                            f"than {MAX_KBEST}")
+    assert not (tmp_path / "system").exists()
