@@ -417,3 +417,25 @@ def test_train_mert_kbest_above_the_maximum_is_a_usage_error(tmp_path):
     assert err.strip().splitlines()[-1] == (f"cky train: error: argument --mert-kbest: {MAX_KBEST + 1} is more "
                                             f"than {MAX_KBEST}")
     assert not (tmp_path / "system").exists()
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_rule_table_holding_a_nul_character_is_refused_naming_its_line(tmp_path, gzipped):
+    """A target word "house\\0x" would reach the LM as "house" (KenLM reads C strings): the table is
+    refused where it is read, by both readers, instead of a store that cannot be loaded."""
+    import gzip
+
+    from decoder.errors import GrammarFormatError
+    from decoder.grammar import read_rules
+    from decoder.rule_arrays import read_rule_arrays
+
+    lines = TABLE.splitlines(keepends=True)
+    text = "".join(lines[:2]) + "\n" + lines[2].replace("'s", "'s\0x") + lines[3]  # line 4 (line 3 is blank)
+    path = tmp_path / ("rules.txt.gz" if gzipped else "rules.txt")
+    path.write_bytes(gzip.compress(text.encode()) if gzipped else text.encode())
+    for read in (lambda p: list(read_rules(p, uniform_scores=True)), read_rule_arrays):
+        with pytest.raises(GrammarFormatError, match=r":4: holds a NUL character"):
+            read(path)
+    code, _, err = run_cky(["compile", "--quiet", "--features", "a,b", str(path), str(tmp_path / "store")])
+    assert code == 1 and err.startswith(f"cky compile: {path}:4: holds a NUL character"), err
+    assert not (tmp_path / "store").exists()
