@@ -439,3 +439,23 @@ def test_a_rule_table_holding_a_nul_character_is_refused_naming_its_line(tmp_pat
     code, _, err = run_cky(["compile", "--quiet", "--features", "a,b", str(path), str(tmp_path / "store")])
     assert code == 1 and err.startswith(f"cky compile: {path}:4: holds a NUL character"), err
     assert not (tmp_path / "store").exists()
+
+
+def test_serve_answers_a_sentence_holding_nul_with_a_400(tmp_path):
+    """The client's bad input (a word the LM cannot look up), not the server's failure (500)."""
+    pytest.importorskip("starlette")
+    import json as json_module
+
+    from starlette.testclient import TestClient
+
+    from decoder.serve import create_app
+    from serve_fixtures import write_genesis_model
+
+    decoder = Decoder.from_config(write_genesis_model(tmp_path))
+    with TestClient(create_app(decoder), base_url="http://localhost:8000", raise_server_exceptions=False) as client:
+        answer = client.post("/translate", content=json_module.dumps({"sentence": "la tierra\u0000"}),
+                             headers={"Content-Type": "application/json"})
+        assert answer.status_code == 400 and "NUL" in answer.json()["error"], answer.text
+        answer = client.post("/translate", content=json_module.dumps({"sentence": "la tierra"}),
+                             headers={"Content-Type": "application/json"})
+        assert answer.json()["text"] == "the earth"

@@ -36,7 +36,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..data.tokenize import tokenize
-from ..errors import RequestError
+from ..errors import InputError, RequestError
 from ..settings import MAX_KBEST
 from .explain import translation_record
 from .guard import RequestGuard, json_error
@@ -202,6 +202,8 @@ def create_app(decoder, *, max_tokens: int = DEFAULT_MAX_TOKENS, max_kbest: int 
                 return Response(status_code=CLIENT_GONE)
             try:
                 answer = await run_in_threadpool(decode, sentence, k)
+            except InputError as error:  # a sentence the model cannot take (a word holding NUL): the client's
+                return json_error(400, f"bad sentence: {without_paths(str(error))}")
             except Exception as error:  # a failing sentence must not take the server down
                 log.exception("decoding failed: %r", sentence[:200])
                 return json_error(500, f"decoding failed: {type(error).__name__}: {without_paths(str(error))}")
