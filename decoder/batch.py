@@ -49,6 +49,7 @@ second run writing one of them is refused at once, naming the file.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -141,18 +142,23 @@ def _init_worker(loader: Loader | None, job: Job, parent: int, state=None, start
             # thread), maybe while it holds the task queue's lock, and then Pool.terminate would wait forever.
             os._exit(0)
     _die_with_parent(parent)
-    if loader is not None:  # None: inherited through fork
-        _WORKER_DECODER = load(loader)
+    _WORKER_DECODER = load(loader)  # (a decoder object forked with the worker: itself)
     _WORKER_JOB = job
     _WORKER_STATE, _WORKER_PID = state, os.getpid()
 
 
-def _run_one(item: tuple[int, str]):
+def _run_job(decoder, job: Job, item: tuple[int, str]):
+    """(index, result, error) of one item: the job's result, or the error it raised."""
     index, sentence = item
     try:
-        return index, _WORKER_JOB(_WORKER_DECODER, sentence), None
+        return index, job(decoder, sentence), None
     except Exception as error:  # one bad sentence must not stop the batch
         return index, None, f"{type(error).__name__}: {error}"
+
+
+def _run_one(item: tuple[int, str]):
+    """_run_job in a worker process, with the worker's decoder and job."""
+    return _run_job(_WORKER_DECODER, _WORKER_JOB, item)
 
 
 def _run_chunk(items: list[tuple[int, int, str]]) -> list:
@@ -175,8 +181,10 @@ def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, j
     With `cluster` (a dask.distributed Client), the sentences are decoded on its workers instead
     (decoder.cluster_workers; `workers` and `isolate` do not apply): each worker builds the decoder from
     `loader`, which must then travel to them: a picklable callable, or a decoder
-    built from a config file (rebuilt there from its config path and search settings)."""
-    global _WORKER_DECODER, _WORKER_JOB
+    built from a config file (rebuilt there from its config path and search settings).
+
+    Threads may call it at once: the in-process path (one worker) keeps its decoder and job in
+    this call's own frame, not in the module's worker globals, which only worker processes set."""
     bar = None
     if progress:
         from tqdm import tqdm
@@ -194,8 +202,7 @@ def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, j
             results: Iterable = ((index, result, None) for index, result in iter_translate_on_cluster(
                 cluster, cluster_loader(loader), sentences, job, start=start))
         elif in_process:
-            _WORKER_DECODER, _WORKER_JOB = load(loader), job
-            results = map(_run_one, items)
+            results = map(functools.partial(_run_job, load(loader), job), items)
         else:
             results = _decode_surviving(loader, items, workers, job, chunksize)
         for index, result, error in results:
@@ -211,7 +218,6 @@ def iter_translate(loader: Loader, sentences: Sequence[str], workers: int = 1, j
             close()
         if bar is not None:
             bar.close()
-        _WORKER_DECODER = _WORKER_JOB = None
 
 
 class _Pool(multiprocessing.pool.Pool):
@@ -255,8 +261,6 @@ def cluster_loader(loader: Loader):
     if config is None:
         raise ValueError("decoding on a cluster needs a decoder built from a config file (Decoder.from_config) "
                          "or a loader that the workers can run")
-    import functools
-
     return functools.partial(type(loader).from_config, os.path.abspath(config), **loader.search_settings.as_dict())
 
 
@@ -466,19 +470,16 @@ def _decode_alone(context, init_arg, job: Job, index: int, sentence: str) -> tup
 
 
 def _pool_context(loader: Loader):
-    """Fork where possible: workers then inherit a decoder object (or call the loader once each)."""
-    global _WORKER_DECODER
+    """Fork where possible: workers then inherit a decoder object (or call the loader once each). A
+    forked worker's initializer arguments are not pickled but inherited with the parent's memory, so
+    a decoder object passed there is shared, not copied (load gives it back as it is); unlike a
+    module global set in the parent, it cannot be another thread's decoder."""
     if "fork" in multiprocessing.get_all_start_methods():
-        if callable(loader):
-            return multiprocessing.get_context("fork"), loader
-        _WORKER_DECODER = load(loader)  # inherited by the forked workers
-        return multiprocessing.get_context("fork"), None
+        return multiprocessing.get_context("fork"), loader
     if not callable(loader):
         config = getattr(loader, "config_path", None)
         if config is None:
             raise ValueError("without fork, workers need a loader (or a decoder built from a config file)")
-        import functools
-
         loader = functools.partial(type(loader).from_config, config)
     return multiprocessing.get_context("spawn"), loader
 

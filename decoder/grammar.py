@@ -417,6 +417,10 @@ class _CheckedLines(io.TextIOBase):
         super().close()
 
 
+# A rule holding a NUL character: its words could not be looked up in the LM (KenLM reads C strings).
+NUL_IN_RULE = "holds a NUL character (a rule table is text)"
+
+
 def read_rules(path: str | os.PathLike, uniform_scores: bool = False) -> Iterator[Rule]:
     """Yield the rules of a Moses rule table (plain or gzip). Blank lines are skipped;
     any other unreadable line raises GrammarFormatError with file and line number. With
@@ -433,6 +437,8 @@ def read_rules(path: str | os.PathLike, uniform_scores: bool = False) -> Iterato
         for line_number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
+            if "\0" in line:
+                raise GrammarFormatError(path, line_number, NUL_IN_RULE)
             rule = read_rule(line, Rule)
             if rule is None:
                 rule = parse_rule(line, path, line_number)

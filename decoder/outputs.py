@@ -218,10 +218,17 @@ class atomic_files:
         self.pending: dict[str, str] = {}  # final path -> temporary path
 
     def path(self, final: str | os.PathLike) -> str:
-        """The temporary path to write `final` to (its directory must exist)."""
+        """The temporary path to write `final` to (its directory must exist); `final` itself if it is not
+        a regular file (/dev/null, /dev/stdout, a FIFO: a stream cannot be replaced, only written); an
+        OutputError if `final` is a directory, which no file can replace (refused now, not when the
+        files are renamed: then the outputs renamed before it would appear without it)."""
         final = os.fspath(final)
         if final in self.pending:
             return self.pending[final]
+        if os.path.isdir(final):
+            raise OutputError(final, "is a directory")
+        if is_stream(final):  # /dev/null, /dev/stdout, a FIFO: written as it is (renaming over it would replace
+            return final      # the device or pipe by a regular file)
         remove_stale_temporaries(final)
         self.pending[final] = temporary_name(final)
         return self.pending[final]
@@ -258,7 +265,7 @@ def atomic_write(path: str | os.PathLike, binary: bool = False, durable: bool = 
         temporary = files.path(path)
         with open(temporary, "wb") if binary else open(temporary, "w", encoding="utf-8") as f:
             yield f
-            if durable:
+            if durable and temporary != os.fspath(path):  # (a stream, written as it is, cannot be synced)
                 f.flush()
                 os.fsync(f.fileno())
 

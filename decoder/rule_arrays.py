@@ -26,7 +26,7 @@ import numpy as np
 
 from ._ext import compiled_module
 from .errors import GrammarFormatError, InputError
-from .grammar import Rule, parse_rule, tree_fragment_error
+from .grammar import NUL_IN_RULE, Rule, parse_rule, tree_fragment_error
 
 _rule_reader = compiled_module("_rule_reader")
 _rule_table = compiled_module("_rule_table")
@@ -166,6 +166,9 @@ def read_rule_arrays(path: str | os.PathLike) -> RuleTableArrays:
                 raise InputError(path, f"truncated or corrupt gzip data ({damage or type(damage).__name__})",
                                  reader.line_number + 1) from None
             data = rest + block if rest else block
+            nul = data.find(b"\0")
+            if nul >= 0:  # (the lines before it are whole lines of `data` not read yet)
+                raise GrammarFormatError(path, reader.line_number + data.count(b"\n", 0, nul) + 1, NUL_IN_RULE)
             used = reader.feed(data, not block)
             rest = data[used:]
             if not block:

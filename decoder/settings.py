@@ -102,14 +102,20 @@ _RULES = {
 }
 
 
+# The largest value of an integer setting: the compiled searches hold them as C ints (32 bits).
+MAX_INT_SETTING = 2**31 - 1
+
+
 def _check(name: str, value):
     kind, minimum = _RULES[name]
     if kind == "int":
         value = check_int(name, value)
+        if value > MAX_INT_SETTING:
+            raise SettingsError(None, f"`{name}` must be at most {MAX_INT_SETTING:,}, not {value!r}")
     elif kind == "number":
         value = check_number(name, value)
     elif kind == "choice":
-        if value not in minimum:
+        if not isinstance(value, str) or value not in minimum:  # (a list from a config is not hashable)
             raise SettingsError(None, f"`{name}` must be one of {', '.join(map(repr, minimum))}, not {value!r}")
         return value
     elif kind == "bool":
@@ -117,7 +123,7 @@ def _check(name: str, value):
             raise SettingsError(None, f"`{name}` must be true or false, not {value!r}")
         return value
     else:
-        if value not in SEARCH_ALGORITHMS:
+        if not isinstance(value, str) or value not in SEARCH_ALGORITHMS:
             raise SettingsError(None, f"`{name}` must be one of {', '.join(map(repr, SEARCH_ALGORITHMS))}, "
                                       f"not {value!r}")
         return value

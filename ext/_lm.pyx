@@ -93,15 +93,21 @@ _BINARY_TYPE_NAMES = {
 
 
 cdef bytes _encode(word):
+    cdef bytes encoded
     if isinstance(word, bytes):
-        return word
-    if isinstance(word, str):
+        encoded = word
+    elif isinstance(word, str):
         try:
-            return (<str>word).encode("utf-8")
+            encoded = (<str>word).encode("utf-8")
         except UnicodeEncodeError as error:  # a lone surrogate ("\\ud800") is no text: that line is bad input
             raise InputError(None, f"the word {word!r} is not valid Unicode text (a lone surrogate, "
                                    f"U+{ord(word[error.start]):04X}): the sentence cannot be scored") from None
-    raise TypeError(f"words must be str or bytes, not {type(word).__name__}")
+    else:
+        raise TypeError(f"words must be str or bytes, not {type(word).__name__}")
+    # KenLM looks words up as C strings: "a\0b" would be scored as the word "a"
+    if b"\0" in encoded:
+        raise InputError(None, f"the word {word!r} holds a NUL character: the sentence cannot be scored")
+    return encoded
 
 
 # KenLM's exceptions begin with the C++ source line that threw ("/path/lm/binary_format.cc:160 in void*

@@ -1,9 +1,10 @@
 """The line contract of `cky translate`, property-based: for any bytes, split into lines that
 may hold \\r, NUL, U+2028, a BOM, invalid UTF-8 or nothing at all, every way of running the command
 (--input or stdin, stdout or --output, one or two workers, --resume after a kill at a random moment)
-gives exactly one output line per input line, in order; each good line is its translation alone and
-each line that is not UTF-8 is empty. The command exits 0 when every line is UTF-8, 1 when one is not
-(it failed: the output line is empty and a message names it)."""
+gives exactly one output line per input line, in order; each good line is its translation alone,
+each line that is not UTF-8 is empty, and each line holding NUL (no word of it can be looked up in
+the LM) is its words passed through. The command exits 0 when every line is good, 1 when one is not
+(it failed: a message names it)."""
 import os
 import pathlib
 import signal
@@ -38,12 +39,14 @@ def input_bytes(doc) -> bytes:
 
 
 def expected_code(doc) -> int:
-    """0 when every line is UTF-8 (all translate), else 1 (some lines failed)."""
+    """0 when every line is UTF-8 without NUL (all translate), else 1 (some lines failed)."""
     _, lines, _ = doc
     for raw in lines:
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError:
+            return 1
+        if b"\x00" in raw:
             return 1
     return 0
 
@@ -62,6 +65,9 @@ def expected_lines(decoder, doc) -> list[bytes]:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             result.append(b"")
+            continue
+        if "\x00" in text:  # a word the LM cannot look up: a failed line, its words passed through
+            result.append(" ".join(text.split()).encode("utf-8"))
             continue
         result.append(decoder.translate(text).text.encode("utf-8"))
     return result

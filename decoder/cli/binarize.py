@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from ..grammar import read_rules
+from ..outputs import atomic_files, check_distinct_files, check_writable, is_stream
 from ..binarize import NON_BINARIZABLE_POLICIES, STRATEGIES, binarize, write_binary_grammar
 from .arguments import count
 
@@ -22,15 +23,22 @@ def add_arguments(parser) -> None:
 
 
 def main(args) -> int:
+    # Before any work: an output that is the input (or both outputs one file), or that cannot be written.
+    check_distinct_files({"IN": args.input}, {"OUT": args.output, "--report": args.report})
+    for path in (args.output, args.report):
+        if path is not None and not is_stream(path):
+            check_writable(path)
     rules = list(read_rules(args.input, uniform_scores=True))  # a bad table: one line (decoder.cli.run)
     grammar = binarize(rules, args.strategy, seed=args.seed, max_iterations=args.max_iterations,
                        non_binarizable=args.non_binarizable, progress=not args.quiet)
-    write_binary_grammar(grammar, args.output)
     report = grammar.report
-    if args.report:
-        with open(args.report, "w", encoding="utf-8") as out:
-            json.dump(report, out, indent=2)
-            out.write("\n")
+    # Both files appear together when both are whole; a failure (or a kill) leaves neither, nor a part.
+    with atomic_files() as files:
+        write_binary_grammar(grammar, files.path(args.output))
+        if args.report:
+            with open(files.path(args.report), "w", encoding="utf-8") as out:
+                json.dump(report, out, indent=2)
+                out.write("\n")
     print(summary(report))
     return 0
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from ..errors import UsageError
@@ -89,7 +90,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def extract_sdig(args: argparse.Namespace) -> int:
-    import os
 
     from ..sdig.train import train_grammar
     from ..tune.config import write_config
@@ -112,7 +112,7 @@ def extract_sdig(args: argparse.Namespace) -> int:
 def check_files(args: argparse.Namespace) -> None:
     """UsageError if an output is one of the inputs or two outputs are one file (decoder.outputs)."""
     from ..grammar import feature_names_path
-    from ..outputs import check_distinct_files
+    from ..outputs import check_distinct_files, check_writable, is_stream
 
     inputs = {"--source": args.source, "--trees": args.trees, "--alignment": args.alignment, "--target": args.target,
               "--rules": args.rules, "--filter-to": args.filter_to, "--lm": args.lm}
@@ -123,6 +123,10 @@ def check_files(args: argparse.Namespace) -> None:
         if args.glue:
             outputs["the names of --glue's columns"] = feature_names_path(args.glue)
     check_distinct_files(inputs, outputs)
+    if args.system == "ghkm":  # (with sdig, --out is a directory)
+        for path in outputs.values():
+            if path is not None and not is_stream(path) and os.path.isdir(os.path.dirname(os.path.abspath(path))):
+                check_writable(path)  # a directory, or a read-only place: before the work (a missing directory is made)
 
 
 def main(args: argparse.Namespace) -> int:

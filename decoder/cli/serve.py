@@ -9,6 +9,7 @@ import sys
 from ..data.tokenize import LANGUAGES as TOKENIZER_LANGUAGES
 from ..serve.limits import (DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CHARS, DEFAULT_MAX_KBEST, DEFAULT_MAX_QUEUE,
                             DEFAULT_MAX_TOKENS, LOCAL_HOSTS)
+from ..settings import MAX_KBEST
 from .arguments import count
 
 
@@ -18,8 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=count(0, maximum=65535), default=8000, help="port (default 8000)")
     parser.add_argument("--max-tokens", type=count(1), default=DEFAULT_MAX_TOKENS,
                         help=f"longest sentence accepted, in words (default {DEFAULT_MAX_TOKENS}; longer: HTTP 413)")
-    parser.add_argument("--max-kbest", type=count(1), default=DEFAULT_MAX_KBEST,
-                        help=f"largest k-best list a request may ask for (default {DEFAULT_MAX_KBEST})")
+    parser.add_argument("--max-kbest", type=count(1, maximum=MAX_KBEST), default=DEFAULT_MAX_KBEST,
+                        help=f"largest k-best list a request may ask for (default {DEFAULT_MAX_KBEST}, "
+                             f"at most {MAX_KBEST})")
     parser.add_argument("--max-chars", type=count(1), default=DEFAULT_MAX_CHARS,
                         help=f"longest sentence accepted, in characters (default {DEFAULT_MAX_CHARS}; "
                              "longer: HTTP 413)")

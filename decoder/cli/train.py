@@ -21,6 +21,7 @@ from .arguments import count
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ..binarize import STRATEGIES
+    from ..settings import MAX_KBEST
     from ..train.pipeline import DEFAULT_LM_ORDER, DEFAULT_STRATEGY, MERT_ITERATIONS, MERT_KBEST, STAGES
 
     corpus = parser.add_argument_group("corpus")
@@ -48,8 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--no-tune", action="store_true", help="no MERT: the config keeps the default weights")
     model.add_argument("--mert-iterations", type=count(1), default=MERT_ITERATIONS,
                        help=f"most MERT iterations (default: {MERT_ITERATIONS})")
-    model.add_argument("--mert-kbest", type=count(1), default=MERT_KBEST,
-                       help=f"k-best list size per MERT iteration (default: {MERT_KBEST})")
+    model.add_argument("--mert-kbest", type=count(1, maximum=MAX_KBEST), default=MERT_KBEST,
+                       help=f"k-best list size per MERT iteration (default: {MERT_KBEST}, at most {MAX_KBEST})")
     run = parser.add_argument_group("run")
     run.add_argument("--out", required=True, type=Path, metavar="DIR", help="the system's directory")
     run.add_argument("--from", dest="from_stage", choices=STAGES, metavar="STAGE",

@@ -70,7 +70,7 @@ from collections import Counter
 from ..data.tokenize import LANGUAGES as TOKENIZER_LANGUAGES, detokenize, tokenize
 from ..errors import CkyError, ConfigError, Interrupted, OutputError, SettingsError, UsageError
 from ..outputs import check_distinct_files, check_output_directory, is_stream, locked_outputs, progress_file
-from ..settings import DEFAULT_EXPERIMENTAL_SETTINGS, DEFAULT_SEARCH_SETTINGS as DEFAULTS, SEARCH_ALGORITHMS
+from ..settings import DEFAULT_EXPERIMENTAL_SETTINGS, DEFAULT_SEARCH_SETTINGS as DEFAULTS, MAX_KBEST, SEARCH_ALGORITHMS
 from .arguments import add_quiet, count
 
 try:
@@ -122,8 +122,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              help="decode on Dask: local, local:N (workers on this machine) or tcp://SCHEDULER:PORT "
                                   "(docs/serve.md)")
     side = parser.add_argument_group("side outputs")
-    side.add_argument("--kbest", type=count(0), default=0, metavar="K",
-                      help="write the K best translations to --kbest-out")
+    side.add_argument("--kbest", type=count(0, maximum=MAX_KBEST), default=0, metavar="K",
+                      help=f"write the K best translations to --kbest-out (at most {MAX_KBEST})")
     side.add_argument("--kbest-out", help="k-best file (Moses n-best format)")
     side.add_argument("--non-unique", action="store_true", help="k-best derivations, not distinct translations")
     side.add_argument("--trees-out", help="file of target trees, one per line (SDIG: CoNLL-U blocks)")

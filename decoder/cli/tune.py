@@ -23,6 +23,7 @@ import sys
 from ..errors import InputError
 from ..evaluate import TOKENIZERS, read_lines
 from ..outputs import check_distinct_files
+from ..settings import MAX_KBEST
 from ..tune.checkpoint import checkpoint_path
 from ..tune.run import default_output, tune
 from .arguments import count, non_negative
@@ -35,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dev-src", required=True, help="dev source sentences, one a line")
     parser.add_argument("--dev-ref", required=True, nargs="+", help="dev reference file(s)")
     parser.add_argument("--out", help="tuned config to write (default: CONFIG with .tuned.toml)")
-    parser.add_argument("--kbest", type=count(1), default=100, help="k-best list size per iteration (default: 100)")
+    parser.add_argument("--kbest", type=count(1, maximum=MAX_KBEST), default=100,
+                        help=f"k-best list size per iteration (default: 100, at most {MAX_KBEST})")
     parser.add_argument("--non-unique", action="store_true",
                         help="k-best derivations instead of distinct translations (faster k-best)")
     parser.add_argument("--max-iterations", type=count(1), default=10, help="most decoding iterations (default: 10)")
@@ -60,6 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     sentences = read_lines(args.dev_src)  # a missing file: one line (decoder.cli.run)
+    if not sentences:  # nothing to decode, no BLEU to optimize
+        raise InputError(args.dev_src, "is empty: the dev set needs at least one sentence to tune on")
     references = [read_lines(path) for path in args.dev_ref]
     for path, stream in zip(args.dev_ref, references):
         if len(stream) != len(sentences):

@@ -19,10 +19,19 @@ Bad input (one output per input, always):
   (every token depends on the first), so each word is translated on its own;
 * a given tree whose tokens are not the sentence's (a token the parser dropped): the flat
   fallback tree over the sentence's tokens; stats["fallback"] says which fallback was used.
+
+Threads: an SdigDecoder may be shared between threads, as a Decoder may (decoder.decoder,
+"Threads"). Its compiled search keeps one set of tables per decoder (the beams, and the options
+and words it has seen, which grow as sentences come), and the parser is one spaCy pipeline with
+its own counters, so a lock serializes parsing and searching (translate, kbest, and
+translate_batch's in-process path, which calls translate): threads get the same results as
+sequential calls, one sentence at a time. For parallel decoding, use translate_batch's worker
+processes.
 """
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import Sequence
 
@@ -59,6 +68,8 @@ class SdigDecoder:
                  max_source_words: int = MAX_ET_WORDS, reorder: bool = False, parser=None,
                  kbest_beam_size: int | None = None, table_limit: int = TABLE_LIMIT):
         started = time.perf_counter()
+        # Held while a sentence is parsed and searched (the compiled search's tables, the parser).
+        self._engine_lock = threading.Lock()
         self.grammar_path = None if isinstance(grammar, Grammar) else os.path.abspath(os.fspath(grammar))
         self.grammar = grammar if isinstance(grammar, Grammar) else Grammar.load(grammar, max_source_words, table_limit)
         if isinstance(lm, (str, os.PathLike)):
@@ -152,14 +163,15 @@ class SdigDecoder:
         list, at most `kbest_beam_size`), or fewer distinct texts among them. `tree`: the sentence's
         dependency tree, if already parsed. The sentence is tokenized text (`tokenized`, accepted as
         the GHKM Decoder's, changes nothing: this system does not take raw text)."""
-        tree, stats = self._tree(sentence, tree)
-        if not len(tree):
-            return [self._empty(stats)]
-        started = time.perf_counter()
-        wanted = max(k, 1) * (3 if unique else 1)  # unique lists drop repeated texts: ask for more
-        if self.kbest_beam_size is not None:
-            wanted = min(wanted, self.kbest_beam_size)
-        hypotheses, search_stats = self.search.search(tree, k=wanted)
+        with self._engine_lock:
+            tree, stats = self._tree(sentence, tree)
+            if not len(tree):
+                return [self._empty(stats)]
+            started = time.perf_counter()
+            wanted = max(k, 1) * (3 if unique else 1)  # unique lists drop repeated texts: ask for more
+            if self.kbest_beam_size is not None:
+                wanted = min(wanted, self.kbest_beam_size)
+            hypotheses, search_stats = self.search.search(tree, k=wanted)
         stats.update(search_stats, search_seconds=time.perf_counter() - started)
         stats["seconds"] = stats["search_seconds"] + stats["parse_seconds"]
         out, seen = [], set()

@@ -36,7 +36,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..data.tokenize import tokenize
-from ..errors import RequestError
+from ..errors import InputError, RequestError
+from ..settings import MAX_KBEST
 from .explain import translation_record
 from .guard import RequestGuard, json_error
 from .jsonio import encode, nesting_depth
@@ -170,7 +171,11 @@ def create_app(decoder, *, max_tokens: int = DEFAULT_MAX_TOKENS, max_kbest: int 
     `source_tokens` are the tokenized output and source, `unknown_words` the source words passed
     through untranslated. Otherwise, with `tokenize_as` ("es", "en") each sentence is tokenized and
     lowercased as the corpus was before it is decoded (the answer's `source`). Requests must name
-    one of `allowed_hosts` or LOCAL_HOSTS in their Host (and Origin) header."""
+    one of `allowed_hosts` or LOCAL_HOSTS in their Host (and Origin) header. A `max_kbest`
+    above decoder.settings.MAX_KBEST (more than any k-best list may hold) is a ValueError."""
+    if max_kbest > MAX_KBEST:
+        raise ValueError(f"max_kbest = {max_kbest} is more than {MAX_KBEST}, the most derivations a k-best list "
+                         "may hold (decoder.settings.MAX_KBEST)")
     queue = DecodeQueue(max_queue)
     text = getattr(decoder, "text", None)
     raw = text is not None and text.raw and not tokenize_as
@@ -207,6 +212,8 @@ def create_app(decoder, *, max_tokens: int = DEFAULT_MAX_TOKENS, max_kbest: int 
                 return Response(status_code=CLIENT_GONE)
             try:
                 answer = await run_in_threadpool(decode, sentence, k)
+            except InputError as error:  # a sentence the model cannot take (a word holding NUL): the client's
+                return json_error(400, f"bad sentence: {without_paths(str(error))}")
             except Exception as error:  # a failing sentence must not take the server down
                 log.exception("decoding failed: %r", sentence[:200])
                 return json_error(500, f"decoding failed: {type(error).__name__}: {without_paths(str(error))}")
