@@ -13,7 +13,6 @@ from search_fixtures import FEATURES, WEIGHTS
 from test_search_chart import models, stores  # noqa: F401 (fixtures: the LMs, stores of random grammars)
 
 _incremental = compiled_module("_incremental")
-_chart = compiled_module("_chart")
 _chart_grammar = compiled_module("_chart_grammar")
 
 SORTED_RULE_FIELDS = [("score", np.float64), ("estimate", np.float32), ("rule", np.int32),
@@ -72,7 +71,7 @@ def test_the_engine_refuses_records_of_another_layout(models, stores):
     ("WIDE_RULES_DTYPE", "WideRules", [("rules_lo", np.int32), ("n_rules", np.int32)]),
 ])
 def test_chart_record_dtypes_are_their_structs(dtype_name, struct, fields):
-    dtype = getattr(_chart, dtype_name)
+    dtype = getattr(_chart_grammar, dtype_name)
     offsets = _chart_grammar.record_offsets()[struct]
     assert list(dtype.names) == [name for name, _ in fields]
     for name, kind in fields:
