@@ -20,6 +20,7 @@ from decoder.store import GrammarStore, write_store
 
 from cli_fixtures import REPO, run_cky
 from search_fixtures import FEATURES, WEIGHTS, random_rules, random_sentence, write_arpa
+from test_thread_safety import run_threads
 
 TABLE = ("la casa [X] ||| the house [NP] ||| 0.5 0.25\n"
          "el [X][NP] verde [X] ||| the green [X][NP] [NP] ||| 0.5 0.5 ||| 1-2\n"
@@ -209,7 +210,6 @@ def test_translate_batch_from_two_threads_gives_the_sequential_results(two_decod
 
 # ---- one SdigDecoder from several threads ----------------------------------------------------------
 
-SDIG_THREADS = 8
 
 
 def sdig_system():
@@ -249,23 +249,7 @@ def test_threads_on_one_sdig_decoder_get_the_sequential_results():
     expected = [sdig_outcome(decoder, *job) for job in jobs]
     for _ in range(3):
         decoder, _ = sdig_system()  # fresh: its tables grow while the threads run
-        results = [None] * len(jobs)
-        start = threading.Barrier(SDIG_THREADS)
-
-        def work(t):
-            start.wait()
-            for index in range(t, len(jobs), SDIG_THREADS):
-                try:
-                    results[index] = sdig_outcome(decoder, *jobs[index])
-                except Exception as error:  # a wrong answer, not a lost thread
-                    results[index] = repr(error)
-
-        threads = [threading.Thread(target=work, args=(t,)) for t in range(SDIG_THREADS)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert results == expected
+        assert run_threads(decoder, jobs, sdig_outcome) == expected
 
 
 # ---- bad input as a user or an attacker gives it ---------------------------------------------------

@@ -36,8 +36,10 @@ def outcome(decoder, sentence, kbest):
     return t.text, round(t.score, 9), t.tree
 
 
-def run_threads(decoder, jobs):
-    """outcome(job) of every job, by THREADS threads taking jobs in turn; errors are kept as results."""
+def run_threads(decoder, jobs, outcome_of=None):
+    """outcome_of(decoder, *job) (default: outcome) of every job, by THREADS threads taking jobs in turn;
+    errors are kept as results."""
+    outcome_of = outcome_of or outcome
     results = [None] * len(jobs)
     start = threading.Barrier(THREADS)
 
@@ -45,7 +47,7 @@ def run_threads(decoder, jobs):
         start.wait()
         for index in range(t, len(jobs), THREADS):
             try:
-                results[index] = outcome(decoder, *jobs[index])
+                results[index] = outcome_of(decoder, *jobs[index])
             except Exception as error:  # a wrong answer, not a lost thread
                 results[index] = repr(error)
 
