@@ -145,7 +145,7 @@ def read_rule_arrays(path: str | os.PathLike) -> RuleTableArrays:
     with open(path, "rb") as probe:
         gzipped = probe.read(2) == b"\x1f\x8b"
     with (gzip.open(path, "rb") if gzipped else open(path, "rb")) as stream:
-        rest = b""
+        rest, nul_line = b"", None
         while True:
             # read1, not read: a read that meets the end of a truncated stream raises and drops the data
             # it had decompressed, so the error would be reported at a line before the damage
@@ -161,14 +161,16 @@ def read_rule_arrays(path: str | os.PathLike) -> RuleTableArrays:
                 parts.append(part)
                 size += len(part)
             block = b"".join(parts)
-            if damage is not None:  # the whole lines before it are read, then the line it cuts is named
-                reader.feed(rest + block, False)
-                raise InputError(path, f"truncated or corrupt gzip data ({damage or type(damage).__name__})",
-                                 reader.line_number + 1) from None
             data = rest + block if rest else block
             nul = data.find(b"\0")
-            if nul >= 0:  # (the lines before it are whole lines of `data` not read yet)
-                raise GrammarFormatError(path, reader.line_number + data.count(b"\n", 0, nul) + 1, NUL_IN_RULE)
+            if nul >= 0:  # the whole lines before its line are read first: an error there comes first
+                reader.feed(data[:data.rfind(b"\n", 0, nul) + 1], False)
+                nul_line = reader.line_number + 1
+                break
+            if damage is not None:  # the whole lines before it are read, then the line it cuts is named
+                reader.feed(data, False)
+                raise InputError(path, f"truncated or corrupt gzip data ({damage or type(damage).__name__})",
+                                 reader.line_number + 1) from None
             used = reader.feed(data, not block)
             rest = data[used:]
             if not block:
@@ -179,6 +181,8 @@ def read_rule_arrays(path: str | os.PathLike) -> RuleTableArrays:
         tree = arrays["trees"][arrays["tree_offsets"][bad[0]]:arrays["tree_offsets"][bad[0] + 1]].decode("utf-8")
         raise GrammarFormatError(path, int(arrays["line_numbers"][bad[0]]),
                                  f"{{{{Tree {tree}}}}}: {tree_fragment_error(tree)}")
+    if nul_line is not None:
+        raise GrammarFormatError(path, nul_line, NUL_IN_RULE)
     return RuleTableArrays(path, **arrays)
 
 

@@ -32,7 +32,7 @@ IMPORTERS = [
     ("decoder.binarize.icr", "_icr"),
     ("decoder.lm", "_lm"),
     ("decoder.search.driver", "_chart"),
-    ("decoder.search.grammar_arrays", "_chart"),
+    ("decoder.search.grammar_arrays", "_chart_grammar"),
     ("decoder.search.readback", "_chart"),
     ("decoder.search.kbest", "_kbest"),
 ]
