@@ -109,3 +109,42 @@ def test_default_out_inside_a_clone_and_installed(tmp_path, monkeypatch):
     monkeypatch.delenv("CKY_DATA")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert build.default_out("bible-zh-en") == tmp_path / "home" / ".cache" / "cky-decoder" / "bible-zh-en"
+
+
+def test_given_weights_replace_tuning_in_the_config(tmp_path):
+    from decoder.train.tune import tune_system
+    from decoder.tune.config import read_config
+
+    weights = {"lm": 1.5, "word_count": -0.25}
+    statistics = tune_system(tmp_path / "config.toml", tmp_path, tmp_path / "store", "lm.bin", 5,
+                             {"source_language": "es"}, None, None, tmp_path / "work", tmp_path / "cache", 1, 1, 1,
+                             weights=weights)
+    assert statistics == {"tuned": False, "weights": weights}
+    assert read_config(str(tmp_path / "config.toml"))["weights"] == weights
+
+
+def test_small_build_uses_the_shipped_weights(tmp_path, fake_sword, monkeypatch):
+    import decoder.train.pipeline as pipeline
+    from decoder.cli import data as cli_data
+
+    seen = {}
+    monkeypatch.setattr(build, "build", lambda *a, **k: seen.update(k))
+    parser = __import__("argparse").ArgumentParser()
+    cli_data.add_arguments(parser)
+    cli_data.main(parser.parse_args(["bible-es-en", "--small", "--out", str(tmp_path)]))
+    shipped = build.shipped_weights("bible-es-en-small")
+    assert shipped is not None and seen["weights"] == shipped
+    assert build.read_weights(shipped)["lm"] > 0
+    cli_data.main(parser.parse_args(["bible-es-en", "--small", "--tune", "--out", str(tmp_path)]))
+    assert seen["weights"] is None and seen["tune"] is True
+    cli_data.main(parser.parse_args(["bible-zh-en", "--small", "--out", str(tmp_path)]))
+    assert seen["weights"] is None                       # no shipped weights: MERT
+
+
+def test_weights_file_without_a_weights_table_is_a_config_error(tmp_path):
+    from decoder.errors import ConfigError
+
+    path = tmp_path / "w.toml"
+    path.write_text("store = 'x'\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"w\.toml: has no \[weights\] table"):
+        build.read_weights(path)

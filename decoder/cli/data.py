@@ -2,10 +2,15 @@
 
 Each recipe pairs two Bibles by verse, writes plain raw parallel files into
 DIR/raw/ and trains a system on them with the pipeline of `cky train`
-(decoder.data.build); DIR/config.toml is the tuned system, DIR/system.json
+(decoder.data.build); DIR/config.toml is the system, DIR/system.json
 its description and scores, DIR/manifest.json the recipe's (see
 models/RECIPE/README.md). Everything it needs is installed when missing;
 every stage is cached, so an interrupted run resumes.
+
+Weights: MERT on the recipe's dev set, except with --small where the recipe
+ships weights tuned for its small system (decoder/tune/weights/RECIPE-small.toml,
+bible-es-en): those, so that `make demo` builds in minutes (--tune to run MERT
+anyway); --weights FILE gives others, --no-tune keeps the decoder's defaults.
 """
 from __future__ import annotations
 
@@ -33,7 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--processes", dest="workers", type=int, help=argparse.SUPPRESS)  # the earlier name
     parser.add_argument("--from", dest="from_stage", choices=STAGES, metavar="STAGE",
                         help="redo this stage of `cky train` and everything after it")
-    parser.add_argument("--no-tune", action="store_true", help="no MERT: the config keeps the default weights")
+    weights = parser.add_mutually_exclusive_group()
+    weights.add_argument("--no-tune", action="store_true", help="no MERT: the config keeps the default weights")
+    weights.add_argument("--weights", type=Path, metavar="FILE",
+                         help="no MERT: the config gets the [weights] of this TOML file")
+    weights.add_argument("--tune", action="store_true",
+                         help="MERT on the dev set even where the recipe ships weights (bible-es-en --small)")
     parser.add_argument("--dependencies", action="store_true",
                         help="bible-es-en: also write the parallel dependency trees of the SDIG system "
                              "({train,dev,test}.es.conllu, train.en.conllu; decoder/data/dependencies.py); "
@@ -53,9 +63,12 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--workers and --small-verses must be at least 1")
     if args.dependencies and args.dataset != "bible-es-en":
         raise UsageError("--dependencies: only bible-es-en has a source-language dependency parser")
+    weights = args.weights
+    if weights is None and not (args.tune or args.no_tune) and args.small:
+        weights = build.shipped_weights(f"{args.dataset}-small")   # tuned once, shipped: the demo builds fast
     if not ((args.dependencies or args.rest_lm) and (out_dir / "manifest.json").exists()):
         build.build(args.dataset, out_dir, args.small, workers, args.small_verses, args.from_stage,
-                    tune=not args.no_tune)
+                    tune=not args.no_tune, weights=weights)
     if args.rest_lm:
         build.build_rest_lm(out_dir)
     if args.dependencies:

@@ -229,10 +229,28 @@ def link_legacy_layout(out_dir: Path, source_lang: str) -> None:
         link.symlink_to(target)
 
 
+def shipped_weights(name: str) -> Path | None:
+    """The shipped weights of system `name` (decoder/tune/weights/NAME.toml), if there are any."""
+    path = PACKAGE_PARENT / "decoder" / "tune" / "weights" / f"{name}.toml"
+    return path if path.is_file() else None
+
+
+def read_weights(path: Path) -> dict:
+    """The [weights] table of a TOML file (a ConfigError names the file)."""
+    from decoder.errors import ConfigError
+    from decoder.tune.config import read_config
+
+    weights = read_config(str(path)).get("weights")
+    if not isinstance(weights, dict) or not weights:
+        raise ConfigError(str(path), "has no [weights] table")
+    return {name: float(value) for name, value in weights.items()}
+
+
 def build(recipe_name: str, out_dir: Path, small: bool, workers: int,
           small_train_verses: int = SMALL_TRAIN_VERSES, from_stage: str | None = None,
-          tune: bool = True) -> dict:
-    """Run the recipe (see the module docstring) into `out_dir`; returns the manifest content."""
+          tune: bool = True, weights: Path | None = None) -> dict:
+    """Run the recipe (see the module docstring) into `out_dir`; returns the manifest content. With
+    `weights` (a TOML file with a [weights] table) the system is not tuned: its config gets those."""
     from decoder.train.clean import CleanSettings
     from decoder.train.pipeline import TrainSettings, train
 
@@ -260,7 +278,8 @@ def build(recipe_name: str, out_dir: Path, small: bool, workers: int,
     settings = TrainSettings(
         source=raw / f"train.{src}", target=raw / "train.en", source_lang=src, target_lang="en", out=out_dir,
         dev=(raw / f"dev.{src}", raw / "dev.en"), test=(raw / f"test.{src}", raw / "test.en"),
-        lm_text=[raw / "lm-extra.en"], workers=workers, tune=tune,
+        lm_text=[raw / "lm-extra.en"], workers=workers, tune=tune and weights is None,
+        weights=read_weights(weights) if weights is not None else None,
         # the recipe has filtered its pairs: the clean stage drops only empty lines (whitespace-separated
         # words mean nothing for Chinese)
         clean=CleanSettings(max_words=10**6, max_ratio=float(10**6)))
@@ -282,7 +301,8 @@ def build(recipe_name: str, out_dir: Path, small: bool, workers: int,
         "corpus": corpus.statistics,
         "split": sizes,
         "split_rule": split.__doc__.strip(),
-        "system": {"config": "config.toml", "system_json": "system.json", "scores": system.get("scores")},
+        "system": {"config": "config.toml", "system_json": "system.json", "scores": system.get("scores"),
+                   "weights": str(weights) if weights is not None else ("MERT on dev" if tune else "defaults")},
         "timings_seconds": timings,
         "train_stage_seconds": stage_seconds,
         "workers": workers,
