@@ -52,7 +52,7 @@ def data_dir(out: str | None = None) -> str:
     if os.path.exists(os.path.join(full, "config.toml")) and os.path.exists(os.path.join(full, "manifest.json")):
         return full
     small = str(default_out(RECIPE, small=True))
-    if not (os.path.exists(os.path.join(small, "config.toml")) and os.path.exists(os.path.join(small, "manifest.json"))):
+    if not all(os.path.exists(os.path.join(small, name)) for name in ("config.toml", "manifest.json")):
         run_cky("data", RECIPE, "--small", log=say)
     return small
 

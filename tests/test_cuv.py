@@ -29,7 +29,7 @@ def test_read_cuv_drops_placeholders_and_strips_psalm_titles(tmp_path):
         (0, 1, 1, "起初，神創造天地。"),
         (0, 1, 2, "a"),                                   # merged into verse 1: a placeholder
         (1, 3, 1, "（大衛逃避他兒子押沙龍的時候作的詩。）耶和華啊，我的敵人何其加增！"),
-        (1, 3, 2, "有許多人議論我說：他得不著神的幫助。（細拉）"),   # not verse 1: kept whole
+        (1, 3, 2, "有許多人議論我說：他得不著神的幫助。（細拉）"),  # not verse 1: kept whole
         (2, 1, 1, "亞伯拉罕的後裔，大衛的子孫，耶穌基督的家譜："),
     ])
     verses = cuv.read_cuv(path)
