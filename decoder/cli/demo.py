@@ -4,8 +4,8 @@ a few raw sentences.
 Uses the full Bible build of `cky data bible-es-en` if it is there, else builds (once) the small one with
 `cky data bible-es-en --small` (the pipeline of `cky train`: unfiltered rule table, icr store, the
 shipped weights of the small system); then translates the test set on all cores, printing BLEU, chrF,
-edges per sentence and sentences per second, and a few raw Spanish sentences. The scores and translations are in demo/ of the
-build; the config is the build's config.toml.
+edges per sentence and sentences per second, and a few raw Spanish sentences. The scores and
+translations are in demo/ of the build; the config is the build's config.toml.
 """
 from __future__ import annotations
 
