@@ -1,7 +1,6 @@
 """The Bible recipes (decoder.data.build): raw parallel files from a tiny fake Bible (the SWORD dump
 monkeypatched), the split sizes, the call of the `cky train` pipeline, and where builds go by default."""
 import json
-from pathlib import Path
 
 import pytest
 
@@ -123,13 +122,14 @@ def test_given_weights_replace_tuning_in_the_config(tmp_path):
     assert read_config(str(tmp_path / "config.toml"))["weights"] == weights
 
 
-def test_small_build_uses_the_shipped_weights(tmp_path, fake_sword, monkeypatch):
-    import decoder.train.pipeline as pipeline
+def test_small_build_uses_the_shipped_weights(tmp_path, monkeypatch):
+    import argparse
+
     from decoder.cli import data as cli_data
 
     seen = {}
     monkeypatch.setattr(build, "build", lambda *a, **k: seen.update(k))
-    parser = __import__("argparse").ArgumentParser()
+    parser = argparse.ArgumentParser()
     cli_data.add_arguments(parser)
     cli_data.main(parser.parse_args(["bible-es-en", "--small", "--out", str(tmp_path)]))
     shipped = build.shipped_weights("bible-es-en-small")

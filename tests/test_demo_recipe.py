@@ -1,5 +1,4 @@
 """`cky demo` finds (or builds, through `cky data bible-es-en --small`) the system it runs."""
-import pytest
 
 from decoder import demo
 
