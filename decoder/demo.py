@@ -1,18 +1,20 @@
 """`cky demo` (what `make demo` runs): the default system end to end on a fresh machine.
 
-1. data: the full Bible build if it is there (models/bible-es-en/build/manifest.json), else
-   `cky data bible-es-en --small` (models/bible-es-en/build/small/; cached after the first run);
-2. GHKM extraction with `cky extract`, filtered to the test set;
-3. `cky compile --strategy icr` (filtered to the test set);
-4. weights: the shipped tuned weights for the system if there are any
-   (decoder/tune/weights/NAME.toml), else the decoder's documented defaults;
-5. translation of the test set on all cores; prints BLEU, edges per sentence and sentences per second.
+1. system: the full Bible build if it is there (models/bible-es-en/build, or the user data directory of
+   decoder.data.build.default_out, with a config.toml), else `cky data bible-es-en --small` (build/small;
+   cached after the first run). That recipe trains with the pipeline of `cky train`: the full, unfiltered
+   rule table of its training verses, an icr store, and the weights shipped for the small system
+   (decoder/tune/weights/bible-es-en-small.toml, tuned with MERT once; `cky data bible-es-en --small
+   --tune` runs MERT instead, several minutes per iteration on 2 cores);
+2. translation of the test set (its tokenized verses) on all cores; prints BLEU, chrF, edges per sentence
+   and sentences per second;
+3. translation of a few raw Spanish sentences (tokenized with the system's tokenizer, the output
+   detokenized), as a user's text would be.
 
-Steps already done are reused (each writes its output last). The outputs go
-to demo/ in the data build: config.toml (the decoder config, for `cky translate
---config`), test.out (the translations) and demo.json (the scores). When the
-compiled decoder cannot be imported, the demo says why and compares the
-binarization strategies' grammar costs on the fixture system instead.
+The outputs go to demo/ in the build: test.out (the translations), examples.txt and demo.json (the
+scores); the system's config is the build's config.toml, for `cky translate --config`. When the compiled
+decoder cannot be imported, the demo says why and compares the binarization strategies' grammar costs on
+the fixture system instead.
 """
 from __future__ import annotations
 
@@ -20,30 +22,44 @@ import json
 import os
 import time
 
-from .experiment import System, bible_build, fixture_system, read_lines, run_cky, write_decoder_config
+from .experiment import fixture_system, read_lines, run_cky
 
-# The shipped tuned weights, by system name (decoder/tune/weights/NAME.toml).
-SHIPPED_WEIGHTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tune", "weights")
+RECIPE = "bible-es-en"
+# Raw Spanish, as a user would type it (Reina-Valera 1909 spelling, verses of the training part and
+# sentences of no verse).
+EXAMPLES = (
+    "En el principio creó Dios los cielos y la tierra.",
+    "Y dijo Dios: Sea la luz: y fué la luz.",
+    "El hombre bueno da de comer a sus hijos.",
+    "¿Dónde está tu hermano?",
+)
 
 
 def say(message: str) -> None:
     print(f"[demo] {message}", flush=True)
 
 
-def data_dir() -> str:
-    """The full Bible build if it is finished, else the --small one (built here when missing)."""
-    build = bible_build()
-    if os.path.exists(os.path.join(build, "manifest.json")):
-        return build
-    small = os.path.join(build, "small")
-    if not os.path.exists(os.path.join(small, "manifest.json")):
-        run_cky("data", "bible-es-en", "--small", log=say)
+def data_dir(out: str | None = None) -> str:
+    """`out` if given (built there with --small when it has no config), else the full build if it is
+    finished, else the --small one (built when missing)."""
+    from .data.build import default_out
+
+    if out is not None:
+        if not os.path.exists(os.path.join(out, "config.toml")):
+            run_cky("data", RECIPE, "--small", "--out", out, log=say)
+        return out
+    full = str(default_out(RECIPE))
+    if os.path.exists(os.path.join(full, "config.toml")) and os.path.exists(os.path.join(full, "manifest.json")):
+        return full
+    small = str(default_out(RECIPE, small=True))
+    if not all(os.path.exists(os.path.join(small, name)) for name in ("config.toml", "manifest.json")):
+        run_cky("data", RECIPE, "--small", log=say)
     return small
 
 
-def demo_config(data: str | None = None) -> str:
-    """The decoder config the demo writes for a data build (default: the full build)."""
-    return os.path.join(data or bible_build(), "demo", "config.toml")
+def demo_config(data: str) -> str:
+    """The decoder config of a data build."""
+    return os.path.join(data, "config.toml")
 
 
 def binarization_only(reason: str, work: str) -> int:
@@ -59,42 +75,42 @@ def binarization_only(reason: str, work: str) -> int:
     return 0
 
 
-def run_demo(workers: int | None = None) -> int:
-    """Build what is missing, translate the test set, print and write the scores; returns the exit code."""
+def translate_raw(decoder, sentences, source_tokenizer: str, target_tokenizer: str) -> list[str]:
+    """Raw sentences in, detokenized translations out, with the registry's tokenizers."""
+    from .data.tokenize import TOKENIZERS
+
+    outputs = []
+    for sentence in sentences:
+        translation = decoder.translate(TOKENIZERS[source_tokenizer].tokenize(sentence))
+        outputs.append(TOKENIZERS[target_tokenizer].detokenize(translation.text.split()))
+    return outputs
+
+
+def run_demo(workers: int | None = None, out: str | None = None) -> int:
+    """Build what is missing, translate the test set and the examples, print and write the scores;
+    returns the exit code."""
     from .benchmark.experiments import decoder_missing
+    from .data.build import default_out
 
     started = time.perf_counter()
     missing = decoder_missing()
     if missing:
-        return binarization_only(missing, os.path.join(bible_build(), "demo-fixture"))
+        return binarization_only(missing, os.path.join(out or str(default_out(RECIPE)), "demo-fixture"))
     from .batch import translate_batch
     from .evaluate import corpus_bleu, corpus_chrf
     from .tune.config import read_config
     from .tune.decoding import load_decoder, stats_job
 
-    data = data_dir()
-    name = "bible-es-en" if data == bible_build() else "bible-es-en-small"
-    work = os.path.dirname(demo_config(data))
+    data = data_dir(out)
+    manifest = json.loads(open(os.path.join(data, "manifest.json"), encoding="utf-8").read())
+    name = manifest.get("name", RECIPE)
+    work = os.path.join(data, "demo")
     os.makedirs(work, exist_ok=True)
-    test_src, test_ref = os.path.join(data, "test.es"), os.path.join(data, "test.en")
-
-    rules = os.path.join(work, "rules.test.gz")
-    glue = os.path.join(work, "glue.gz")
-    if not os.path.exists(rules):
-        run_cky("extract", "--source", os.path.join(data, "train.es"), "--trees", os.path.join(data, "train.trees"),
-                "--alignment", os.path.join(data, "train.align"), "--filter-to", test_src, "--glue", glue,
-                "--out", rules, log=say)
-    store = os.path.join(work, "store-icr")
-    if not os.path.exists(os.path.join(store, "meta.json")):
-        run_cky("compile", "--strategy", "icr", "--filter", test_src, rules, store, log=say)
-
-    shipped = os.path.join(SHIPPED_WEIGHTS, f"{name}.toml")
-    weights = read_config(shipped).get("weights") if os.path.exists(shipped) else None
-    say(f"weights: {'shipped, tuned with MERT: ' + shipped if weights else 'the decoder defaults (not tuned)'}")
     config = demo_config(data)
-    system = System(name, rules, os.path.join(data, "lm.bin"), "", "", test_src, test_ref, work,
-                    glue=glue if os.path.exists(glue) else None)
-    write_decoder_config(system, store, config, weights=weights)
+    test_src, test_ref = os.path.join(data, "corpus", "test.tok.src"), os.path.join(data, "corpus", "test.tok.tgt")
+    languages = read_config(config).get("languages", {})
+    source_tokenizer = languages.get("source_tokenizer", "es")
+    target_tokenizer = languages.get("target_tokenizer", "en")
 
     sentences = read_lines(test_src)
     references = read_lines(test_ref)
@@ -111,16 +127,28 @@ def run_demo(workers: int | None = None) -> int:
     edges = sum(float(s.get("edges_proposed", 0)) for s in stats) / max(len(stats), 1)
     bleu = corpus_bleu(hypotheses, references, tokenize="none")
     chrf = corpus_chrf(hypotheses, references)
-    summary = {"system": name, "test_sentences": len(sentences), "failed": len(sentences) - len(stats),
-               "bleu": bleu.score, "chrf": chrf.score, "edges_per_sentence": edges,
-               "sentences_per_second": len(sentences) / wall, "workers": workers,
-               "weights": "shipped" if weights else "defaults", "seconds_total": time.perf_counter() - started}
-    with open(os.path.join(work, "demo.json"), "w") as f:
-        json.dump(summary, f, indent=2)
+
+    examples = translate_raw(decoder, EXAMPLES, source_tokenizer, target_tokenizer)
+    with open(os.path.join(work, "examples.txt"), "w", encoding="utf-8") as f:
+        f.writelines(f"{source}\t{target}\n" for source, target in zip(EXAMPLES, examples))
+    summary = {"system": name, "config": config, "test_sentences": len(sentences),
+               "failed": len(sentences) - len(stats), "bleu": bleu.score, "chrf": chrf.score,
+               "edges_per_sentence": edges, "sentences_per_second": len(sentences) / wall, "workers": workers,
+               "weights": "given in the config" if read_config(config).get("weights") else "defaults",
+               "examples": dict(zip(EXAMPLES, examples)), "seconds_total": time.perf_counter() - started}
+    with open(os.path.join(work, "demo.json"), "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=2, ensure_ascii=False)
     print()
-    print(f"system              {name} (icr binarization, output in {os.path.join(work, 'test.out')})")
+    for source, target in zip(EXAMPLES, examples):
+        print(f"  {source}\n  -> {target}")
+    print()
+    print(f"system              {name} (icr binarization, unfiltered store)")
+    print(f"config              {config}")
+    print(f"test translations   {os.path.join(work, 'test.out')}")
     print(f"test BLEU           {bleu.score:.2f}   ({bleu})")
     print(f"test chrF           {chrf.score:.2f}")
     print(f"edges per sentence  {edges:,.0f}")
     print(f"sentences/s         {summary['sentences_per_second']:.2f} ({workers} processes)")
+    print(f"raw text:           python -m decoder.cli translate --config {config} "
+          f"--tokenize {source_tokenizer} --detokenize {target_tokenizer}")
     return 0

@@ -73,9 +73,9 @@ def fixture_system(work: str) -> System:
 
 def bible_build() -> str:
     """Where `cky data bible-es-en` writes the full build (its --small build is the `small` directory in it)."""
-    from .data.build import DEFAULT_OUT
+    from .data.build import default_out
 
-    return str(DEFAULT_OUT)
+    return str(default_out("bible-es-en"))
 
 
 def bible_data_dir(build: str | None = None) -> str | None:

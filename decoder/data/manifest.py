@@ -9,9 +9,9 @@ from pathlib import Path
 
 
 def file_summary(path: Path) -> dict:
-    """Bytes, lines and whitespace-separated tokens of a text file (bytes only for binaries)."""
+    """Bytes, lines and whitespace-separated tokens of a text file (bytes only for binaries and gzip files)."""
     summary: dict = {"bytes": path.stat().st_size}
-    if path.suffix in (".bin",):
+    if path.suffix in (".bin", ".gz"):
         return summary
     lines = tokens = 0
     with open(path, encoding="utf-8") as text:

@@ -1,7 +1,10 @@
 """Tokenizers and detokenizers, and the registry that picks one for a language.
 
 The registry (`TOKENIZERS`, `tokenizer_for(language)`): `en` and `es` are the
-tokenizers of the Bible corpus below; any other language gets `default`, the
+tokenizers of the Bible corpus below; `zh` segments raw Chinese (Traditional or
+Simplified) into Simplified words with decoder.data.cuv.ChineseSegmenter (OpenCC
+`t2s`, then jieba; the `data` extra), after steps 1-3 below (Latin letters
+lowercased, parentheses as Penn tokens); any other language gets `default`, the
 same Unicode-aware rules without the English clitic step (words are runs of
 letters and digits of any script, every other non-space character is a token
 alone), with a warning naming the language and the tokenizer. Scripts written
@@ -48,7 +51,8 @@ TOKEN_RE = re.compile(r"""
 """, re.VERBOSE)
 POSSESSIVE_S_RE = re.compile(r"(?<=[^\W_])'[sS](?![^\W_])")
 POSSESSIVE_PLURAL_RE = re.compile(r"(?<=[^\W_]s)'(?![^\W_])")
-LANGUAGES = ("en", "es")
+LANGUAGES = ("en", "es", "zh")
+SEGMENTED_LANGUAGES = ("zh",)  # written without spaces between words: a segmenter finds the words
 DEFAULT_TOKENIZER = "default"  # the registry's tokenizer for any language without its own
 BRACKET_TOKENS = {"(": "-LRB-", ")": "-RRB-"}
 BRACKET_TEXT = {token: text for text, token in BRACKET_TOKENS.items()}
@@ -68,12 +72,32 @@ def tokenize(text: str, language: str, lowercase: bool = True) -> list[str]:
     one to one to the lowercased ones.
     """
     if language not in LANGUAGES and language != DEFAULT_TOKENIZER:
-        raise ValueError(f"tokenize: unknown language {language!r} (expected 'en' or 'es')")
+        raise ValueError(f"tokenize: unknown language {language!r} (expected one of {', '.join(LANGUAGES)})")
     text = normalize(text, lowercase)
+    if language in SEGMENTED_LANGUAGES:
+        return [BRACKET_TOKENS.get(word, word) for word in chinese_segmenter().segment(text)]
     if language == "en":
         text = POSSESSIVE_S_RE.sub(lambda match: " " + match.group(0), text)
         text = POSSESSIVE_PLURAL_RE.sub(" '", text)
     return [BRACKET_TOKENS.get(token, token) for token in TOKEN_RE.findall(text)]
+
+
+_SEGMENTER = None
+
+
+def chinese_segmenter():
+    """The process's one ChineseSegmenter (jieba's dictionary loads in about a second), made on first use;
+    a missing package is a RuntimeError naming what to install."""
+    global _SEGMENTER
+    if _SEGMENTER is None:
+        from .cuv import ChineseSegmenter
+
+        try:
+            _SEGMENTER = ChineseSegmenter()
+        except ImportError as error:
+            raise RuntimeError(f"the zh tokenizer needs opencc and jieba (pip install 'cky-decoder[data]' or "
+                               f"pip install opencc jieba): {error}") from None
+    return _SEGMENTER
 
 
 NO_SPACE_BEFORE = {",", ".", ";", ":", "!", "?", ")", "'s", "%"}
@@ -81,7 +105,9 @@ NO_SPACE_AFTER = {"(", "¿", "¡"}
 
 
 def detokenize(tokens: list[str], language: str = "en") -> str:
-    """Join tokens into readable text (see the module docstring)."""
+    """Join tokens into readable text (see the module docstring); Chinese words are joined without spaces."""
+    if language in SEGMENTED_LANGUAGES:
+        return "".join(BRACKET_TEXT.get(token, token) for token in tokens)
     pieces: list[str] = []
     glue_next = True          # no space before the next token
     open_double_quote = False
@@ -142,6 +168,8 @@ TOKENIZERS = {
     "en": Tokenizer("en", "English: NFC, ASCII quotes, lowercased, punctuation split, possessive 's split, "
                           "Penn brackets"),
     "es": Tokenizer("es", "Spanish: NFC, ASCII quotes, lowercased, punctuation split, Penn brackets"),
+    "zh": Tokenizer("zh", "Chinese: NFC, ASCII quotes, Latin lowercased, OpenCC t2s to Simplified, jieba words, "
+                          "Penn brackets"),
     DEFAULT_TOKENIZER: Tokenizer(DEFAULT_TOKENIZER, "Unicode default: NFC, ASCII quotes, lowercased, words of "
                                                     "letters/digits of any script, other characters alone, "
                                                     "Penn brackets"),

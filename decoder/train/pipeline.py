@@ -62,6 +62,7 @@ class TrainSettings:
     workers: int = 1
     cluster: str | None = None
     tune: bool = True
+    weights: dict | None = None  # without tuning: these weights (feature -> value) instead of the defaults
     mert_iterations: int = MERT_ITERATIONS
     mert_kbest: int = MERT_KBEST
     clean: CleanSettings = field(default_factory=CleanSettings)
@@ -78,6 +79,8 @@ class TrainSettings:
 def check_inputs(settings: TrainSettings) -> dict:
     """Before any work: the files exist and are parallel, the languages and the dev set are usable.
     Returns the pair counts by role."""
+    if settings.weights is not None and settings.tune:
+        raise UsageError("given weights replace tuning: turn tuning off (--no-tune) to use them")
     if settings.lm is not None and settings.lm_text:
         raise UsageError("give --lm (a finished model) or --lm-text (more text for the model built here), not both")
     if settings.target_lang not in PARSERS:
@@ -268,14 +271,17 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
         dev = (ctx.input("dev_source"), ctx.input("dev_target")) if settings.tune else (None, None)
         return tune_system(ctx.output("config.toml"), out, out / "store", config_lm, lm_order, languages, *dev,
                            ctx.work_dir, out / "cache" / "tune", settings.mert_iterations, settings.mert_kbest,
-                           settings.workers, progress, ctx.fingerprint, recase_model=RECASE_MODEL)
+                           settings.workers, progress, ctx.fingerprint, settings.weights,
+                           recase_model=RECASE_MODEL)
 
     tune_inputs = {"store": out / "store", "lm": lm_path}
     if settings.tune:
         tune_inputs.update(dev_source=corpus("dev.tok.src"), dev_target=corpus("dev.tok.tgt"))
-    add("tune", tune, tune_inputs, ["config.toml"],
-        {"tune": settings.tune, "iterations": settings.mert_iterations, "kbest": settings.mert_kbest,
-         "languages": languages, "lm": config_lm, "lm_order": lm_order})
+    tune_settings = {"tune": settings.tune, "iterations": settings.mert_iterations, "kbest": settings.mert_kbest,
+                     "languages": languages, "lm": config_lm, "lm_order": lm_order}
+    if settings.weights is not None:
+        tune_settings["weights"] = dict(settings.weights)
+    add("tune", tune, tune_inputs, ["config.toml"], tune_settings)
 
     if settings.test:
         def evaluate(ctx):

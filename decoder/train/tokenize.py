@@ -39,6 +39,7 @@ def tokenize_lines(lines: list[str], tokenizer: str, lowercase: bool = True, wor
                 out.extend(result)
                 bar.update(len(result))
         elif workers > 1 and len(tasks) > 1:
+            TOKENIZERS[tokenizer].tokenize("")  # loads a segmenter (zh) once here: the forked workers share it
             with multiprocessing.get_context("fork").Pool(workers) as pool:
                 for result in pool.imap(_tokenize_chunk, tasks):
                     out.extend(result)

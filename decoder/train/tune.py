@@ -19,17 +19,19 @@ from .system import system_config, write_system_config
 def tune_system(config_path: Path, out_dir: Path, store: Path, lm: str, lm_order: int | None, languages: dict,
                 dev_source: Path | None, dev_target: Path | None, work_dir: Path, persistent_dir: Path,
                 iterations: int, kbest: int, workers: int, progress: bool = True, fingerprint: str = "",
-                recase_model: str | None = None) -> dict:
+                weights: dict | None = None, recase_model: str | None = None) -> dict:
     """Write config_path, to be moved into `out_dir` (paths relative to it, `lm` as given: relative to
     `out_dir`, or absolute; `recase_model`, relative to `out_dir`, recorded as the system's recasing
     model); returns statistics. MERT's checkpoint in `persistent_dir` is resumed only by a run of the
-    same `fingerprint`. MERT decodes the tokenized dev set (decoder.text.tokenized_input)."""
+    same `fingerprint`. MERT decodes the tokenized dev set (decoder.text.tokenized_input). Without a dev
+    set, the config gets `weights` if given, else the decoder's defaults."""
     relative_lm = lm
     if dev_source is None:
-        write_system_config(config_path, system_config("store", relative_lm, languages, None, lm_order,
+        described = "the weights it was given" if weights else "the decoder's default weights"
+        write_system_config(config_path, system_config("store", relative_lm, languages, weights, lm_order,
                                                        recase_model),
-                            "written by cky train; not tuned (--no-tune): the decoder's default weights")
-        return {"tuned": False}
+                            f"written by cky train; not tuned (--no-tune): {described}")
+        return {"tuned": False, **({"weights": dict(weights)} if weights else {})}
     start = work_dir / "start.toml"
     absolute_lm = str(out_dir / lm)  # (an absolute `lm` stays itself)
     # The fingerprint (of the store, LM and dev set) makes a checkpoint of another run's MERT unusable.
