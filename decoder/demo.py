@@ -8,8 +8,8 @@
    --tune` runs MERT instead, several minutes per iteration on 2 cores);
 2. translation of the test set (its tokenized verses) on all cores; prints BLEU, chrF, edges per sentence
    and sentences per second;
-3. translation of a few raw Spanish sentences (tokenized with the system's tokenizer, the output
-   detokenized), as a user's text would be.
+3. translation of a few raw Spanish sentences, as a user's text would be (the system's tokenizer,
+   recaser and detokenizer).
 
 The outputs go to demo/ in the build: test.out (the translations), examples.txt and demo.json (the
 scores); the system's config is the build's config.toml, for `cky translate --config`. When the compiled
@@ -76,7 +76,11 @@ def binarization_only(reason: str, work: str) -> int:
 
 
 def translate_raw(decoder, sentences, source_tokenizer: str, target_tokenizer: str) -> list[str]:
-    """Raw sentences in, detokenized translations out, with the registry's tokenizers."""
+    """Raw sentences in, readable translations out: through the system's own tokenizer, recaser and
+    detokenizer (decoder.text) when its config records its languages, else with the registry's
+    tokenizers."""
+    if getattr(decoder, "text", None) is not None and decoder.text.raw:
+        return [decoder.translate(sentence).text for sentence in sentences]
     from .data.tokenize import TOKENIZERS
 
     outputs = []
@@ -149,6 +153,6 @@ def run_demo(workers: int | None = None, out: str | None = None) -> int:
     print(f"test chrF           {chrf.score:.2f}")
     print(f"edges per sentence  {edges:,.0f}")
     print(f"sentences/s         {summary['sentences_per_second']:.2f} ({workers} processes)")
-    print(f"raw text:           python -m decoder.cli translate --config {config} "
-          f"--tokenize {source_tokenizer} --detokenize {target_tokenizer}")
+    raw_flags = "" if decoder.text.raw else f" --tokenize {source_tokenizer} --detokenize {target_tokenizer}"
+    print(f"raw text:           cky translate --config {config}{raw_flags}")
     return 0

@@ -52,23 +52,26 @@ class Settings:
 # ---- where a pair's rule table is ----------------------------------------------------------------------
 
 def pair_build(pair: str) -> str:
-    """The build directory of a pair's Bible recipe: decoder.data's for Spanish-English; for
-    Chinese-English, models/bible-zh-en/build beside it (the recipe `cky data bible-zh-en`)."""
-    from ..experiment import bible_build
+    """The build directory of a pair's Bible recipe (`cky data bible-PAIR`; decoder.data.build.default_out)."""
+    from ..data.build import default_out
 
-    es_en = bible_build()
-    if pair == "es-en":
-        return es_en
-    return os.path.join(os.path.dirname(os.path.dirname(es_en)), f"bible-{pair}", "build")
+    return str(default_out(f"bible-{pair}"))
 
 
 def pair_rule_tables(pair: str) -> list[str]:
-    """Where a pair's rule table may be, best first: the full build's, then the --small build's;
-    in each, rules/rules.gz (unfiltered, `cky extract` over the training data), then
-    demo/rules.test.gz (filtered to the test set, what `cky demo` extracts)."""
+    """Where a pair's rule table may be, best first: the full build's, then the --small build's; in
+    each, rules.gz (the unfiltered table the recipe's pipeline extracts), then rules/rules.gz (one
+    extracted by hand with `cky extract`) and demo/rules.test.gz (filtered to the test set)."""
     build = pair_build(pair)
     return [os.path.join(directory, name) for directory in (build, os.path.join(build, "small"))
-            for name in (os.path.join("rules", "rules.gz"), os.path.join("demo", "rules.test.gz"))]
+            for name in ("rules.gz", os.path.join("rules", "rules.gz"), os.path.join("demo", "rules.test.gz"))]
+
+
+def build_of(rules_path: str) -> str:
+    """The build directory a table lies in: its own directory when that holds the build's LM (the
+    recipe's BUILD/rules.gz), else the one above (BUILD/rules/rules.gz, BUILD/demo/rules.test.gz)."""
+    directory = os.path.dirname(os.path.abspath(rules_path))
+    return directory if os.path.exists(os.path.join(directory, "lm.bin")) else os.path.dirname(directory)
 
 
 def find_pair_table(pair: str) -> str | None:
@@ -205,12 +208,11 @@ def icr_by_iteration(rules, history: list[int], settings: Settings, log=print) -
 # ---- 3. decoding against the pop limit (optional) ----------------------------------------------------
 
 def decode_system(name: str, rules_path: str, work: str, sentences: int):
-    """The System (decoder.experiment) of a table in a recipe's build (BUILD/rules/rules.gz or
-    BUILD/demo/rules.test.gz, with BUILD/lm.bin and BUILD/test.SRC, test.en; SRC the pair's source
+    """The System (decoder.experiment) of a table in a recipe's build (build_of: BUILD/rules.gz, ...; with BUILD/lm.bin and BUILD/test.SRC, test.en; SRC the pair's source
     language), decoding its first `sentences` test sentences; or the reason there is none."""
     from ..experiment import System, read_lines
 
-    data = os.path.dirname(os.path.dirname(os.path.abspath(rules_path)))
+    data = build_of(rules_path)
     source = name.split("-")[0] if name in PAIRS else None
     if source is None:
         return None, f"decoding needs a pair's build (--pair {'|'.join(PAIRS)})"
@@ -235,17 +237,17 @@ def common_weights(rules_path: str) -> tuple[dict | None, str]:
     else None (the decoder's defaults), and which."""
     import json
 
-    from ..demo import SHIPPED_WEIGHTS
+    from ..data.build import shipped_weights
     from ..tune.config import read_config
 
-    manifest = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(rules_path))), "manifest.json")
+    manifest = os.path.join(build_of(rules_path), "manifest.json")
     try:
         with open(manifest, encoding="utf-8") as f:
             name = json.load(f)["name"]
     except (OSError, ValueError, KeyError):
         return None, "the decoder's defaults"
-    shipped = os.path.join(SHIPPED_WEIGHTS, f"{name}.toml")
-    if os.path.exists(shipped):
+    shipped = shipped_weights(name)
+    if shipped is not None:
         return read_config(shipped).get("weights"), f"shipped for {name}"
     return None, "the decoder's defaults"
 

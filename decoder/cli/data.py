@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="training verses kept by --small (default 3000)")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
                         help="output directory (default: models/RECIPE/build[/small] in a clone of the "
-                             "repository, else $CKY_DATA/RECIPE[/small] or ~/.cache/cky-decoder/RECIPE[/small])")
+                             "repository, else $CKY_DATA/RECIPE[/small], or one under ~/.cache: README, The two commands)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="processes for parsing, tokenizing, extraction and decoding (default: all cores)")
     parser.add_argument("--processes", dest="workers", type=int, help=argparse.SUPPRESS)  # the earlier name
@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help="MERT on the dev set even where the recipe ships weights (bible-es-en --small)")
     parser.add_argument("--dependencies", action="store_true",
                         help="bible-es-en: also write the parallel dependency trees of the SDIG system "
-                             "({train,dev,test}.es.conllu, train.en.conllu; decoder/data/dependencies.py); "
+                             "({train,dev,test}.es.conllu, train.en.conllu; docs/sdig.md); "
                              "a finished build (manifest.json) is not rebuilt")
     parser.add_argument("--rest-lm", action="store_true",
                         help="also write DIR/lm.rest.bin, lm.bin's model with lower-order rest costs "
