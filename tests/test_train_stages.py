@@ -86,6 +86,21 @@ def test_different_line_counts_fail_before_any_work(tmp_path, capsys):
     assert not out.exists()
 
 
+def test_a_corpus_without_pairs_is_one_line_before_the_parser_or_aligner(tmp_path, capsys):
+    """An empty corpus, or one whose every pair cleaning drops, stops at the split with one line naming the
+    cleaned file (the aligner would otherwise fail on empty input with a traceback)."""
+    _, _, lm = corpus(tmp_path)
+    for name, text in (("empty", ""), ("blank", "\n\n\n")):
+        source, target = tmp_path / f"{name}.es", tmp_path / f"{name}.en"
+        source.write_text(text, encoding="utf-8")
+        target.write_text(text, encoding="utf-8")
+        code = cky_main(["train", "--source", str(source), "--target", str(target), "--source-lang", "es",
+                         "--target-lang", "en", "--lm", str(lm), "--no-tune", "--quiet", "--out",
+                         str(tmp_path / f"sys-{name}")])
+        err = [line for line in capsys.readouterr().err.strip().splitlines() if line.startswith("cky train:")]
+        assert code == 1 and len(err) == 1 and "no sentence pairs left after cleaning" in err[0], err
+
+
 def test_too_few_dev_pairs_is_an_error_unless_untuned(tmp_path, capsys):
     source, target, lm = corpus(tmp_path, pairs=90)
     out = tmp_path / "sys"

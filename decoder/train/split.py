@@ -55,6 +55,8 @@ def split_corpus(source: Path, target: Path, outputs: dict[str, Path], hold_out:
     """Write outputs["train.src"/"train.tgt"] and, with `hold_out`, outputs["dev.src"/"dev.tgt"]
     (see the module docstring); returns the sizes."""
     source_lines, target_lines = read_lines(source), read_lines(target)
+    if not source_lines:  # (an empty corpus, or one whose every pair cleaning dropped: see clean.log)
+        raise InputError(source, "no sentence pairs left after cleaning: nothing to train on")
     held: set[int] = set()
     if hold_out:
         size = held_out_size(len(source_lines))
