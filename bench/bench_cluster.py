@@ -5,7 +5,7 @@
 
 Systems: `fixture`, the tiny fixture system (decoder.fixture; built into models/cache/fixture
 if missing), its test sentences repeated to --sentences (default 600); `bible`, the Bible
-demo system (models/bible-es-en/build/demo/config.toml, the first --sentences (default 100)
+demo system (models/bible-es-en/build/config.toml, the first --sentences (default 100)
 verses of ../test.es; --config and --input name another build). Runs: decoder.batch with 1
 and 2 processes (given the config: each worker loads the decoder once) and decoder.cluster
 with LocalClusters of 1 and 2 workers. Times are wall seconds of the decoding call only;

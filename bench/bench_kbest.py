@@ -43,8 +43,8 @@ def fastest(function, repeats: int):
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default=DATA, help="the Bible data build (test.es, lm.bin, demo/store-icr)")
-    parser.add_argument("--store", default=None, help="grammar store (default: DATA/demo/store-icr)")
+    parser.add_argument("--data", default=DATA, help="the Bible data build (test.es, lm.bin, store)")
+    parser.add_argument("--store", default=None, help="grammar store (default: DATA/store)")
     parser.add_argument("--lm", default=None, help="KenLM model (default: DATA/lm.bin)")
     parser.add_argument("--check-sentences", type=int, default=20)
     parser.add_argument("--time-sentences", type=int, default=50)
@@ -56,7 +56,7 @@ def main(argv=None) -> dict:
 
     from decoder.decoder import Decoder
 
-    store = args.store or os.path.join(args.data, "demo", "store-icr")
+    store = args.store or os.path.join(args.data, "store")
     lm = args.lm or os.path.join(args.data, "lm.bin")
     with open(os.path.join(args.data, "test.es"), encoding="utf-8") as f:
         lines = [line for line in f if line.strip()]

@@ -2,7 +2,7 @@
 Bible test set, and SDIG against its word-based baseline (the paper's section-5 comparison).
 
     python -m bench.bench_sdig --sdig-config SDIG.toml [--word-grammar GWORD_DIR] [--sentences 600]
-        [--ghkm-config models/bible-es-en/build/demo/config.toml] [--ghkm-hypotheses demo/test.out]
+        [--ghkm-config models/bible-es-en/build/config.toml] [--ghkm-hypotheses demo/test.out]
         [--ghkm-timing-sentences 30]
     cky bench --sdig ... (the same flags)
 

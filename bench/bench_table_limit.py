@@ -3,7 +3,7 @@
     python -m bench.bench_table_limit [--sentences 100] [--table-limits 0 20] [--rule-orders score estimate]
                                       [--pop-limits 10 30 100 300 1000] [--store DIR --lm FILE ...]
 
-Data: the Bible demo system (models/bible-es-en/build/demo/store-icr, lm.bin, demo/glue.gz, the
+Data: the Bible demo system (models/bible-es-en/build/store, lm.bin, glue.gz, the
 first N verses of test.es and test.en), with the default weights. One decoder is opened; for
 each rule order (the order cube pruning tries a key's rules in: rule score, or rule score plus
 the weighted LM estimate of the rule's words) and table limit its grammar arrays are prepared (decoder.reconfigure(table_limit=...); their CPU
@@ -31,9 +31,9 @@ BUILD = "/work/main/models/bible-es-en/build"
 
 def parse_arguments(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--store", default=os.path.join(BUILD, "demo", "store-icr"))
+    parser.add_argument("--store", default=os.path.join(BUILD, "store"))
     parser.add_argument("--lm", default=os.path.join(BUILD, "lm.bin"))
-    parser.add_argument("--glue", default=os.path.join(BUILD, "demo", "glue.gz"))
+    parser.add_argument("--glue", default=os.path.join(BUILD, "glue.gz"))
     parser.add_argument("--source", default=os.path.join(BUILD, "test.es"))
     parser.add_argument("--references", default=os.path.join(BUILD, "test.en"))
     parser.add_argument("--sentences", type=int, default=100)

@@ -10,7 +10,7 @@ and unwindings, and BLEU against the reference. `--report` then turns the runs
 into the PNG (model cost against novel LM queries, against CPU seconds; BLEU) and
 the Markdown table.
 
-    python -m bench.bench_two_pass --config models/bible-es-en/build/demo/config.toml \
+    python -m bench.bench_two_pass --config models/bible-es-en/build/config.toml \
         --test test.es --ref test.en --sentences 200 --out bench/results/two_pass.jsonl
     python -m bench.bench_two_pass --report bench/results/two_pass.jsonl --results-dir bench/results
 
