@@ -188,7 +188,9 @@ def test_a_process_killed_at_any_moment_resumes_to_the_same_files(inputs, refere
     finally:
         process.stderr.close()
     result = train(settings_for(inputs, out), implementations=FAKES)
-    assert result["ran"][0] == stage  # the stages before it were kept
+    # the stages before it were kept (on a fast machine the kill may land in a later stage: `delay` is a
+    # moment inside the stage only where the stage takes longer than that)
+    assert result["ran"] and STAGES.index(result["ran"][0]) >= STAGES.index(stage)
     assert contents(out) == reference
     assert not (out / ".tmp").exists()
 
