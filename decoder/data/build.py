@@ -106,15 +106,13 @@ def es_en_corpus(cache_dir: Path, max_length_ratio: float = ES_EN_MAX_LENGTH_RAT
             dropped["length_ratio"] += 1
             continue
         pairs.append(RawPair(es.reference, es.text, en.text))
-    spanish_books = {verse.book for verse in spanish}
-    english_only = [verse.text for verse in english if verse.book not in spanish_books and verse.text.strip()]
+    english_only, english_only_books = english_beyond(english, spanish)
     statistics = {
         "spanish_verses": len(spanish), "english_verses": len(english),
         "shared_references": len(paired), "pairs": len(pairs), "dropped": dropped,
         "shifted_chapters": [{"book": book, "chapter": chapter, **info}
                              for (book, chapter), info in shifted.items()],
-        "english_only_books": sorted({v.book for v in english if v.book not in spanish_books}),
-        "english_only_verses": len(english_only),
+        "english_only_books": english_only_books, "english_only_verses": len(english_only),
         "max_length_ratio": max_length_ratio,
     }
     sources = {
@@ -123,6 +121,14 @@ def es_en_corpus(cache_dir: Path, max_length_ratio: float = ES_EN_MAX_LENGTH_RAT
         "english": english_source(),
     }
     return Corpus(pairs, english_only, statistics, sources)
+
+
+def english_beyond(english: list[bible.Verse], source: list[bible.Verse]) -> tuple[list[str], list[str]]:
+    """The non-blank texts of the English verses in books the source translation lacks (the deuterocanon:
+    text for the LM only), and those books, sorted."""
+    source_books = {verse.book for verse in source}
+    beyond = [verse for verse in english if verse.book not in source_books]
+    return [verse.text for verse in beyond if verse.text.strip()], sorted({verse.book for verse in beyond})
 
 
 def english_source() -> dict:
@@ -153,13 +159,11 @@ def pair_zh_en(chinese: list[bible.Verse], english: list[bible.Verse]) -> Corpus
             dropped["empty"] += 1
             continue
         pairs.append(RawPair(zh.reference, zh.text, en.text))
-    chinese_books = {verse.book for verse in chinese}
-    english_only = [verse.text for verse in english if verse.book not in chinese_books and verse.text.strip()]
+    english_only, english_only_books = english_beyond(english, chinese)
     statistics = {
         "chinese_verses": len(chinese), "english_verses": len(english),
         "shared_references": len(paired), "pairs": len(pairs), "dropped": dropped,
-        "english_only_books": sorted({v.book for v in english if v.book not in chinese_books}),
-        "english_only_verses": len(english_only),
+        "english_only_books": english_only_books, "english_only_verses": len(english_only),
     }
     return Corpus(pairs, english_only, statistics)
 
