@@ -72,13 +72,19 @@ def test_stale_temporaries_of_dead_processes_only_are_removed(tmp_path):
     assert mine.exists() and other.exists() and not stale_file.exists() and not stale_dir.exists()
 
 
-def test_filter_to_after_a_truncated_table_leaves_no_output(tmp_path):
-    """`cky extract --rules trunc.gz --filter-to T --out out.gz` exited 1 with a valid-looking out.gz."""
+def truncated_table(tmp_path):
+    """A gzip rule table of 3,000 rules and a copy cut in the middle (trunc.gz, with its feature names)."""
     table = write_table(tmp_path / "rules.gz", n=3000)
     data = table.read_bytes()
     trunc = tmp_path / "trunc.gz"
     trunc.write_bytes(data[:len(data) // 2])
     (tmp_path / "trunc.gz.features.json").write_text('["a", "b"]')
+    return table, trunc
+
+
+def test_filter_to_after_a_truncated_table_leaves_no_output(tmp_path):
+    """`cky extract --rules trunc.gz --filter-to T --out out.gz` exited 1 with a valid-looking out.gz."""
+    table, trunc = truncated_table(tmp_path)
     words = sorted({w for rule in read_rules(table) for w in rule.source_terminals})
     test = tmp_path / "test.txt"
     test.write_text(" ".join(words) + "\n")
@@ -157,11 +163,7 @@ def test_a_full_disk_names_the_store_file(tmp_path, monkeypatch, failure):
 
 
 def test_compile_reports_a_truncated_gz_at_the_line_it_cuts(tmp_path):
-    table = write_table(tmp_path / "rules.gz", n=3000)
-    data = table.read_bytes()
-    trunc = tmp_path / "trunc.gz"
-    trunc.write_bytes(data[:len(data) // 2])
-    (tmp_path / "trunc.gz.features.json").write_text('["a", "b"]')
+    table, trunc = truncated_table(tmp_path)
     whole_lines = zlib.decompressobj(wbits=31).decompress(trunc.read_bytes()).count(b"\n")
     assert 100 < whole_lines < 3000
     code, _, err = run_cky(["compile", str(trunc), str(tmp_path / "store")])
