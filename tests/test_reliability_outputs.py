@@ -190,17 +190,10 @@ def test_resuming_with_another_input_or_side_file_is_refused(model, tmp_path, in
 
 def test_resuming_without_a_side_file_of_the_interrupted_run_is_refused(model, tmp_path, monkeypatch):
     from decoder.decoder import Decoder
-    from test_translate_cli_errors import press_ctrl_c_in_the_parent
+    from test_translate_cli_errors import interrupt_at
 
     source, out, stats = write_input(tmp_path), tmp_path / "out.txt", tmp_path / "stats.jsonl"
-    original = Decoder.translate
-
-    def translate(self, sentence):
-        if sentence == LINES[5]:
-            press_ctrl_c_in_the_parent()
-        return original(self, sentence)
-
-    monkeypatch.setattr(Decoder, "translate", translate)
+    original = interrupt_at(monkeypatch, LINES[5])
     args = translate_args(model, "--input", str(source), "--output", str(out))
     assert run_cky(args + ["--stats-out", str(stats)])[0] == 130
     monkeypatch.setattr(Decoder, "translate", original)

@@ -60,6 +60,22 @@ def press_ctrl_c_in_the_parent() -> None:
     time.sleep(10)
 
 
+def interrupt_at(monkeypatch, sentence_to_stop):
+    """Decoder.translate presses Ctrl-C in the command when it meets `sentence_to_stop`; returns the
+    original translate (to put back with monkeypatch.setattr)."""
+    from decoder.decoder import Decoder
+
+    original = Decoder.translate
+
+    def translate(self, sentence):
+        if sentence == sentence_to_stop:
+            press_ctrl_c_in_the_parent()
+        return original(self, sentence)
+
+    monkeypatch.setattr(Decoder, "translate", translate)
+    return original
+
+
 def expected_output(decoder, lines) -> bytes:
     return "".join(decoder.translate(line).text + "\n" for line in lines).encode("utf-8")
 
@@ -71,19 +87,11 @@ def test_a_fresh_run_replaces_a_stale_progress_file_so_resume_never_pads(model, 
     source.write_text("\n".join(LINES) + "\n", encoding="utf-8")
     from decoder.decoder import Decoder
 
-    original = Decoder.translate
-
-    def interrupt_at(sentence_to_stop):
-        def translate(self, sentence):
-            if sentence == sentence_to_stop:
-                press_ctrl_c_in_the_parent()
-            return original(self, sentence)
-        monkeypatch.setattr(Decoder, "translate", translate)
-
-    interrupt_at(LINES[8])
+    original = interrupt_at(monkeypatch, LINES[8])
     code, _, err = run_cky(translate_args(model, "--input", str(source), "--output", str(out), "--resume"))
     assert code == 130 and "--resume" in err
-    interrupt_at(LINES[2])
+    monkeypatch.setattr(Decoder, "translate", original)
+    interrupt_at(monkeypatch, LINES[2])
     code, _, _ = run_cky(translate_args(model, "--input", str(source), "--output", str(out)))
     assert code == 130
     monkeypatch.setattr(Decoder, "translate", original)
@@ -100,14 +108,7 @@ def interrupted_run(model, tmp_path, monkeypatch):
     source.write_text("\n".join(LINES) + "\n", encoding="utf-8")
     from decoder.decoder import Decoder
 
-    original = Decoder.translate
-
-    def translate(self, sentence):
-        if sentence == LINES[5]:
-            press_ctrl_c_in_the_parent()
-        return original(self, sentence)
-
-    monkeypatch.setattr(Decoder, "translate", translate)
+    original = interrupt_at(monkeypatch, LINES[5])
     assert run_cky(translate_args(model, "--input", str(source), "--output", str(out)))[0] == 130
     monkeypatch.setattr(Decoder, "translate", original)
     assert json.loads(pathlib.Path(f"{out}.progress.json").read_text())["lines_done"] >= 1
