@@ -132,15 +132,17 @@ def test_hard_time_limit_kills_the_worker_and_the_cache_resumes(tmp_path, monkey
     monkeypatch.setattr(parse, "WORKER_SCRIPT", script)
     settings = parse.ParserSettings(hard_limit=1.0)
     verses = [["god", "said", "so", "."], ["a", "slow", "verse", "."], ["and", "it", "was", "."]]
-    result = parse.parse_verses(verses, tmp_path / "cache", processes=2, settings=settings, chunk_size=2)
+    cache = tmp_path / "parse.sqlite"
+    result = parse.parse_verses(verses, cache, tmp_path / "work", processes=2, settings=settings)
     assert result.statistics["link_grammar_answers"] == {"full": 2, "timeout": 1}
     assert result.statistics["verses_by_kind"] == {"full": 2, "fallback": 1}
-    assert len(list((tmp_path / "cache").glob("parse-*.jsonl"))) == 2
-    # a second run reads both chunks from the cache: no worker starts
+    assert result.statistics["worker_restarts_this_run"] == 1
+    # a second run reads every answer (the timeout too) from the cache: no worker starts
     monkeypatch.setattr(parse, "WORKER_SCRIPT", tmp_path / "missing.py")
-    again = parse.parse_verses(verses, tmp_path / "cache", processes=2, settings=settings, chunk_size=2)
+    again = parse.parse_verses(verses, cache, tmp_path / "work", processes=2, settings=settings)
     assert again.trees == result.trees
     assert again.statistics["sentences_parsed_this_run"] == 0
+    assert again.statistics["sentences_from_cache_this_run"] == 3
 
 
 FLAKY_WORKER = textwrap.dedent('''
@@ -187,12 +189,12 @@ def test_parser_sees_cased_tokens_and_leaves_are_lowercased(tmp_path, monkeypatc
     text = "Then Moses said (quietly): Go!"
     cased, lowered = tokenize(text, "en", lowercase=False), tokenize(text, "en")
     assert [t.lower() if t not in ("-LRB-", "-RRB-") else t for t in cased] == lowered
-    result = parse.parse_verses([lowered], tmp_path / "cache", processes=1, parser_verses=[cased])
+    result = parse.parse_verses([lowered], None, tmp_path / "work", processes=1, parser_verses=[cased])
     assert result.trees[0] == ("(TOP (S (RB then) (NNP moses) (NN said) (-LRB- -LRB-) (NN quietly) "
                                "(-RRB- -RRB-) (: :) (NNP go) (. !)))")
     assert result.statistics["sentences_with_reinserted_tokens"] == 1     # the brackets
     with pytest.raises(ValueError, match="verse 0: cased tokens"):
-        parse.parse_verses([lowered], tmp_path / "cache", processes=1, parser_verses=[cased[:-1]])
+        parse.parse_verses([lowered], None, tmp_path / "work", processes=1, parser_verses=[cased[:-1]])
 
 
 @link_grammar
@@ -201,7 +203,7 @@ def test_real_link_grammar_parses_keep_leaves_equal_to_tokens(tmp_path):
              "Yahweh, how my adversaries have increased!",
              "The servants' houses (which were old) were burned; Abraham's son said: blah flurb the was of."]
     verses = [tokenize(text, "en") for text in texts]
-    result = parse.parse_verses(verses, tmp_path / "cache", processes=1)
+    result = parse.parse_verses(verses, tmp_path / "parse.sqlite", tmp_path / "work", processes=1)
     for tokens, tree in zip(verses, result.trees):
         leaves = [leaf.rstrip(")") for leaf in tree.split() if not leaf.startswith("(")]
         assert leaves == tokens

@@ -3,7 +3,7 @@
     cky train --source corpus.xx --target corpus.en --source-lang xx --target-lang en --out DIR \\
               [--dev dev.xx dev.en] [--test test.xx test.en] [--lm-text more.en | --lm model.arpa|.bin] \\
               [--lm-order 5] [--strategy icr] [--workers N] [--cluster local[:N]|tcp://...] \\
-              [--from STAGE] [--no-tune]
+              [--parse-cache PATH] [--from STAGE] [--no-tune]
 
 Runs decoder.train.pipeline (stages: clean, split, tokenize, parse, align, lm,
 extract, compile, tune, evaluate; see docs/train.md). Running the same command
@@ -58,7 +58,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--workers", type=count(1), default=None,
                      help="processes for tokenizing, parsing, extracting and decoding (default: the available cores)")
     run.add_argument("--cluster", metavar="SPEC",
-                     help="a Dask cluster to tokenize, extract and decode the test set on: local[:N] or tcp://HOST:PORT")
+                     help="a Dask cluster to tokenize, parse, extract and decode the test set on: local[:N] or "
+                          "tcp://HOST:PORT")
+    run.add_argument("--parse-cache", type=Path, metavar="PATH",
+                     help="the SQLite file of the parser's answers by sentence, to share with other systems "
+                          "(default: DIR/cache/parse.sqlite)")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
@@ -72,8 +76,9 @@ def main(args: argparse.Namespace) -> int:
         source=args.source, target=args.target, source_lang=args.source_lang, target_lang=args.target_lang,
         out=args.out, dev=tuple(args.dev) if args.dev else None, test=tuple(args.test) if args.test else None,
         lm_text=list(args.lm_text), lm=args.lm, lm_order=args.lm_order, strategy=args.strategy,
-        workers=args.workers or len(os.sched_getaffinity(0)), cluster=args.cluster, tune=not args.no_tune, mert_iterations=args.mert_iterations,
-        mert_kbest=args.mert_kbest, progress=not args.quiet)
+        workers=args.workers or len(os.sched_getaffinity(0)), cluster=args.cluster, parse_cache=args.parse_cache,
+        tune=not args.no_tune, mert_iterations=args.mert_iterations, mert_kbest=args.mert_kbest,
+        progress=not args.quiet)
     system = train(settings, from_stage=args.from_stage)
     out = settings.out
     print(f"stages run: {', '.join(system['ran']) or 'none'}; skipped (unchanged): "

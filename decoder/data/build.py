@@ -21,7 +21,10 @@ A recipe, in order:
 Where a build goes by default (`default_out`, the one home of this rule): inside a clone of the repository
 (the package's parent directory holds models/bible-es-en), models/RECIPE/build (small: build/small) as
 before; otherwise a user data directory, $CKY_DATA/RECIPE if CKY_DATA is set, else
-~/.cache/cky-decoder/RECIPE (small: its small/).
+~/.cache/cky-decoder/RECIPE (small: its small/). Whatever the build directory, every recipe parses
+its English through one cache of link-grammar answers by sentence (`shared_parse_cache`: the same
+base directory's cache/parse.sqlite), so the recipes, which share the English Bible's sentences, and a
+small and a full build parse each sentence once.
 
 The English text is derived from the SWORD module engWEB2015eb (public domain); since it is tokenized
 and lowercased here it must not be called the "World English Bible" (a trademark for the unchanged text).
@@ -62,6 +65,20 @@ def default_out(recipe: str, small: bool = False) -> Path:
     else:
         base = USER_DATA.expanduser() / recipe
     return base / "small" if small else base
+
+
+def shared_parse_cache() -> Path:
+    """The parser's answers that every recipe's build shares (decoder.data.parse_cache): inside a clone
+    models/cache/parse.sqlite (git-ignored), else $CKY_DATA/cache/parse.sqlite if CKY_DATA is set, else
+    ~/.cache/cky-decoder/cache/parse.sqlite; beside the builds of `default_out`."""
+    clone = repository()
+    if clone is not None:
+        base = clone / "models"
+    elif os.environ.get(DATA_ENVIRONMENT):
+        base = Path(os.environ[DATA_ENVIRONMENT]).expanduser()
+    else:
+        base = USER_DATA.expanduser()
+    return base / "cache" / "parse.sqlite"
 
 
 @dataclass
@@ -282,7 +299,8 @@ def build(recipe_name: str, out_dir: Path, small: bool, workers: int,
     settings = TrainSettings(
         source=raw / f"train.{src}", target=raw / "train.en", source_lang=src, target_lang="en", out=out_dir,
         dev=(raw / f"dev.{src}", raw / "dev.en"), test=(raw / f"test.{src}", raw / "test.en"),
-        lm_text=[raw / "lm-extra.en"], workers=workers, tune=tune and weights is None,
+        lm_text=[raw / "lm-extra.en"], workers=workers, parse_cache=shared_parse_cache(),
+        tune=tune and weights is None,
         weights=read_weights(weights) if weights is not None else None,
         # the recipe has filtered its pairs: the clean stage drops only empty lines (whitespace-separated
         # words mean nothing for Chinese)

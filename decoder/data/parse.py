@@ -1,16 +1,22 @@
-"""Parse the English side with link-grammar: a worker pool with a hard time limit, a chunked cache.
+"""Parse the English side with link-grammar: a worker pool with a hard time limit, a per-sentence cache.
 
 Each verse is split into sentences (`trees.split_sentences`); every sentence
 is one job for a pool of `lg_worker.py` processes (one per core). A job that
 runs past `hard_limit` seconds has its worker killed and restarted, and the
 sentence gets a fallback tree: the limit holds whatever link-grammar does.
 
-Verses are processed in chunks of `chunk_size`; the raw link-grammar answers
-of a finished chunk are written to `cache_dir/parse-<hash>.jsonl`, the hash
-covering the chunk's tokens and the parser settings, so an interrupted run
-resumes at the first unfinished chunk and the small and full builds share
-their common chunks. Turning answers into Penn trees (`trees.penn_tree`) is
-cheap and is redone on every run.
+The raw link-grammar answers are cached per sentence (decoder.data.parse_cache:
+one SQLite file, keyed by the parser settings and the sentence's tokens), so
+an interrupted run goes on from the answers it had stored, and any corpus
+that shares sentences with an earlier one (a small and a full build, two
+recipes on the same English text) parses only the sentences it adds. Each
+distinct sentence is parsed once per run, locally or as tasks on a Dask
+cluster. Turning answers into Penn trees (`trees.penn_tree`) is cheap and is
+redone on every run, so the trees depend only on the answers.
+
+An earlier version cached the answers of chunks of 1000 verses in files
+`parse-<hash>.jsonl`; found beside the workers' log, such a file is read once
+into the SQLite cache (`legacy_chunk_path`, `read_legacy_chunk`).
 """
 from __future__ import annotations
 
@@ -19,20 +25,22 @@ import hashlib
 import json
 import os
 import selectors
-import shutil
 import subprocess
 import sys
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable
 
 from tqdm import tqdm
 
-from decoder.data import trees
+from decoder.data import parse_cache, trees
 
 WORKER_SCRIPT = Path(__file__).with_name("lg_worker.py")
 DEBIAN_PYTHON = "/usr/bin/python3"
+BATCH_SENTENCES = 200       # answers per cache transaction, sentences per Dask task
+LEGACY_CHUNK_VERSES = 1000  # verses per chunk file of the earlier cache
 
 
 @dataclass(frozen=True)
@@ -80,7 +88,7 @@ class Worker:
         if not line.startswith('{"ready"'):
             self.kill()
             raise RuntimeError(f"link-grammar worker did not start ({worker_python()} {WORKER_SCRIPT}); "
-                               "see the worker log in the parse cache directory")
+                               f"see its log, {getattr(log_file, 'name', 'the worker log')}")
         self.version = json.loads(line).get("version", "unknown")
 
     def send(self, job: int, text: str, hard_limit: float) -> None:
@@ -120,7 +128,9 @@ class WorkerPool:
             raise
         self.version = self.workers[0].version
 
-    def parse(self, texts: list[str], progress: tqdm | None = None) -> list[dict]:
+    def parse(self, texts: list[str], progress: tqdm | None = None,
+              on_answer: Callable[[int, dict], None] | None = None) -> list[dict]:
+        """The answers, in the order of `texts`; `on_answer(index, answer)` is called as each one arrives."""
         answers: list[dict | None] = [None] * len(texts)
         # popped from the end: longest first, so that the pool does not wait for one long sentence at the end
         queue = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -143,15 +153,20 @@ class WorkerPool:
                     if answers[job]["kind"] == "crash":
                         self._restart(worker)
                     remaining -= 1
+                    if on_answer is not None:
+                        on_answer(job, answers[job])
                     if progress is not None:
                         progress.update(1)
                 now = time.monotonic()
                 for worker in self.workers:
                     if worker.job is not None and now > worker.deadline:
                         selector.unregister(worker.process.stdout)
-                        answers[worker.job] = {"kind": "timeout", "tree": None, "nulls": 0}
+                        job = worker.job
+                        answers[job] = {"kind": "timeout", "tree": None, "nulls": 0}
                         self._restart(worker)
                         remaining -= 1
+                        if on_answer is not None:
+                            on_answer(job, answers[job])
                         if progress is not None:
                             progress.update(1)
         finally:
@@ -177,13 +192,6 @@ class WorkerPool:
         self.close()
 
 
-def chunk_path(cache_dir: Path, verses: list[list[str]], settings: ParserSettings) -> Path:
-    digest = hashlib.sha1(settings.cache_key().encode())
-    for tokens in verses:
-        digest.update(("\t".join(tokens) + "\n").encode())
-    return cache_dir / f"parse-{digest.hexdigest()[:20]}.jsonl"
-
-
 @dataclass
 class ParseResult:
     """Penn trees (one per verse) and the statistics of the run."""
@@ -203,15 +211,117 @@ def sentence_tree(answer: dict, tokens: list[str], cased_tokens: list[str] | Non
     return trees.fallback_tree(tokens, cased_tokens), "fallback", 0
 
 
-def parse_verses(verses: list[list[str]], cache_dir: Path, processes: int,
-                 settings: ParserSettings = ParserSettings(), chunk_size: int = 1000,
-                 parser_verses: list[list[str]] | None = None, show_progress: bool = True) -> ParseResult:
-    """Penn trees for tokenized English verses (leaves == tokens), parsing what is not cached.
 
-    `parser_verses`, if given, are the same tokens as `verses` in their
-    original casing: link-grammar sees those (capitals mark names), the
-    trees' leaves are the tokens of `verses`.
+
+def legacy_chunk_path(work_dir: Path, verses: list[list[str]], settings: ParserSettings) -> Path:
+    """Where an earlier version of this module kept the answers of a chunk of verses (parser tokens):
+    a JSON line {"answers": [one per sentence]} per verse, named by a hash of the settings and the tokens."""
+    digest = hashlib.sha1(settings.cache_key().encode())
+    for tokens in verses:
+        digest.update(("\t".join(tokens) + "\n").encode())
+    return work_dir / f"parse-{digest.hexdigest()[:20]}.jsonl"
+
+
+def read_legacy_chunk(path: Path, keys: list[list[str]], warn: Callable[[str], None]) -> dict[str, dict]:
+    """The answers of a legacy chunk file by sentence key, `keys` being the sentence keys of its verses.
+    A file with another number of lines is ignored; a line whose answers do not fit its verse's
+    sentences (another count, or not well formed) is skipped: those sentences are parsed again."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        warn(f"{path}: cannot read this earlier parse cache file ({error}); its sentences are parsed again")
+        return {}
+    if len(lines) != len(keys):
+        warn(f"{path}: {len(lines)} lines for the {len(keys)} verses of its chunk; ignored, its sentences are "
+             "parsed again")
+        return {}
+    found: dict[str, dict] = {}
+    skipped = []
+    for number, (line, verse_keys) in enumerate(zip(lines, keys), 1):
+        try:
+            answers = json.loads(line)["answers"]
+        except (ValueError, TypeError, KeyError):
+            answers = None
+        if not isinstance(answers, list) or len(answers) != len(verse_keys) \
+                or not all(parse_cache.well_formed(answer) for answer in answers):
+            skipped.append(number)
+            continue
+        found.update(zip(verse_keys, answers))
+    if len(skipped) == 1:
+        warn(f"{path}: line {skipped[0]} does not fit its verse; its sentences are parsed again")
+    elif skipped:
+        warn(f"{path}: lines {', '.join(map(str, skipped[:5]))}{', ...' if len(skipped) > 5 else ''} "
+             f"({len(skipped)} lines) do not fit their verses; their sentences are parsed again")
+    return found
+
+
+def _worker_log_path() -> Path:
+    """The link-grammar log of a Dask worker: in the worker's own directory (else the temporary directory)."""
+    try:
+        from distributed import get_worker
+
+        directory = Path(get_worker().local_directory)
+    except (ImportError, ValueError):
+        import tempfile
+
+        directory = Path(tempfile.gettempdir())
+    return directory / "link-grammar-workers.log"
+
+
+def parse_batch(settings: ParserSettings, texts: list[str]) -> tuple[str, list[dict]]:
+    """One Dask task: (link-grammar version, answers) of `texts` from a pool of one worker process, with
+    the same hard time limit per sentence as on this machine."""
+    with WorkerPool(settings, 1, _worker_log_path()) as pool:
+        return pool.version, pool.parse(texts)
+
+
+def _parse_on_cluster(client, settings: ParserSettings, texts: list[str], batch_size: int,
+                      on_batch: Callable[[list[int], list[dict]], None], progress: tqdm) -> str:
+    """Parse `texts` as tasks of `batch_size` on the Dask cluster of `client`; `on_batch(indices, answers)`
+    as each task finishes. Returns the link-grammar version of the workers."""
+    import distributed
+
+    from decoder.errors import ClusterError
+
+    starts = range(0, len(texts), batch_size)
+    futures = [client.submit(parse_batch, settings, texts[start:start + batch_size], pure=False)
+               for start in starts]
+    start_of = {future.key: start for future, start in zip(futures, starts)}
+    version = "unknown"
+    try:
+        for future in distributed.as_completed(futures):
+            start = start_of[future.key]
+            try:
+                version, answers = future.result()
+            except distributed.KilledWorker as error:
+                raise ClusterError(None, f"parsing sentences {start + 1}-{min(start + batch_size, len(texts))}: "
+                                         f"the workers parsing them died again and again ({error})") from None
+            future.release()
+            on_batch(list(range(start, start + len(answers))), answers)
+            progress.update(len(answers))
+    finally:
+        client.cancel([future for future in futures if not future.done()])
+    return version
+
+
+def parse_verses(verses: list[list[str]], cache_path: Path | None, work_dir: Path, processes: int = 1,
+                 settings: ParserSettings = ParserSettings(), parser_verses: list[list[str]] | None = None,
+                 client=None, batch_size: int | None = None, legacy_chunk_verses: int = LEGACY_CHUNK_VERSES,
+                 show_progress: bool = True, warn: Callable[[str], None] | None = None) -> ParseResult:
+    """Penn trees for tokenized English verses (leaves == tokens), parsing only what is not cached.
+
+    `parser_verses`, if given, are the same tokens as `verses` in their original casing: link-grammar
+    sees those (capitals mark names), the trees' leaves are the tokens of `verses`. Answers are looked
+    up in the SQLite cache `cache_path` (decoder.data.parse_cache; None: no cache), then in the chunk
+    files an earlier version wrote into `work_dir` (which seed the cache); each distinct sentence not
+    found is parsed once, on `processes` local link-grammar processes or, given a dask.distributed
+    `client`, as tasks of `batch_size` sentences on its cluster (default BATCH_SENTENCES), and stored
+    `batch_size` answers at a time. The trees do not depend on where the answers came from. `warn` gets the cache's warnings
+    (default: printed on stderr).
     """
+    if warn is None:
+        warn = _warn_on_stderr
     if parser_verses is None:
         parser_verses = verses
     if len(parser_verses) != len(verses):
@@ -219,54 +329,65 @@ def parse_verses(verses: list[list[str]], cache_dir: Path, processes: int,
     for index, (tokens, cased) in enumerate(zip(verses, parser_verses)):
         if len(tokens) != len(cased):
             raise ValueError(f"parse_verses: verse {index}: cased tokens {cased} do not match tokens {tokens}")
-    cache_dir.mkdir(parents=True, exist_ok=True)
+    if batch_size is None:
+        batch_size = BATCH_SENTENCES
+    if batch_size < 1:
+        raise ValueError(f"parse_verses: batch_size must be at least 1, not {batch_size}")
+    work_dir.mkdir(parents=True, exist_ok=True)
     spans = [trees.split_sentences(tokens, settings.min_sentence_tokens, settings.max_sentence_tokens)
              for tokens in verses]
-    total_sentences = sum(len(s) for s in spans)
-    chunks = [range(start, min(start + chunk_size, len(verses))) for start in range(0, len(verses), chunk_size)]
-    pool: WorkerPool | None = None
-    answers_by_verse: list[list[dict]] = []
+    keys = [[parse_cache.sentence_key(cased[start:end]) for start, end in verse_spans]
+            for cased, verse_spans in zip(parser_verses, spans)]
+    total_sentences = sum(len(k) for k in keys)
+    distinct = list(dict.fromkeys(key for verse_keys in keys for key in verse_keys))
     parse_seconds = 0.0
-    parsed_sentences = 0
-    restarts = 0
     version = "unknown"
-    progress = tqdm(total=total_sentences, desc="parsing English", unit="sent", file=sys.stderr,
-                    smoothing=0.05, mininterval=2.0, disable=not show_progress)
-    try:
-        for chunk in chunks:
-            chunk_verses = [parser_verses[i] for i in chunk]
-            path = chunk_path(cache_dir, chunk_verses, settings)
-            if path.exists():
-                with open(path, encoding="utf-8") as cached:
-                    chunk_answers = [json.loads(line)["answers"] for line in cached]
-                if len(chunk_answers) != len(chunk_verses):
-                    raise RuntimeError(f"{path}: {len(chunk_answers)} lines, expected {len(chunk_verses)}; "
-                                       "delete the file to reparse the chunk")
-                progress.update(sum(len(spans[i]) for i in chunk))
-            else:
-                if pool is None:
-                    pool = WorkerPool(settings, processes, cache_dir / "workers.log")
-                    version = pool.version
-                jobs = [(k, trees.parser_input(parser_verses[i][start:end]))
-                        for k, i in enumerate(chunk) for start, end in spans[i]]
+    restarts = 0
+    with parse_cache.ParseCache(cache_path, settings.cache_key(), warn) as cache:
+        found = cache.lookup(distinct)
+        from_cache = len(found)
+        legacy_chunks = _import_legacy_chunks(work_dir, parser_verses, keys, found, cache, settings,
+                                              legacy_chunk_verses, warn)
+        from_legacy = len(found) - from_cache
+        misses = [key for key in distinct if key not in found]
+        # the text of the first occurrence (a key is the parser's tokens: every occurrence gives the same text)
+        texts = {}
+        for cased, verse_spans, verse_keys in zip(parser_verses, spans, keys):
+            for (start, end), key in zip(verse_spans, verse_keys):
+                if key in found or key in texts:
+                    continue
+                texts[key] = trees.parser_input(cased[start:end])
+        pending: list[tuple[str, dict]] = []
+
+        def keep(indices: list[int], answers: list[dict]) -> None:
+            for index, answer in zip(indices, answers):
+                found[misses[index]] = answer
+                pending.append((misses[index], answer))
+            if len(pending) >= batch_size:
+                cache.store(pending)
+                pending.clear()
+
+        progress = tqdm(total=len(misses), desc="parsing English", unit="sent", file=sys.stderr,
+                        smoothing=0.05, mininterval=2.0, disable=not show_progress or not misses)
+        try:
+            if misses:
                 started = time.monotonic()
-                flat_answers = pool.parse([text for _, text in jobs], progress)
-                parse_seconds += time.monotonic() - started
-                parsed_sentences += len(jobs)
-                chunk_answers = [[] for _ in chunk]
-                for (k, _), answer in zip(jobs, flat_answers):
-                    chunk_answers[k].append(answer)
-                temporary = path.with_suffix(".tmp")
-                with open(temporary, "w", encoding="utf-8") as out:
-                    for answers in chunk_answers:
-                        out.write(json.dumps({"answers": answers}) + "\n")
-                os.replace(temporary, path)
-            answers_by_verse.extend(chunk_answers)
-    finally:
-        progress.close()
-        if pool is not None:
-            restarts = pool.restarts
-            pool.close()
+                miss_texts = [texts[key] for key in misses]
+                if client is not None:
+                    version = _parse_on_cluster(client, settings, miss_texts, batch_size, keep, progress)
+                else:
+                    with WorkerPool(settings, processes, work_dir / "workers.log") as pool:
+                        version = pool.version
+                        try:
+                            pool.parse(miss_texts, progress, lambda index, answer: keep([index], [answer]))
+                        finally:
+                            restarts = pool.restarts
+                parse_seconds = time.monotonic() - started
+        finally:
+            progress.close()
+            cache.store(pending)  # the answers that came in since the last store (also when interrupted)
+            pending.clear()
+        ignored_rows = cache.ignored_rows
 
     sentence_kinds: Counter = Counter()
     answer_kinds: Counter = Counter()
@@ -274,10 +395,11 @@ def parse_verses(verses: list[list[str]], cache_dir: Path, processes: int,
     reinserted_tokens = 0
     sentences_with_reinserted = 0
     penn_trees = []
-    for tokens, cased, verse_spans, answers in zip(verses, parser_verses, spans, answers_by_verse):
+    for tokens, cased, verse_spans, verse_keys in zip(verses, parser_verses, spans, keys):
         sentence_trees = []
         kinds = set()
-        for (start, end), answer in zip(verse_spans, answers):
+        for (start, end), key in zip(verse_spans, verse_keys):
+            answer = found[key]
             answer_kinds[answer["kind"]] += 1
             tree, kind, reinserted = sentence_tree(answer, tokens[start:end], cased[start:end])
             sentence_kinds[kind] += 1
@@ -293,16 +415,52 @@ def parse_verses(verses: list[list[str]], cache_dir: Path, processes: int,
     statistics = {
         "verses": len(verses),
         "sentences": total_sentences,
+        "distinct_sentences": len(distinct),
         "sentences_by_kind": dict(sentence_kinds),
         "link_grammar_answers": dict(answer_kinds),
         "verses_by_kind": dict(verse_kinds),
         "sentences_with_reinserted_tokens": sentences_with_reinserted,
         "reinserted_tokens": reinserted_tokens,
-        "sentences_parsed_this_run": parsed_sentences,
-        "parse_seconds_this_run": round(parse_seconds, 1),
-        "sentences_per_second_this_run": round(parsed_sentences / parse_seconds, 2) if parse_seconds else None,
-        "processes": processes,
         "settings": asdict(settings),
+        # what this run did (not a property of the trees)
+        "sentences_from_cache_this_run": from_cache,
+        "sentences_from_earlier_chunk_files_this_run": from_legacy,
+        "earlier_chunk_files_read_this_run": legacy_chunks,
+        "cache_rows_ignored_this_run": ignored_rows,
+        "sentences_parsed_this_run": len(misses),
+        "parse_seconds_this_run": round(parse_seconds, 1),
+        "sentences_per_second_this_run": round(len(misses) / parse_seconds, 2) if parse_seconds else None,
+        "worker_restarts_this_run": restarts,
+        "processes": processes,
+        "dask_cluster": client is not None,
         "link_grammar_version": version,
     }
     return ParseResult(penn_trees, statistics)
+
+
+def _warn_on_stderr(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+def _import_legacy_chunks(work_dir: Path, parser_verses: list[list[str]], keys: list[list[str]],
+                          found: dict[str, dict], cache: parse_cache.ParseCache, settings: ParserSettings,
+                          chunk_verses: int, warn: Callable[[str], None]) -> int:
+    """Add to `found` (and to `cache`) the answers of the earlier chunk files in `work_dir` that belong to
+    these verses and hold sentences not found yet; returns how many files were read."""
+    present = {path.name for path in work_dir.glob("parse-*.jsonl")}
+    if not present:
+        return 0
+    read = 0
+    for start in range(0, len(parser_verses), chunk_verses):
+        chunk_keys = keys[start:start + chunk_verses]
+        if all(key in found for verse_keys in chunk_keys for key in verse_keys):
+            continue
+        path = legacy_chunk_path(work_dir, parser_verses[start:start + chunk_verses], settings)
+        if path.name not in present:
+            continue
+        answers = {key: answer for key, answer in read_legacy_chunk(path, chunk_keys, warn).items()
+                   if key not in found}
+        found.update(answers)
+        cache.store(answers.items())
+        read += 1
+    return read

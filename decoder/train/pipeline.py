@@ -22,7 +22,8 @@ DIR/system.json describes the system (decoder.train.system).
 Layout of DIR: corpus/ (cleaned, split and tokenized text, trees, alignments),
 clean.log, recase.gz, lm.bin, rules.gz (+ .features.json), glue.gz, unknown-labels.txt,
 store/, config.toml, test.out and test.detok (with a test set), system.json,
-stages.json, cache/ (parser and aligner caches an interrupted stage resumes from).
+stages.json, cache/ (parser and aligner caches an interrupted stage resumes from; the parser's
+answers are in cache/parse.sqlite unless `parse_cache` names a file shared with other systems).
 """
 from __future__ import annotations
 
@@ -61,6 +62,7 @@ class TrainSettings:
     strategy: str = DEFAULT_STRATEGY
     workers: int = 1
     cluster: str | None = None
+    parse_cache: Path | None = None  # the parser's answers by sentence (None: DIR/cache/parse.sqlite)
     tune: bool = True
     weights: dict | None = None  # without tuning: these weights (feature -> value) instead of the defaults
     mert_iterations: int = MERT_ITERATIONS
@@ -74,6 +76,12 @@ class TrainSettings:
         self.test = tuple(map(Path, self.test)) if self.test else None
         self.lm_text = [Path(path) for path in self.lm_text]
         self.lm = Path(self.lm) if self.lm is not None else None
+        self.parse_cache = Path(self.parse_cache) if self.parse_cache is not None else None
+
+
+def parse_cache_path(settings: TrainSettings) -> Path:
+    """The SQLite file of the parser's answers: --parse-cache, else DIR/cache/parse.sqlite."""
+    return settings.parse_cache if settings.parse_cache is not None else settings.out / "cache" / "parse.sqlite"
 
 
 def check_inputs(settings: TrainSettings) -> dict:
@@ -128,7 +136,7 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
                  cluster: Cluster | None = None) -> list[runner.Stage]:
     """The stages of this run, their inputs, outputs and settings (see the module docstring).
     `implementations` replaces stage functions by name (a StageContext -> statistics function);
-    tokenization, extraction and the test set's decoding run on `cluster` if given."""
+    tokenization, parsing, extraction and the test set's decoding run on `cluster` if given."""
     out = settings.out
     cluster = cluster or Cluster(None)
     corpus = lambda name: out / "corpus" / name  # noqa: E731
@@ -210,8 +218,10 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
     def parse(ctx):
         from .parse import parse_file
 
+        # the cache is not part of the stage's settings: where answers are kept does not change them
         return parse_file(ctx.input("tokens"), ctx.input("cased"), ctx.output("corpus/train.trees"),
-                          out / "cache" / "parse", settings.workers, progress)
+                          parse_cache_path(settings), out / "cache" / "parse", settings.workers, progress,
+                          cluster.client(), warn=lambda message: runner.log(f"warning: {message}"))
 
     from ..data.parse import ParserSettings
 
