@@ -88,6 +88,7 @@ def test_build_trains_on_the_raw_files_with_the_recipe_split(tmp_path, fake_swor
     assert (settings.source, settings.target) == (raw / "train.es", raw / "train.en")
     assert settings.dev == (raw / "dev.es", raw / "dev.en") and settings.test == (raw / "test.es", raw / "test.en")
     assert settings.lm_text == [raw / "lm-extra.en"] and (settings.source_lang, settings.target_lang) == ("es", "en")
+    assert settings.parse_cache == build.shared_parse_cache()   # shared with the other recipe's builds
     assert content["split"]["test"]["verses"] == 3 and content["system"]["scores"] == {"test_bleu": 1.0}
     out = tmp_path / "out"
     assert (out / "test.es").resolve() == (out / "corpus" / "test.tok.src").resolve()   # the earlier layout

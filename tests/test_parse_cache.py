@@ -343,3 +343,54 @@ def test_the_shared_cache_is_beside_the_builds_and_ignored_by_git(tmp_path, monk
     names = [f"models/cache/parse.sqlite{suffix}" for suffix in ("", "-wal", "-shm")]
     ignored = subprocess.run(["git", "check-ignore", *names], cwd=REPOSITORY, capture_output=True, text=True)
     assert ignored.stdout.split() == names
+
+
+@link_grammar
+def test_cky_train_systems_share_a_parse_cache_and_its_place_changes_no_stage(tmp_path, monkeypatch):
+    """Two systems on corpora that share sentences, one --parse-cache: the second parses only what the
+    first did not (here nothing: its corpus is the first's second half); the first system run again
+    with another cache file skips every stage. Alignment is a stand-in, the LM given."""
+    from decoder.train.pipeline import TrainSettings, train
+    from train_corpus import write_corpus
+    from train_fakes import monotone_align, write_lm
+
+    source, target = write_corpus(tmp_path, "corpus", 60, seed=1)
+    half = tmp_path / "half"
+    half.mkdir()
+    for path in (source, target):
+        (half / path.name).write_text("".join(path.read_text(encoding="utf-8").splitlines(keepends=True)[30:]),
+                                      encoding="utf-8")
+    lm = write_lm(target, tmp_path / "lm.arpa")
+    shared = tmp_path / "shared" / "parse.sqlite"
+
+    def settings(source, target, out, cache):
+        return TrainSettings(source, target, "es", "en", out, lm=lm, tune=False, progress=False, parse_cache=cache)
+
+    first = train(settings(source, target, tmp_path / "one", shared), implementations={"align": monotone_align})
+    assert "parse" in first["ran"] and len(rows(shared)) > 0
+    assert not (tmp_path / "one" / "cache" / "parse.sqlite").exists()
+    stored = rows(shared)
+    monkeypatch.setattr(parse, "WORKER_SCRIPT", tmp_path / "missing.py")   # parsing anything would fail
+    second = train(settings(half / source.name, half / target.name, tmp_path / "two", shared),
+                   implementations={"align": monotone_align})
+    assert "parse" in second["ran"] and rows(shared) == stored
+    again = train(settings(source, target, tmp_path / "one", tmp_path / "elsewhere.sqlite"),
+                  implementations={"align": monotone_align})
+    assert again["ran"] == [] and "parse" in again["skipped"]
+
+
+def test_the_parse_cache_flag_reaches_the_settings(tmp_path, monkeypatch):
+    from decoder.cli import main as cky_main
+    from decoder.train import pipeline
+
+    seen = {}
+
+    def fake_train(settings, from_stage=None):
+        seen["settings"] = settings
+        raise SystemExit(0)
+
+    monkeypatch.setattr(pipeline, "train", fake_train)
+    with pytest.raises(SystemExit):
+        cky_main(["train", "--source", "a", "--target", "b", "--source-lang", "es", "--target-lang", "en",
+                  "--out", str(tmp_path / "sys"), "--parse-cache", str(tmp_path / "p.sqlite")])
+    assert seen["settings"].parse_cache == tmp_path / "p.sqlite"

@@ -10,7 +10,7 @@ Every tree is checked (decoder.sdig.deptree.check_tree: one head per token, one 
 cycles, tokens equal to the corpus tokens). Spanish parses are cached in chunks of
 `chunk_size` verses (`cache/dependencies/es-<hash>.conllu`, the hash covering the chunk's
 tokens and the parser settings), so an interrupted run resumes and small and full builds
-share chunks, as the English parse cache does.
+share chunks.
 """
 from __future__ import annotations
 

@@ -317,8 +317,8 @@ def parse_verses(verses: list[list[str]], cache_path: Path | None, work_dir: Pat
     files an earlier version wrote into `work_dir` (which seed the cache); each distinct sentence not
     found is parsed once, on `processes` local link-grammar processes or, given a dask.distributed
     `client`, as tasks of `batch_size` sentences on its cluster (default BATCH_SENTENCES), and stored
-    `batch_size` answers at a time. The trees do not depend on where the answers came from. `warn` gets the cache's warnings
-    (default: printed on stderr).
+    `batch_size` answers at a time. The trees do not depend on where the answers came from. `warn`
+    gets the cache's warnings (default: printed on stderr).
     """
     if warn is None:
         warn = _warn_on_stderr

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..data import parse
 from .split import read_lines, write_lines
+from .stages import log
 
 PARSERS = {"en": "link-grammar (English dictionary)"}
 
@@ -27,4 +28,10 @@ def parse_file(tokens_path: Path, cased_path: Path, trees_path: Path, cache_path
     result = parse.parse_verses(verses, cache_path, work_dir, max(1, workers), parser_verses=cased,
                                 client=client, show_progress=progress, warn=warn)
     write_lines(trees_path, result.trees)
+    run = result.statistics
+    log(f"parse: {run['sentences']} sentences, {run['distinct_sentences']} distinct: "
+        f"{run['sentences_from_cache_this_run']} from the cache {cache_path}, "
+        + (f"{run['sentences_from_earlier_chunk_files_this_run']} from earlier chunk files, "
+           if run['earlier_chunk_files_read_this_run'] else "")
+        + f"{run['sentences_parsed_this_run']} parsed in {run['parse_seconds_this_run']} s")
     return {key: value for key, value in result.statistics.items() if not key.endswith("_this_run")}
