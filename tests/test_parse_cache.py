@@ -149,6 +149,39 @@ def test_a_killed_run_keeps_the_answers_it_had_stored(tmp_path, monkeypatch):
     assert set(rows(cache)) == set(texts)
 
 
+def test_two_processes_parse_into_one_cache_at_once(tmp_path, monkeypatch):
+    """Two runs at the same time on overlapping corpora, storing 5 answers a transaction into one file:
+    neither waits long enough to give up, and the file ends with every sentence of both."""
+    script = tmp_path / "slow_fake_worker.py"   # 10 ms a sentence: the two runs' transactions interleave
+    script.write_text(FAKE_WORKER.replace('    text = json.loads(line)["text"]\n',
+                                          '    text = json.loads(line)["text"]\n    __import__("time").sleep(0.01)\n'))
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
+    verses = [f"the {a} saw the {b} .".split() for a in words for b in words]   # 100 distinct sentences
+    cache = tmp_path / "parse.sqlite"
+    program = textwrap.dedent(f'''
+        import json, sys
+        from pathlib import Path
+        from decoder.data import parse
+        parse.WORKER_SCRIPT = Path({str(script)!r})
+        verses = json.loads(sys.argv[1])
+        result = parse.parse_verses(verses, Path({str(cache)!r}), Path(sys.argv[2]), processes=1, batch_size=5,
+                                    show_progress=False)
+        print(json.dumps(result.trees))
+    ''')
+    subsets = {"a": verses[:70], "b": verses[30:]}
+    processes = {name: subprocess.Popen([sys.executable, "-c", program, json.dumps(subset), str(tmp_path / name)],
+                                        cwd=REPOSITORY, env=dict(os.environ, PYTHONPATH=str(REPOSITORY)),
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for name, subset in subsets.items()}
+    outputs = {name: process.communicate(timeout=300) for name, process in processes.items()}
+    fake_worker(tmp_path, monkeypatch)
+    for name, (stdout, stderr) in outputs.items():
+        assert processes[name].returncode == 0 and "warning" not in stderr, stderr
+        alone, _ = run(subsets[name], None, tmp_path / f"alone-{name}")
+        assert json.loads(stdout) == alone.trees
+    assert set(rows(cache)) == {" ".join(verse) for verse in verses}
+
+
 def test_answers_are_stored_a_batch_at_a_time_and_when_interrupted(tmp_path, monkeypatch):
     """Ctrl-C while parsing: the answers that arrived are stored before the KeyboardInterrupt goes on."""
     fake_worker(tmp_path, monkeypatch)
