@@ -149,10 +149,15 @@ def settings_from(args):
                  "default_pop_limit": args.pop_limit, "mert_restarts": args.mert_restarts,
                  "tune_strategies": tuple(args.tune_only) if args.tune_only else None}
     overrides = {key: value for key, value in overrides.items() if value is not None}
-    overrides.update(tune=not args.no_tune, cost_on_full_grammar=args.full_grammar_cost, workers=args.workers)
+    overrides.update(tune=not args.no_tune, cost_on_full_grammar=args.full_grammar_cost, workers=decoding_workers(args))
     if args.non_unique_kbest:
         overrides["unique_kbest"] = False
     return dataclasses.replace(QUICK if args.quick else Settings(), **overrides)
+
+
+def decoding_workers(args) -> int:
+    """--workers of the decoding modes: 1 unless given (--train's default, all cores, is its own)."""
+    return 1 if args.workers is None else args.workers
 
 
 def clone_module(flag: str):
@@ -180,8 +185,6 @@ def main(args: argparse.Namespace) -> int:
         return train(args)
     if args.small or args.reuse is not None:
         raise UsageError("--small and --reuse go with --train")
-    if args.workers is None:
-        args.workers = 1
     if args.sdig:
         bench_sdig = clone_module("sdig")
         sdig_parser = argparse.ArgumentParser()
@@ -215,7 +218,7 @@ def main(args: argparse.Namespace) -> int:
     if args.demo:
         from ..demo import run_demo
 
-        return run_demo(workers=args.workers)
+        return run_demo(workers=decoding_workers(args))
     if args.speed:
         return speed(args)
     return experiments(args)
