@@ -25,7 +25,8 @@ benchmarks of bench/ (they are not installed with the package):
 
     python -m bench --searches [--test-sentences N] [--pop-limits ...]   # cube and incremental search
     python -m bench --two-pass [--test-sentences N]                      # two-pass against cube pruning
-    python -m bench --moses BIN [--test-sentences N] [--pop-limits ...]  # against Moses' chart decoder
+    python -m bench --moses BIN [--pair PAIR] [--test-sentences N] [--pop-limits ...]
+                                                                         # against Moses' chart and S2T decoders
     python -m bench --sdig SDIG.toml [--sdig-word-grammar DIR]           # SDIG beside GHKM
 """
 from __future__ import annotations
@@ -77,7 +78,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"strategy and per ICR sweep) of a rule table (--out default: {DEFAULT_BINARIZATION_OUT})")
     tables.add_argument("--pair", choices=PAIRS + ("both",), default=None,
                         help="the language pair whose Bible recipe's rule table to measure (default: es-en; "
-                             "both: side by side, a pair not built is listed as skipped)")
+                             "both: side by side, a pair not built is listed as skipped); with --train, the recipe "
+                             "to time; with --moses, the build both decoders run")
     tables.add_argument("--rules", default=None, metavar="PATH",
                         help="measure this rule table instead (named by --pair if one pair is given)")
     tables.add_argument("--seeds", type=int, default=None, help="seeds of the random strategy (default 5)")
@@ -129,8 +131,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             "system); writes two_pass.json, two_pass.png and a section of results.md; "
                             "--test-sentences: verses (default 200)")
     clone.add_argument("--moses", metavar="MOSES_BIN|DIR", default=None,
-                       help="our cube pruning against this Moses decoder binary on the same model "
-                            "(--test-sentences: verses (default 100); --pop-limits: ours); with --train: the "
+                       help="our cube pruning against this Moses decoder binary, its chart and string-to-tree "
+                            "decoders, on the same model (--pair: the build, es-en, zh-en or both; --test-sentences: "
+                            "verses (default 100); --pop-limits: ours); with --train: the "
                             "root of a Moses build (default $MOSES_ROOT) whose train-model.perl --ghkm runs on "
                             "the same corpus (--test-sentences: the test sentences Moses decodes, default all)")
     clone.add_argument("--two-pass-config", default=None, help="with --two-pass: this decoder config instead "
@@ -203,6 +206,7 @@ def main(args: argparse.Namespace) -> int:
     if args.moses:
         bench_moses = clone_module("moses")
         return bench_moses.main(["--moses-bin", args.moses, "--out", args.out or DEFAULT_OUT]
+                                + (["--pair", args.pair] if args.pair else [])
                                 + (["--sentences", str(args.test_sentences)] if args.test_sentences else [])
                                 + (["--pop-limits", *map(str, args.pop_limits)] if args.pop_limits else []))
     if args.two_pass:
