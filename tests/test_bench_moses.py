@@ -228,3 +228,126 @@ def test_moses_cell_sizes_and_real_hypotheses():
                         (0, 3, 6), (1, 3, 0), (0, 4, 2)]
     # real labels: cells that hold neither <s> (start 0) nor </s> (end 4): [1,2), [2,3), [1,3)
     assert bm.moses_real_hypotheses(MOSES_LOG) == [5 + 7 + 4]
+
+
+# The moses.ini parameters the bench writes, each a parameter Moses declares (moses/Parameter.cpp, AddParam):
+# Moses rejects a moses.ini with an undeclared one.
+MOSES_PARAMETERS = {"input-factors", "mapping", "search-algorithm", "inputtype", "non-terminals",
+                    "cube-pruning-pop-limit", "stack", "beam-threshold", "rule-limit", "max-chart-span",
+                    "s2t-parsing-algorithm", "unknown-lhs", "feature", "weight"}
+
+
+def s2t_and_chart_inis(**search):
+    mw = bm.moses_weights(weights(lm=2.0))
+    common = dict(rule_table="/m/rules.gz", glue_grammar="/m/glue", lm="/m/lm.bin", lm_order=5, weights=mw,
+                  n_rule_features=3, unknown_lhs="/m/unknown-lhs", **search)
+    return (ini_sections(bm.moses_ini(bm.MosesConfig(search_algorithm=6, **common))),
+            ini_sections(bm.moses_ini(bm.MosesConfig(search_algorithm=3, **common))))
+
+
+def test_moses_ini_for_the_string_to_tree_decoder():
+    s2t, chart = s2t_and_chart_inis(pop_limit=100)
+    assert set(s2t) <= MOSES_PARAMETERS and set(chart) <= MOSES_PARAMETERS
+    # moses/TypeDef.h: SearchAlgorithm SyntaxS2T = 6 (CYKPlus = 3, the chart decoder)
+    assert s2t["search-algorithm"] == ["6"] and chart["search-algorithm"] == ["3"]
+    # moses/parameters/SyntaxOptions.cpp: s2t-parsing-algorithm, default RecursiveCYKPlus, the first value (0) of
+    # moses/TypeDef.h's S2TParsingAlgorithm; TranslationTask::SetupManager picks S2T::Manager<RecursiveCYKPlusParser>
+    assert s2t["s2t-parsing-algorithm"] == ["0"] and "s2t-parsing-algorithm" not in chart
+    # moses/Syntax/RuleTableFF.cpp: a `RuleTable` feature loads its text table into an S2T rule trie under
+    # search algorithm 6 (S2T::RuleTrieLoader) and throws under 3; the chart decoder's in-memory table is
+    # `PhraseDictionaryMemory` (train-model.perl create_ini writes RuleTable for -s2t, else that)
+    tables = [f for f in s2t["feature"] if "name=TranslationModel" in f]
+    assert len(tables) == 2 and all(f.startswith("RuleTable ") for f in tables)
+    assert all(f.startswith("PhraseDictionaryMemory ") for f in chart["feature"] if "name=TranslationModel" in f)
+    # S2T::Manager::InitializeParsers takes one max-chart-span per decode graph (one per [mapping] line): the
+    # rule table's 20, the glue's 1000, as for the chart decoder
+    assert s2t["max-chart-span"] == ["20", "1000"] and s2t["mapping"] == ["0 T 0", "1 T 1"]
+    # the same input reading (TreeInput reads its words with Sentence::Read, which adds <s> and </s> for any
+    # syntax search algorithm: moses/Sentence.cpp, is_syntax), unknown-word labels (SyntaxOptions::
+    # LoadNonTerminals, read by S2T::OovHandler) and pruning parameters S2T::Manager::Decode reads
+    # (cube.pop_limit, syntax.rule_limit, search.stack_size)
+    for name in ("inputtype", "non-terminals", "unknown-lhs", "cube-pruning-pop-limit", "rule-limit", "stack",
+                 "weight", "input-factors"):
+        assert s2t[name] == chart[name], name
+    assert s2t["inputtype"] == ["3"] and s2t["cube-pruning-pop-limit"] == ["100"]
+    # the same model: every feature line but the table type, every weight
+    same = lambda features: [f.replace("RuleTable ", "PhraseDictionaryMemory ", 1) for f in features]  # noqa: E731
+    assert same(s2t["feature"]) == chart["feature"]
+
+
+def test_moses_ini_unpruned_for_both_decoders():
+    s2t, chart = s2t_and_chart_inis(pop_limit=10 ** 6, **bm.MOSES_UNPRUNED)
+    for sections in (s2t, chart):
+        assert sections["stack"] == ["0"]            # S2T::Manager::Decode prunes stacks only when stack > 0
+        assert sections["rule-limit"] == ["10000000"] and sections["cube-pruning-pop-limit"] == ["1000000"]
+        assert all("table-limit=0" in f for f in sections["feature"] if "name=TranslationModel" in f)
+
+
+def test_moses_ini_rejects_other_search_algorithms():
+    with pytest.raises(ValueError, match="search algorithm 5"):
+        bm.moses_ini(bm.MosesConfig(rule_table="r", glue_grammar="g", lm="l", lm_order=3, weights={},
+                                    n_rule_features=1, search_algorithm=5))
+
+
+def test_arguments_default_to_both_decoders_and_the_pairs_build(monkeypatch, tmp_path):
+    from decoder.data.build import default_out
+
+    monkeypatch.delenv("MOSES_ROOT", raising=False)
+    args = bm.parse_arguments([])
+    assert args.search_algorithms == [3, 6] and args.pairs == ["es-en"] and args.moses_bin is None
+    assert bm.parse_arguments(["--search-algorithm", "6", "--pair", "both"]).search_algorithms == [6]
+    assert bm.parse_arguments(["--pair", "both"]).pairs == ["es-en", "zh-en"]
+    files = bm.pair_files("zh-en")
+    assert files["config"] == str(default_out("bible-zh-en") / "config.toml")
+    assert files["rule_table"] == str(default_out("bible-zh-en") / "rules.gz")
+    assert files["source"] == str(default_out("bible-zh-en") / "corpus" / "test.tok.src")
+    assert bm.pair_files("es-en", small=True)["config"] == str(default_out("bible-es-en", True) / "config.toml")
+    monkeypatch.setenv("MOSES_ROOT", str(tmp_path))
+    assert bm.parse_arguments([]).moses_bin == str(tmp_path / "bin" / "moses")
+    with pytest.raises(SystemExit):
+        bm.parse_arguments(["--pair", "both", "--config", "x.toml"])
+
+
+def test_without_moses_the_bench_says_so_in_one_line(monkeypatch, capsys, tmp_path):
+    monkeypatch.delenv("MOSES_ROOT", raising=False)
+    assert bm.main(["--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Moses not found: no --moses-bin" in err and "MOSES_ROOT" in err
+    monkeypatch.setenv("MOSES_ROOT", str(tmp_path))
+    assert bm.main(["--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{tmp_path}/bin/moses is not an executable" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_report_of_a_chart_only_run_reads_as_search_algorithm_3():
+    """moses.json of a run of the chart decoder alone (a single fixture check, one comparison under "demo")
+    reads as search algorithm 3 on es-en."""
+    import json
+    from pathlib import Path
+
+    result = json.loads((Path(bm.REPOSITORY) / "bench" / "results" / "moses.json").read_text())
+    text = bm.markdown(result)
+    assert "## Equivalence with no pruning (fixture system), search-algorithm 3" in text and "## es-en" in text
+    assert all(run["search_algorithm"] == 3 for run in result["pairs"]["es-en"]["moses"].values())
+
+
+def test_a_run_name_names_pair_algorithm_kind_and_pop_limit():
+    assert bm.moses_run_name("zh-en", 6, "our rules", 100) == "zh-en-moses6-our-rules-100"
+    assert bm.moses_run_name("es-en", 3, "default", 1000) == "es-en-moses3-default-1000"
+
+
+def test_the_rule_table_moses_reads_is_filtered_to_the_decoded_verses(tmp_path):
+    import gzip
+
+    table = tmp_path / "rules.gz"
+    with gzip.open(table, "wt", encoding="utf-8") as f:
+        f.write("el [X] ||| the [DT] ||| 0.5 ||| 0-0 ||| 1 1 1\n"
+                "el [X][NN] [X] ||| the [X][NN] [NP] ||| 0.5 ||| 0-0 1-1 ||| 1 1 1\n"
+                "perro [X] ||| dog [NN] ||| 0.5 ||| 0-0 ||| 1 1 1\n"
+                "gato [X] ||| cat [NN] ||| 0.5 ||| 0-0 ||| 1 1 1\n")
+    path = bm.test_rule_table(str(table), ["el perro"], str(tmp_path), "es-en")
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        assert [line.split(" |||")[0] for line in f] == ["el [X]", "el [X][NN] [X]", "perro [X]"]
+    assert bm.test_rule_table(str(table), ["el perro"], str(tmp_path), "es-en") == path   # written once
+    assert bm.test_rule_table(str(table), ["el gato"], str(tmp_path), "es-en") != path

@@ -10,6 +10,11 @@
                                # the grammar tables of Zhang et al. 2006 and Xiao et al. 2009 (Q(G'),
                                # binary rules, reordering) for a pair's rule table, pairs side by side
                                # (results in build/bench/binarization)
+    cky bench --train [--small] [--pair es-en|zh-en] [--reuse [DIR]] [--moses DIR]
+                               # the Bible recipe from plain text to a tuned system, wall and CPU seconds
+                               # per stage, rules, store size, test BLEU/chrF (train.json, train.md);
+                               # beside it Moses' train-model.perl --ghkm on the same corpus where a
+                               # Moses build is at hand (--moses DIR or $MOSES_ROOT)
 
 Results go to --out (default build/bench, build/bench/quick with --quick):
 results.json (numbers, machine, versions, settings), results.md (the tables)
@@ -20,7 +25,8 @@ benchmarks of bench/ (they are not installed with the package):
 
     python -m bench --searches [--test-sentences N] [--pop-limits ...]   # cube and incremental search
     python -m bench --two-pass [--test-sentences N]                      # two-pass against cube pruning
-    python -m bench --moses BIN [--test-sentences N] [--pop-limits ...]  # against Moses' chart decoder
+    python -m bench --moses BIN [--pair PAIR] [--test-sentences N] [--pop-limits ...]
+                                                                         # against Moses' chart and S2T decoders
     python -m bench --sdig SDIG.toml [--sdig-word-grammar DIR]           # SDIG beside GHKM
 """
 from __future__ import annotations
@@ -55,7 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                     f"{os.path.join(DEFAULT_OUT, 'quick')} with --quick)")
     parser.add_argument("--work", default=None, help="where stores, configs and outputs are built "
                                                      f"(default: {DEFAULT_WORK}/{{quick,bible}})")
-    parser.add_argument("--workers", type=int, default=1, help="decoding processes")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="decoding processes (default 1); with --train, the recipe's processes "
+                             "(default: all cores)")
     speed = parser.add_argument_group("--speed")
     speed.add_argument("--config", default=None,
                        help="decoder config to time (default: the fixture system's, built under --work)")
@@ -70,7 +78,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"strategy and per ICR sweep) of a rule table (--out default: {DEFAULT_BINARIZATION_OUT})")
     tables.add_argument("--pair", choices=PAIRS + ("both",), default=None,
                         help="the language pair whose Bible recipe's rule table to measure (default: es-en; "
-                             "both: side by side, a pair not built is listed as skipped)")
+                             "both: side by side, a pair not built is listed as skipped); with --train, the recipe "
+                             "to time; with --moses, the build both decoders run")
     tables.add_argument("--rules", default=None, metavar="PATH",
                         help="measure this rule table instead (named by --pair if one pair is given)")
     tables.add_argument("--seeds", type=int, default=None, help="seeds of the random strategy (default 5)")
@@ -79,6 +88,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also BLEU, edges and model score per strategy against --pop-limits (default 10 50 "
                              "100 200 1000) with common weights on the first --test-sentences (default 10) test "
                              "sentences of the pair's build (stores and configs under --work)")
+    training = parser.add_argument_group("--train")
+    training.add_argument("--train", action="store_true",
+                          help="time the Bible recipe (--pair, default es-en) from plain text to a tuned system, "
+                               f"stage by stage, in a fresh directory under --out (default {DEFAULT_OUT}); "
+                               "writes train.json and train.md")
+    training.add_argument("--small", action="store_true", help="with --train: the recipe's small system")
+    training.add_argument("--reuse", nargs="?", const="", default=None, metavar="DIR",
+                          help="with --train: report this finished build's stages.json instead of building (no DIR: "
+                               "the recipe's build, `cky data`'s default directory)")
     experiments = parser.add_argument_group("experiments")
     experiments.add_argument("--strategies", nargs="+", choices=STRATEGIES, default=None)
     experiments.add_argument("--pop-limits", nargs="+", type=int, default=None)
@@ -112,9 +130,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="two-pass search against cube pruning on the demo config (--quick: the fixture "
                             "system); writes two_pass.json, two_pass.png and a section of results.md; "
                             "--test-sentences: verses (default 200)")
-    clone.add_argument("--moses", metavar="MOSES_BIN", default=None,
-                       help="our cube pruning against this Moses decoder binary on the same model "
-                            "(--test-sentences: verses (default 100); --pop-limits: ours)")
+    clone.add_argument("--moses", metavar="MOSES_BIN|DIR", default=None,
+                       help="our cube pruning against this Moses decoder binary, its chart and string-to-tree "
+                            "decoders, on the same model (--pair: the build, es-en, zh-en or both; --test-sentences: "
+                            "verses (default 100); --pop-limits: ours); with --train: the "
+                            "root of a Moses build (default $MOSES_ROOT) whose train-model.perl --ghkm runs on "
+                            "the same corpus (--test-sentences: the test sentences Moses decodes, default all)")
     clone.add_argument("--two-pass-config", default=None, help="with --two-pass: this decoder config instead "
                                                                "of the demo's")
 
@@ -131,10 +152,15 @@ def settings_from(args):
                  "default_pop_limit": args.pop_limit, "mert_restarts": args.mert_restarts,
                  "tune_strategies": tuple(args.tune_only) if args.tune_only else None}
     overrides = {key: value for key, value in overrides.items() if value is not None}
-    overrides.update(tune=not args.no_tune, cost_on_full_grammar=args.full_grammar_cost, workers=args.workers)
+    overrides.update(tune=not args.no_tune, cost_on_full_grammar=args.full_grammar_cost, workers=decoding_workers(args))
     if args.non_unique_kbest:
         overrides["unique_kbest"] = False
     return dataclasses.replace(QUICK if args.quick else Settings(), **overrides)
+
+
+def decoding_workers(args) -> int:
+    """--workers of the decoding modes: 1 unless given (--train's default, all cores, is its own)."""
+    return 1 if args.workers is None else args.workers
 
 
 def clone_module(flag: str):
@@ -158,6 +184,10 @@ def command_line() -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.train:
+        return train(args)
+    if args.small or args.reuse is not None:
+        raise UsageError("--small and --reuse go with --train")
     if args.sdig:
         bench_sdig = clone_module("sdig")
         sdig_parser = argparse.ArgumentParser()
@@ -176,6 +206,7 @@ def main(args: argparse.Namespace) -> int:
     if args.moses:
         bench_moses = clone_module("moses")
         return bench_moses.main(["--moses-bin", args.moses, "--out", args.out or DEFAULT_OUT]
+                                + (["--pair", args.pair] if args.pair else [])
                                 + (["--sentences", str(args.test_sentences)] if args.test_sentences else [])
                                 + (["--pop-limits", *map(str, args.pop_limits)] if args.pop_limits else []))
     if args.two_pass:
@@ -191,7 +222,7 @@ def main(args: argparse.Namespace) -> int:
     if args.demo:
         from ..demo import run_demo
 
-        return run_demo(workers=args.workers)
+        return run_demo(workers=decoding_workers(args))
     if args.speed:
         return speed(args)
     return experiments(args)
@@ -286,3 +317,45 @@ def speed(args: argparse.Namespace) -> int:
         f.write("\n")
     print(summary_line(result))
     return 0
+
+
+def train(args: argparse.Namespace) -> int:
+    """`cky bench --train` (decoder.benchmark.training)."""
+    from pathlib import Path
+
+    from ..benchmark import moses_training, training
+    from ..benchmark.experiments import machine_info
+    from ..data import build
+
+    if args.pair == "both":
+        raise UsageError("--train times one recipe: give --pair es-en or zh-en")
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    recipe = f"bible-{args.pair or 'es-en'}"
+    workers = args.workers or build.default_processes()
+    out = Path(args.out or DEFAULT_OUT)
+    moses, message = moses_training.find_moses(args.moses)
+    log(message)
+    if args.moses is not None and moses is None:
+        raise UsageError(message)
+    fresh = None
+    if args.reuse is not None:
+        directory = Path(args.reuse) if args.reuse else build.default_out(recipe, args.small)
+    else:
+        name = recipe + ("-small" if args.small else "")
+        directory = out / "train" / name
+        log(f"building {name} from plain text in {directory} (fresh)")
+        weights = build.recipe_weights(recipe, args.small)
+        fresh = training.run_build(lambda d: build.build(recipe, d, args.small, workers, weights=weights),
+                                   directory)
+    ours = training.read_build(directory)
+    if moses is None:
+        moses_report = {"found": False, "message": message}
+    else:
+        moses_report = training.moses_side(moses, ours, out / "train" / f"{ours['name']}-moses", workers,
+                                           args.test_sentences, log)
+    content = training.report(ours, moses_report, machine_info(), command_line(), fresh)
+    json_path, md_path = training.write_report(content, out)
+    print(training.markdown(content))
+    log(f"results in {json_path} and {md_path}")
+    return 0 if not moses_report.get("error") else 1

@@ -64,8 +64,8 @@ def main(args: argparse.Namespace) -> int:
     if args.dependencies and args.dataset != "bible-es-en":
         raise UsageError("--dependencies: only bible-es-en has a source-language dependency parser")
     weights = args.weights
-    if weights is None and not (args.tune or args.no_tune) and args.small:
-        weights = build.shipped_weights(f"{args.dataset}-small")   # tuned once, shipped: the demo builds fast
+    if weights is None and not (args.tune or args.no_tune):
+        weights = build.recipe_weights(args.dataset, args.small)
     if not ((args.dependencies or args.rest_lm) and (out_dir / "manifest.json").exists()):
         build.build(args.dataset, out_dir, args.small, workers, args.small_verses, args.from_stage,
                     tune=not args.no_tune, weights=weights)

@@ -256,6 +256,12 @@ def shipped_weights(name: str) -> Path | None:
     return path if path.is_file() else None
 
 
+def recipe_weights(recipe: str, small: bool) -> Path | None:
+    """The weights a recipe's build gets instead of MERT unless told otherwise: the shipped weights of its
+    small system (so that `make demo` builds in minutes), none for the full one (MERT on the dev set)."""
+    return shipped_weights(f"{recipe}-small") if small else None
+
+
 def read_weights(path: Path) -> dict:
     """The [weights] table of a TOML file (a ConfigError names the file)."""
     from decoder.errors import ConfigError
