@@ -111,3 +111,17 @@ def test_small_grammars_are_not_cached(tmp_path):
     assert len(store) < prepared_grammar.MIN_CACHED_RULES
     ChartSearchDriver(store, LanguageModel(write_arpa(tmp_path)), Weights(FEATURES, WEIGHTS))
     assert not (prepared_grammar.cache_root(store)).exists()
+
+
+def test_the_cache_is_not_part_of_the_store_checksum(system):
+    """`cky train` checks its outputs by checksum: translating with a system must not make its
+    store look changed (decoder.train.stages.Checksums)."""
+    from decoder.train.stages import Checksums
+
+    store_path, arpa = system
+    before = Checksums().of(store_path)
+    driver(store_path, arpa)
+    assert entries(store_path)
+    assert Checksums().of(store_path) == before
+    (store_path / "meta.json").write_text((store_path / "meta.json").read_text() + " ")
+    assert Checksums().of(store_path) != before  # the store's own files still count
