@@ -161,9 +161,12 @@ class ExperimentalSettings:
     pop_count: str = "all"
     virtual_pop_limit: int = 1000  # pop_count = "real": pops on virtual items per cell (0: unlimited)
     unary_pop_limit: int = 10      # pops per unary round (-1: the pop limit)
-    # What the table limit ranks a source side's rules by: "score" (their rule-feature score under the
-    # weights) or "estimate" (plus the weighted LM estimate of their words, as Moses ranks them).
-    table_limit_rank: str = "score"
+    # What the table limit ranks a source side's rules by: "estimate" (their rule-feature score under the
+    # weights plus the weighted LM estimate of their words, as Moses ranks them) or "score" (without the
+    # estimate). "estimate" keeps the rules Moses keeps: with "score" a verse of the full Bible system
+    # stays below Moses' model score at any pop limit, because the limit dropped a rule Moses uses
+    # (docs/results.md, Rule-table limit: better model score and less CPU per verse at equal pop limit).
+    table_limit_rank: str = "estimate"
     # The order cube pruning tries a key's rules in: "estimate" (rule score + weighted LM estimate of
     # their words, as Moses sorts them) or "score" (rule score alone).
     rule_order: str = "estimate"

@@ -170,7 +170,7 @@ def test_configure_changes_the_limit(models, stores):
 
 def test_table_limit_setting_is_checked():
     assert SearchSettings().table_limit == 20
-    assert SearchSettings().experimental.table_limit_rank == "score"  # the rule-feature score
+    assert SearchSettings().experimental.table_limit_rank == "estimate"  # score plus LM estimate, as Moses
     for bad in ("lm", "", None):
         with pytest.raises(SettingsError, match="table_limit_rank"):
             ExperimentalSettings(table_limit_rank=bad)

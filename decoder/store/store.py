@@ -134,6 +134,24 @@ class GrammarStore:
         """Every nonterminal's name, by id (real labels, then virtual ones such as "<NP+VP>")."""
         return self._lines(NONTERMINALS_FILE)
 
+    def nonterminal_name(self, symbol: int) -> str:
+        """One nonterminal's name, read from its line alone (a derivation names a few virtual
+        symbols; decoding all of a large grammar's names would cost seconds)."""
+        ends = self._nonterminal_line_ends
+        if not 0 <= symbol < len(ends):
+            raise IndexError(f"nonterminal {symbol}: the store has {len(ends)}")
+        start = int(ends[symbol - 1]) + 1 if symbol else 0
+        data = self._texts[NONTERMINALS_FILE]
+        try:
+            return bytes(data[start:int(ends[symbol])]).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise StoreError(os.path.join(self.path, NONTERMINALS_FILE), f"line {symbol + 1}: not UTF-8: {e}") from None
+
+    @cached_property
+    def _nonterminal_line_ends(self) -> np.ndarray:
+        data = self._texts[NONTERMINALS_FILE]
+        return np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n"))
+
     @cached_property
     def source_vocab(self) -> list[str]:
         """Every source word of a rule, by id (escaped as in the rule table)."""
@@ -168,7 +186,7 @@ class GrammarStore:
     def symbol_name(self, symbol: int) -> str:
         """A nonterminal's name, or a run's words joined by spaces and quoted."""
         if symbol < self.n_nonterminals:
-            return self.nonterminal_names[symbol]
+            return self.nonterminal_name(symbol)
         return '"' + " ".join(self.run_words_of(symbol)) + '"'
 
     def is_run(self, symbol: int) -> bool:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import Interrupted, OutputError
+from ..search.prepared_grammar import DIRECTORY as CACHE_DIRECTORY
 
 STATE_FILE = "stages.json"
 LOCK_FILE = ".lock"
@@ -96,11 +97,13 @@ class Checksums:
         return value
 
     def of(self, path: Path) -> str | None:
-        """The checksum of a file, or of a directory (its files' names and checksums), None if missing."""
+        """The checksum of a file, or of a directory (its files' names and checksums, leaving out the
+        caches a decoder writes inside a store: decoder.search.prepared_grammar), None if missing."""
         path = Path(path)
         if path.is_dir():
             digest = hashlib.sha256()
-            for child in sorted(p for p in path.rglob("*") if p.is_file()):
+            for child in sorted(p for p in path.rglob("*")
+                                if p.is_file() and CACHE_DIRECTORY not in p.relative_to(path).parts):
                 digest.update(f"{child.relative_to(path).as_posix()}\0{self.file(child)}\n".encode())
             return "dir:" + digest.hexdigest()
         if path.is_file():
