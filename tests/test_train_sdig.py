@@ -10,16 +10,19 @@ from collections import Counter
 
 import pytest
 
-from decoder.config import SdigConfig, load_config, parse_config
+from decoder.config import DecoderConfig, SdigConfig, load_config, parse_config
 from decoder.data.tokenize import TOKENIZERS
 from decoder.decoder import Decoder
 from decoder.errors import UsageError
 from decoder.sdig.decoder import SdigDecoder
+from decoder.sdig.deptree import flat_tree, write_conllu
 from decoder.sdig.grammar import Grammar
 from decoder.train.pipeline import SDIG_STAGES, TrainSettings, train
+from decoder.train.split import read_lines
 from test_sdig_decoder import PAIRS, TRANSITIONS, FixedParser
 from test_train import SENTENCES, cky
 from train_corpus import write_corpus
+from train_fakes import FAKES, write_lm
 
 LANGUAGES = {"source_language": "es", "target_language": "en", "source_tokenizer": "es", "target_tokenizer": "en"}
 
@@ -154,6 +157,40 @@ def test_a_source_language_without_a_dependency_parser_is_refused_before_any_wor
     with pytest.raises(UsageError, match="no dependency parser for source language 'xx'"):
         train(TrainSettings(source, target, "xx", "en", out, system="sdig", tune=False))
     assert not out.exists()
+
+
+def flat_source_dependencies(ctx) -> dict:
+    """Stands in for spaCy: every source token depends on the first."""
+    trees = [flat_tree(line.split()) for line in read_lines(ctx.input("tokens"))]
+    write_conllu(ctx.output("corpus/train.src.conllu"), trees)
+    return {"trees": len(trees)}
+
+
+def test_sdig_stages_skip_redo_and_share_the_corpus_stages_with_ghkm(tmp_path):
+    """The runner's bookkeeping with the SDIG stages (parse, align and the source parser stood in for,
+    the LM given, not tuned): a rerun skips all, --from redoes a stage and the later ones, and the
+    other system in the same directory reuses the corpus stages and writes its own config."""
+    source, target = write_corpus(tmp_path, "corpus", 120, seed=1)
+    lm = write_lm(target, tmp_path / "lm.arpa")
+    fakes = {**FAKES, "source-dependencies": flat_source_dependencies}
+    out = tmp_path / "system"
+
+    def run(system: str, from_stage: str | None = None) -> dict:
+        settings = TrainSettings(source, target, "es", "en", out, system=system, lm=lm, tune=False, progress=False)
+        return train(settings, from_stage=from_stage, implementations=fakes)
+
+    stages = [stage for stage in SDIG_STAGES if stage not in ("lm", "evaluate")]  # (--lm, no --test)
+    assert run("sdig")["ran"] == stages
+    assert isinstance(load_config(out / "config.toml"), SdigConfig)
+    again = run("sdig")
+    assert again["ran"] == [] and again["skipped"] == stages
+    assert run("sdig", from_stage="induce")["ran"] == ["induce", "tune"]
+    with pytest.raises(UsageError, match="this run has no induce stage"):
+        run("ghkm", from_stage="induce")
+    assert run("ghkm")["ran"] == ["extract", "compile", "tune"]
+    assert isinstance(load_config(out / "config.toml"), DecoderConfig)
+    assert run("sdig")["ran"] == ["tune"]  # its grammar is still there as it was
+    assert json.loads((out / "system.json").read_text(encoding="utf-8"))["system"] == "sdig"
 
 
 def test_sdig_decoder_with_languages_takes_raw_text():

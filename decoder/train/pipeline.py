@@ -71,7 +71,6 @@ class TrainSettings:
     source_lang: str
     target_lang: str
     out: Path
-    system: str = DEFAULT_SYSTEM  # "ghkm", or "sdig": the dependency tree-to-tree system
     dev: tuple[Path, Path] | None = None
     test: tuple[Path, Path] | None = None
     lm_text: list[Path] = field(default_factory=list)
@@ -86,6 +85,7 @@ class TrainSettings:
     mert_kbest: int = MERT_KBEST
     clean: CleanSettings = field(default_factory=CleanSettings)
     progress: bool = True
+    system: str = DEFAULT_SYSTEM  # "ghkm", or "sdig": the dependency tree-to-tree system
 
     def __post_init__(self) -> None:  # paths may be given as strings
         self.source, self.target, self.out = Path(self.source), Path(self.target), Path(self.out)
