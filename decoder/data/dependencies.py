@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -60,7 +61,9 @@ def spanish_trees(verses: list[list[str]], cache_dir: Path, parser, chunk_size: 
             cached += 1
         else:
             chunk_trees = parser.parse_many(chunk)
-            write_conllu(path, chunk_trees)
+            temporary = path.with_name(path.name + ".tmp")  # a kill while writing leaves no partial chunk
+            write_conllu(temporary, chunk_trees)
+            os.replace(temporary, path)
         trees.extend(chunk_trees)
         report(f"Spanish {start + len(chunk)}/{len(verses)} verses")
     return trees, cached
