@@ -95,6 +95,11 @@ Decoder.from_config / from_mapping return one. Its keys (SdigConfig holds the de
     max_source_words = 7         # most source words of an ET used (default decoder.sdig.grammar.MAX_ET_WORDS)
     table_limit = 20             # English sides kept per source ET, likeliest first; 0: all
                                  # (default decoder.sdig.grammar.TABLE_LIMIT)
+    recase_model = "recase.gz"   # optional, as for GHKM
+
+    [languages]                  # optional, as for GHKM: raw text in, detokenized, recased text out
+    source_language = "es"       # (`cky train --system sdig` writes them)
+    ...
 
     [weights]                    # SDIG features (decoder.sdig.search.FEATURES; its DEFAULT_WEIGHTS,
     tm_fe = 1.0                  # and lm = 1.0 when there is an LM)
@@ -132,15 +137,17 @@ WEIGHTS = "weights"
 # Keys whose values are paths relative to the config file; oov_labels is a path only if such a
 # file exists (else it is a label), glue = "builtin" is not one.
 PATH_KEYS = ("store", "lm", "glue", "oov_labels", "recase_model")
-SDIG_PATH_KEYS = ("grammar", "lm")
+SDIG_PATH_KEYS = ("grammar", "lm", "recase_model")
 # Every key that is a path in some system's config (relocate_paths rewrites them all).
 ANY_PATH_KEYS = PATH_KEYS + tuple(k for k in SDIG_PATH_KEYS if k not in PATH_KEYS)
 MODEL_KEYS = ("store", "lm", "lm_order", "glue", "oov_labels", "oov_penalty", "allow_unknown_weights",
               "recase_model")
 SYSTEMS = ("ghkm", "sdig")
 DEFAULT_SYSTEM = "ghkm"
-# The SDIG system's keys (besides `system`); `lm` and `beam_size` are shared with GHKM.
-SDIG_KEYS = ("grammar", "lm", "beam_size", "kbest_beam_size", "reorder", "max_source_words", "table_limit")
+# The SDIG system's keys (besides `system` and [languages]); `lm`, `beam_size` and `recase_model` are
+# shared with GHKM.
+SDIG_KEYS = ("grammar", "lm", "beam_size", "kbest_beam_size", "reorder", "max_source_words", "table_limit",
+             "recase_model")
 # What a system translates: recorded by `cky train`, not arguments of the decoder (strings; optional).
 LANGUAGE_KEYS = ("source_language", "target_language", "source_tokenizer", "target_tokenizer")
 CONFIG_KEYS = MODEL_KEYS + SETTING_NAMES + LANGUAGE_KEYS + ("system",) + tuple(k for k in SDIG_KEYS
@@ -192,13 +199,16 @@ class SdigConfig:
     max_source_words: int | None = None  # None: decoder.sdig.grammar.MAX_ET_WORDS
     table_limit: int | None = None  # None: decoder.sdig.grammar.TABLE_LIMIT
     path: str | None = None
+    languages: dict = field(default_factory=dict)  # LANGUAGE_KEYS given in the file -> their values
+    recase_model: str | None = None  # the recasing model's path (decoder.text)
 
     system = "sdig"
 
     def decoder_arguments(self) -> dict:
         """Keyword arguments of SdigDecoder(...)."""
         arguments = dict(grammar=self.grammar, lm=self.lm, weights=dict(self.weights), beam_size=self.beam_size,
-                         kbest_beam_size=self.kbest_beam_size, reorder=self.reorder)
+                         kbest_beam_size=self.kbest_beam_size, reorder=self.reorder, config_path=self.path,
+                         languages=dict(self.languages), recase_model=self.recase_model)
         if self.max_source_words is not None:
             arguments["max_source_words"] = self.max_source_words
         if self.table_limit is not None:
@@ -254,7 +264,7 @@ def parse_config(mapping: Mapping, base_dir: str | os.PathLike | None = None,
         if stray:
             raise ConfigError(source, f"`{stray[0]}` is not a key of `system = \"sdig\"` (its keys: "
                                       f"system, {', '.join(SDIG_KEYS)})")
-        return _parse_sdig(values, weights, base_dir, source)
+        return _parse_sdig(values, weights, base_dir, source, languages)
     experimental = _experimental_values(values, experimental, source)
     stray = sorted(k for k in values if k not in MODEL_KEYS + SETTING_NAMES)
     if stray:
@@ -276,7 +286,7 @@ def parse_config(mapping: Mapping, base_dir: str | os.PathLike | None = None,
     return DecoderConfig(weights=weights, settings=settings, path=source, languages=languages, **model)
 
 
-def _parse_sdig(values: dict, weights: dict, base_dir, source) -> SdigConfig:
+def _parse_sdig(values: dict, weights: dict, base_dir, source, languages: dict) -> SdigConfig:
     """An SdigConfig from the flattened keys (the SDIG keys only; see the module docstring)."""
     from .sdig.search import FEATURES
 
@@ -288,7 +298,7 @@ def _parse_sdig(values: dict, weights: dict, base_dir, source) -> SdigConfig:
         raise ConfigError(source, 'a `system = "sdig"` config needs `grammar = ...` (the SDIG grammar directory)')
     try:
         model: dict = {}
-        for key in ("grammar", "lm"):
+        for key in SDIG_PATH_KEYS:
             if key in values:
                 value = values[key]
                 if isinstance(value, os.PathLike):
@@ -315,7 +325,7 @@ def _parse_sdig(values: dict, weights: dict, base_dir, source) -> SdigConfig:
     unknown = sorted(set(weights) - set(FEATURES))
     if unknown:
         raise ConfigError(source, f"weight `{unknown[0]}` names no SDIG feature (its features: {', '.join(FEATURES)})")
-    return SdigConfig(weights=weights, path=source, **model)
+    return SdigConfig(weights=weights, path=source, languages=languages, **model)
 
 
 def resolve_path(key: str, value, base_dir: str):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -43,8 +44,10 @@ def chunk_path(cache_dir: Path, verses: list[list[str]], settings_key: str) -> P
     return cache_dir / f"es-{digest.hexdigest()[:16]}.conllu"
 
 
-def spanish_trees(verses: list[list[str]], cache_dir: Path, parser, chunk_size: int = 1000) -> tuple[list, int]:
-    """Trees of all verses, from the cache where a chunk is there; (trees, chunks read from cache)."""
+def spanish_trees(verses: list[list[str]], cache_dir: Path, parser, chunk_size: int = 1000,
+                  report=log) -> tuple[list, int]:
+    """Trees of all verses, from the cache where a chunk is there; (trees, chunks read from cache).
+    `report` gets a progress line after each chunk."""
     cache_dir.mkdir(parents=True, exist_ok=True)
     trees, cached = [], 0
     for start in range(0, len(verses), chunk_size):
@@ -58,19 +61,23 @@ def spanish_trees(verses: list[list[str]], cache_dir: Path, parser, chunk_size: 
             cached += 1
         else:
             chunk_trees = parser.parse_many(chunk)
-            write_conllu(path, chunk_trees)
+            temporary = path.with_name(path.name + ".tmp")  # a kill while writing leaves no partial chunk
+            write_conllu(temporary, chunk_trees)
+            os.replace(temporary, path)
         trees.extend(chunk_trees)
-        log(f"Spanish {start + len(chunk)}/{len(verses)} verses")
+        report(f"Spanish {start + len(chunk)}/{len(verses)} verses")
     return trees, cached
 
 
-def english_trees(trees_path: Path, tokens: list[list[str]]) -> list:
+def english_trees(trees_path: Path, tokens: list[list[str]], tokens_name: str = "train.en") -> list:
+    """English dependency trees by head rules from the Penn trees of `trees_path`, one a line, whose
+    leaves are `tokens` (the lines of the file `tokens_name`)."""
     from decoder.sdig.head_rules import english_dependency_tree
 
     with open(trees_path, encoding="utf-8") as f:
         lines = f.read().splitlines()
     if len(lines) != len(tokens):
-        raise InputError(trees_path, f"{len(lines)} trees for {len(tokens)} verses of train.en")
+        raise InputError(trees_path, f"{len(lines)} trees for {len(tokens)} verses of {tokens_name}")
     out = []
     for number, (line, verse) in enumerate(zip(lines, tokens), 1):
         try:

