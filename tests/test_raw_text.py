@@ -112,6 +112,9 @@ def test_cky_translate_raw_text_one_line_per_line_and_unknown_words_counted(syst
     assert kbest.read_text().splitlines()[0].startswith(f"0 ||| {TRANSLATION} |||")
     code, out, err = run_cky(["translate", "--config", str(system["raw"]), "--quiet"], f"{RAW_UNKNOWN}\n".encode())
     assert out.decode() == UNKNOWN_TRANSLATION + "\n" and "unknown" not in err
+    assert err == ""  # --quiet: not even the load line
+    code, out, err = run_cky(["translate", "--config", str(system["raw"])], f"{RAW_UNKNOWN}\n".encode())
+    assert "loaded Decoder(" in err  # which the default prints
     # the same through an output file (the resumable writer), on two processes
     output = tmp_path / "out.txt"
     code, out, err = run_cky(["translate", "--config", str(system["raw"]), "--output", str(output), "--workers", "2"],
