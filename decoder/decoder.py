@@ -273,12 +273,7 @@ class Decoder:
         source_tokens = translation.source_tokens.split()
         translation.unknown_words = [source_tokens[i] for i in unknown_positions(translation.derivation)
                                      if i < len(source_tokens)]
-        if raw is not None:
-            text, tokens, cased = raw
-            hints = self.text.hints(tokens, cased, translation.unknown_words)
-            translation.text = self.text.output_text(translation.tokens.split(), hints)
-            translation.source = text
-        return translation
+        return self.text.present(translation, raw)
 
     def translate(self, sentence: str | Sequence[str], tokenized: bool | None = None) -> Translation:
         """The best translation of one sentence (a str, or a list of tokens): its text, target tree,

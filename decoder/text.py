@@ -96,6 +96,17 @@ class TextPipeline:
         recased = self.recaser.recase(list(tokens), [hints.get(token) for token in tokens])
         return self.target.detokenize(recased)
 
+    def present(self, translation, raw: tuple | None):
+        """For raw input (`raw`: the input text, its tokens and their cased forms, as source_tokens
+        made them), the text the user reads (unknown words keep the input's casing) and the input as
+        given; tokenized input (None) is left as it is. Returns the translation."""
+        if raw is not None:
+            text, tokens, cased = raw
+            hints = self.hints(tokens, cased, translation.unknown_words)
+            translation.text = self.output_text(translation.tokens.split(), hints)
+            translation.source = text
+        return translation
+
 
 def unknown_positions(derivation: dict | None) -> list[int]:
     """Source positions of the words a derivation passes through (its `oov` nodes), in order."""

@@ -193,12 +193,7 @@ class SdigDecoder:
     def _finish(self, translation: Translation, raw) -> Translation:
         """Fill in the unknown words, and for raw input the text the user reads (decoder.text)."""
         translation.unknown_words = unknown_words(translation.derivation, translation.source_tokens.split())
-        if raw is not None:
-            text, tokens, cased = raw
-            hints = self.text.hints(tokens, cased, translation.unknown_words)
-            translation.text = self.text.output_text(translation.tokens.split(), hints)
-            translation.source = text
-        return translation
+        return self.text.present(translation, raw)
 
     def kbest(self, sentence, k: int, unique: bool = True, tree: DepTree | None = None,
               tokenized: bool | None = None) -> list[Translation]:
