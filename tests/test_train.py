@@ -107,12 +107,23 @@ def test_the_system_translates_raw_text_through_the_api(system):
         assert t.source_tokens == tokenized and t.tokens == decoder.translate(tokenized, tokenized=True).text
     if "cli_outputs" in system:
         assert outputs == system["cli_outputs"]  # the same system either way
+    # the GHKM system searches incrementally over the rest-cost binary of its LM (GHKM_SEARCH) ...
+    assert decoder.search_settings.search == "incremental"
+    assert decoder.lm.kind == "rest_probing" and Path(decoder.lm.path).name == "lm.rest.bin"
+    # ... which scores a complete translation as lm.bin does
+    from decoder.lm import LanguageModel
+
+    probing = LanguageModel(system["out"] / "lm.bin")
+    for t in translations:
+        assert decoder.lm.score_sentence(t.tokens.split()) == pytest.approx(probing.score_sentence(t.tokens.split()),
+                                                                            abs=1e-4)
 
 
 def test_system_json_describes_the_system(system):
     out = system["out"]
     described = json.loads((out / "system.json").read_text(encoding="utf-8"))
     assert described["languages"] == {"source": "es", "target": "en"}
+    assert described["search"] == "incremental" and described["lm"]["rest_costs"] == "lm.rest.bin"
     assert described["tokenizers"] == {"source": "es", "target": "en"}
     assert list(described["stages"]) == list(STAGES)
     assert all(stage["seconds"] >= 0 for stage in described["stages"].values())

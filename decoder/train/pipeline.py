@@ -51,7 +51,7 @@ from . import stages as runner
 from .clean import CleanSettings, check_parallel, count_lines
 from .parse import PARSERS
 from .split import MIN_DEV_PAIRS, check_dev_size
-from .system import SDIG_REORDER, SYSTEM, describe, write_system_json
+from .system import GHKM_SEARCH, REST_LM, SDIG_REORDER, SYSTEM, describe, write_system_json
 
 STAGES = ("clean", "split", "tokenize", "recase", "parse", "align", "lm", "extract", "compile", "tune", "evaluate")
 SDIG_STAGES = ("clean", "split", "tokenize", "recase", "parse", "align", "lm", "source-dependencies",
@@ -267,15 +267,19 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
 
             extra = [ctx.input(f"lm_text_{k}") for k in range(len(settings.lm_text))]
             return build_lm(ctx.input("target"), extra, target_tokenizer, ctx.output("lm.bin"), ctx.work_dir,
-                            settings.lm_order, settings.workers)
+                            settings.lm_order, settings.workers, ctx.output(REST_LM) if rest else None)
 
+        # GHKM searches incrementally over the rest-cost binary of the same model (GHKM_SEARCH)
+        rest = settings.system != "sdig"
         lm_inputs = {"target": corpus("train.tok.tgt"),
                      **{f"lm_text_{k}": path for k, path in enumerate(settings.lm_text)}}
-        add("lm", lm, lm_inputs, ["lm.bin"], {"order": settings.lm_order, "tokenizer": target_tokenizer})
-        lm_path, config_lm, lm_order = out / "lm.bin", "lm.bin", settings.lm_order
-    else:
+        add("lm", lm, lm_inputs, ["lm.bin", REST_LM] if rest else ["lm.bin"],
+            {"order": settings.lm_order, "tokenizer": target_tokenizer, **({"rest_model": True} if rest else {})})
+        config_lm = REST_LM if rest else "lm.bin"
+        lm_path, lm_order, search = out / config_lm, settings.lm_order, GHKM_SEARCH if rest else None
+    else:  # a finished model: cube pruning over it as given (rest costs need the lower-order models)
         lm_path = settings.lm.resolve()
-        config_lm, lm_order = str(lm_path), None
+        config_lm, lm_order, search = str(lm_path), None, None
 
     if settings.system == "sdig":
         from ..sdig.search import FIXED_IN_TUNING
@@ -291,7 +295,7 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
         return tune_system(ctx.output("config.toml"), out, model, config_lm, lm_order, languages, *dev,
                            ctx.work_dir, out / "cache" / "tune", settings.mert_iterations, settings.mert_kbest,
                            settings.workers, progress, ctx.fingerprint, settings.weights,
-                           recase_model=RECASE_MODEL, system=settings.system, fixed=fixed)
+                           recase_model=RECASE_MODEL, system=settings.system, fixed=fixed, search=search)
 
     model_role = "grammar" if settings.system == "sdig" else "store"
     tune_inputs = {model_role: model, "lm": lm_path}
@@ -301,6 +305,8 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
                      "languages": languages, "lm": config_lm, "lm_order": lm_order}
     if settings.system == "sdig":  # (a GHKM run's fingerprint stays what it was before SDIG could be trained)
         tune_settings.update(system="sdig", fixed=list(fixed), reorder=SDIG_REORDER)
+    if search:
+        tune_settings["search"] = dict(search)
     if settings.weights is not None:
         tune_settings["weights"] = dict(settings.weights)
     add("tune", tune, tune_inputs, ["config.toml"], tune_settings)

@@ -21,25 +21,27 @@ def tune_system(config_path: Path, out_dir: Path, model: Path, lm: str, lm_order
                 dev_source: Path | None, dev_target: Path | None, work_dir: Path, persistent_dir: Path,
                 iterations: int, kbest: int, workers: int, progress: bool = True, fingerprint: str = "",
                 weights: dict | None = None, recase_model: str | None = None, system: str = "ghkm",
-                fixed: tuple[str, ...] = ()) -> dict:
+                fixed: tuple[str, ...] = (), search: dict | None = None) -> dict:
     """Write config_path, to be moved into `out_dir`, for `system` (decoder.train.system.system_config;
     `model`, the store or grammar directory in `out_dir`; paths relative to `out_dir`, `lm` as given:
     relative to `out_dir`, or absolute; `recase_model`, relative to `out_dir`, recorded as the system's
     recasing model); returns statistics. MERT's checkpoint in `persistent_dir` is resumed only by a run
-    of the same `fingerprint`; `fixed` features keep their weights. MERT decodes the tokenized dev set
+    of the same `fingerprint`; `fixed` features keep their weights; `search`, the config's [search]
+    table, which MERT decodes with too. MERT decodes the tokenized dev set
     (decoder.text.tokenized_input). Without a dev set, the config gets `weights` if given, else the
     decoder's defaults."""
     relative_lm, relative_model = lm, model.relative_to(out_dir).as_posix()
     if dev_source is None:
         described = "the weights it was given" if weights else "the decoder's default weights"
         write_system_config(config_path, system_config(relative_model, relative_lm, languages, weights, lm_order,
-                                                       recase_model, system),
+                                                       recase_model, system, search),
                             f"written by cky train; not tuned (--no-tune): {described}")
         return {"tuned": False, **({"weights": dict(weights)} if weights else {})}
     start = work_dir / "start.toml"
     absolute_lm = str(out_dir / lm)  # (an absolute `lm` stays itself)
     # The fingerprint (of the model, LM and dev set) makes a checkpoint of another run's MERT unusable.
-    write_system_config(start, system_config(str(model), absolute_lm, languages, None, lm_order, None, system),
+    write_system_config(start, system_config(str(model), absolute_lm, languages, None, lm_order, None, system,
+                                             search),
                         f"cky train: the starting point of MERT; stage fingerprint {fingerprint}")
     persistent_dir.mkdir(parents=True, exist_ok=True)
     shutil.copy(start, persistent_dir / "start.toml")  # the checkpoint's identity names this path and content
@@ -55,7 +57,7 @@ def tune_system(config_path: Path, out_dir: Path, model: Path, lm: str, lm_order
     header = (f"written by cky train: weights tuned with MERT on {len(sentences)} dev sentences, dev BLEU "
               f"{summary['bleu']:.2f} (tokenized, lowercased) after {len(summary['history'])} iterations")
     write_system_config(config_path, system_config(relative_model, relative_lm, languages, summary["weights"],
-                                                   lm_order, recase_model, system),
+                                                   lm_order, recase_model, system, search),
                         header)
     shutil.rmtree(persistent_dir, ignore_errors=True)
     return {"tuned": True, "dev_sentences": len(sentences), "dev_bleu": round(summary["bleu"], 2),
