@@ -55,7 +55,7 @@ def test_bench_quick_outside_the_repository(outside):
 def test_bench_speed_outside_the_repository(outside):
     work, env = outside
     completed = run_installed(["-m", "decoder.cli", "bench", "--speed", "--repeats", "2", "--warmup", "1",
-                               "--out", "speed"], work, env)
+                               "--startup", "--out", "speed"], work, env)
     assert completed.returncode == 0, completed.stderr[-3000:]
     result = json.loads((work / "speed" / "speed.json").read_text())
     test_set = [line for line in (work / "build" / "bench-work" / "quick" / "fixture" / "corpus" / "test.es")
@@ -67,6 +67,13 @@ def test_bench_speed_outside_the_repository(outside):
     assert low <= result["words_per_second"] <= high
     assert result["words_per_second"] == pytest.approx(result["words"] / result["seconds"])
     assert "words/s" in completed.stdout
+    # --startup: fresh processes, each opening the decoder and translating the test set
+    startup = result["startup"]
+    assert startup["sentences"] == 30 and startup["runs"] == 3 and startup["first_translation"].strip()
+    assert 0 < startup["open_seconds"] < startup["first_sentence_seconds"] < startup["process_seconds"]
+    assert 0 < startup["open_cpu_seconds"] <= startup["first_sentence_cpu_seconds"] <= startup["cpu_seconds"]
+    assert 30 < startup["peak_rss_mb"] < 2048
+    assert "start-up: decoder open" in completed.stdout
 
 
 @pytest.mark.parametrize("mode", [["--searches"], ["--two-pass"], ["--moses", "/bin/true"], ["--sdig", "x.toml"]])

@@ -65,6 +65,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="decoding processes (default 1); with --train, the recipe's processes "
                              "(default: all cores)")
     speed = parser.add_argument_group("--speed")
+    speed.add_argument("--startup", action="store_true",
+                       help="also start the decoder in fresh processes: seconds to the open decoder and to the first "
+                            "sentence (the --input lines as raw text), and peak RSS")
     speed.add_argument("--config", default=None,
                        help="decoder config to time (default: the fixture system's, built under --work)")
     speed.add_argument("--input", default=None,
@@ -316,6 +319,14 @@ def speed(args: argparse.Namespace) -> int:
         json.dump(result, f, indent=2)
         f.write("\n")
     print(summary_line(result))
+    if args.startup:
+        from ..benchmark.speed import startup, startup_line
+
+        result["startup"] = startup(config, sentences)
+        with open(os.path.join(out, "speed.json"), "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+        print(startup_line(result["startup"]))
     return 0
 
 
