@@ -18,6 +18,7 @@ import json
 import os
 from pathlib import Path
 
+from ..search.prepared_grammar import DIRECTORY as CACHE_DIRECTORY
 from ..settings import DEFAULT_GLUE
 from ..tune.config import write_config
 
@@ -96,8 +97,10 @@ def describe(settings, state: dict, counts: dict, source_tokenizer: str, target_
     store_dir = settings.out / "store"
     grammar_dir = settings.out / "grammar"
 
-    def bytes_of(directory: Path) -> int | None:
-        return sum(p.stat().st_size for p in directory.rglob("*") if p.is_file()) if directory.exists() else None
+    def bytes_of(directory: Path) -> int | None:  # (a store's prepared grammar cache is not the model)
+        return sum(p.stat().st_size for p in directory.rglob("*")
+                   if p.is_file() and CACHE_DIRECTORY not in p.relative_to(directory).parts) \
+            if directory.exists() else None
 
     sizes = {
         "corpus_pairs": clean.get("pairs_read"), "clean_pairs": clean.get("pairs_kept"),
