@@ -74,8 +74,11 @@ def test_other_weights_settings_or_lm_miss(system, tmp_path):
     changed = dict(WEIGHTS, **{FEATURES[0]: WEIGHTS.get(FEATURES[0], 1.0) + 0.5})
     driver(store_path, arpa, changed)
     assert len(entries(store_path)) == 2
-    driver(store_path, arpa, table_limit=1)  # another setting: a third entry, the oldest goes
-    assert len(entries(store_path)) == prepared_grammar.KEEP == 2
+    driver(store_path, arpa, table_limit=1)  # another setting: a third entry
+    assert len(entries(store_path)) == 3
+    for limit in range(2, 2 + prepared_grammar.KEEP):  # more than KEEP: the least recently used go
+        driver(store_path, arpa, table_limit=limit)
+    assert len(entries(store_path)) == prepared_grammar.KEEP
     # the same LM content in another file is another key (the file is part of it)
     copy = tmp_path / "copy.arpa"
     copy.write_bytes(Path(arpa).read_bytes())
@@ -104,6 +107,28 @@ def test_an_unwritable_cache_is_prepared_in_memory(system):
     second = driver(store_path, arpa)
     np.testing.assert_array_equal(first.grammar.arrays["rule_score"], second.grammar.arrays["rule_score"])
     assert not isinstance(second.grammar.arrays["rule_score"], np.memmap)
+
+
+def test_incremental_search_caches_its_records_beside_the_grammar(system):
+    from decoder.search.incremental import IncrementalSearchDriver
+
+    store_path, arpa = system
+
+    def incremental():
+        return IncrementalSearchDriver(GrammarStore.open(store_path), LanguageModel(arpa), Weights(FEATURES, WEIGHTS),
+                                       table_limit=2)
+
+    first = incremental()
+    assert len(entries(store_path)) == 2  # the grammar's entry and the search's records
+    second = incremental()
+    assert len(entries(store_path)) == 2
+    assert isinstance(second.records["sorted_rules"], np.memmap)
+    np.testing.assert_array_equal(first.records["sorted_rules"],
+                                  second.records["sorted_rules"])
+    for seed in range(4):
+        words = random_sentence(seed, 5)
+        a, b = first.best(first.run(words), words), second.best(second.run(words), words)
+        assert (a is None) == (b is None) and (a is None or (a.words, a.score) == (b.words, b.score))
 
 
 def test_small_grammars_are_not_cached(tmp_path):

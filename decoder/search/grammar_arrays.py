@@ -111,26 +111,20 @@ class GrammarArrays:
             oov_symbols=np.array(oov_symbols, dtype=np.int32),
         )
 
-    @staticmethod
-    def _prepared(store, lm, weights: Weights, table_limit: int, rule_order: str, weight_pushing: bool,
+    def _prepared(self, store, lm, weights: Weights, table_limit: int, rule_order: str, weight_pushing: bool,
                   table_limit_rank: str, pop_count: str, is_real: np.ndarray) -> dict:
-        """The weight-dependent arrays, from the prepared grammar cache or computed (and cached)."""
+        """The weight-dependent arrays, from the prepared grammar cache or computed (and cached); sets
+        `prepared_key`, the cache key (None when not cached), which a search's own records derive from."""
         lm_path = getattr(lm, "path", None)  # an LM without a file (a test's) is never cached
-        cached = lm_path is not None and len(store) >= prepared_grammar.MIN_CACHED_RULES
-        if cached:
+        self.prepared_key = None
+        if lm_path is not None and len(store) >= prepared_grammar.MIN_CACHED_RULES:
             facts = {"weights": sorted((name, float(value)) for name, value in weights.by_name.items()),
                      "table_limit": int(table_limit), "rule_order": rule_order,
                      "weight_pushing": bool(weight_pushing), "table_limit_rank": table_limit_rank,
                      "pop_count": pop_count}
-            key = prepared_grammar.cache_key(store, lm_path, facts)
-            arrays = prepared_grammar.load(store, key)
-            if arrays is not None:
-                return arrays
-        arrays = prepare(store, lm, weights, table_limit, rule_order, weight_pushing, table_limit_rank,
-                         pop_count, is_real)
-        if cached:
-            prepared_grammar.save(store, key, arrays)
-        return arrays
+            self.prepared_key = prepared_grammar.cache_key(store, lm_path, facts)
+        return prepared_grammar.cached(store, self.prepared_key, lambda: prepare(
+            store, lm, weights, table_limit, rule_order, weight_pushing, table_limit_rank, pop_count, is_real))
 
     def has_single_rule(self, symbol: int) -> bool:
         """Whether a one-child rule (a lexical rule, for a terminal run) rewrites `symbol`."""

@@ -14,6 +14,7 @@ import numpy as np
 
 from decoder._ext import compiled_module
 
+from . import prepared_grammar
 from .driver import ChartSearchDriver, SearchResult
 
 _incremental = compiled_module("_incremental")
@@ -59,7 +60,7 @@ def sorted_rule_arrays(arrays: dict, lm) -> dict:
         records["target_lo"] = offsets[:-1][rules]
         records["target_hash"] = np.asarray(arrays["rule_target_hash"]).view(np.uint64)[rules]
         parts.append(records)
-    return {"sorted_rules": np.concatenate(parts), "sorted_rules_single_offset": len(parts[0])}
+    return {"sorted_rules": np.concatenate(parts), "sorted_rules_single_offset": np.int64(len(parts[0]))}
 
 
 def junction_gaps(lm, target: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -90,7 +91,12 @@ class IncrementalSearchDriver(ChartSearchDriver):
     algorithm = "incremental"
 
     def _new_engine(self):
-        arrays = dict(self.grammar.arrays, **sorted_rule_arrays(self.grammar.arrays, self.lm))
+        # the records are prepared once per grammar and weights (decoder.search.prepared_grammar)
+        key = self.grammar.prepared_key
+        self.records = prepared_grammar.cached(self.store, key and prepared_grammar.derived_key(key, self.algorithm),
+                                               lambda: sorted_rule_arrays(self.grammar.arrays, self.lm))
+        arrays = dict(self.grammar.arrays, sorted_rules=self.records["sorted_rules"],
+                      sorted_rules_single_offset=int(np.ravel(self.records["sorted_rules_single_offset"])[0]))
         return _incremental.IncrementalSearch(arrays, self.lm, self.grammar.n_symbols, self.grammar.goal_symbol,
                                               self.settings, **self._engine_weights(), **self.engine_options)
 

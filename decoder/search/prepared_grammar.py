@@ -17,7 +17,9 @@ directory and renamed into place, so a reader sees a whole entry or none; ready.
 the arrays and their shapes and dtypes, and an entry that does not match it is ignored
 (and recomputed). At most KEEP entries stay per store (the least recently used go), so
 tuning, which opens the system under many weights, does not fill the disk. A store whose
-directory is not writable is prepared in memory as before. Grammars smaller than
+directory is not writable is prepared in memory as before. A search that prepares records of its
+own from the grammar (incremental search's sorted rules) caches them the same way, under a key
+derived from the grammar's (derived_key). Grammars smaller than
 MIN_CACHED_RULES binary rules are not cached: preparing them costs less than a read.
 """
 from __future__ import annotations
@@ -30,13 +32,14 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 FORMAT = 1                  # bump when what is prepared (or how) changes: older entries are ignored
 DIRECTORY = "prepared"      # under the store's directory
 READY = "ready.json"
-KEEP = 2                    # entries kept per store
+KEEP = 4                    # entries kept per store (a search may add its own beside the grammar's)
 MIN_CACHED_RULES = 200_000  # binary rules; below this, preparing is faster than reading
 
 
@@ -70,6 +73,23 @@ def cache_key(store, lm_path: str | None, facts: dict) -> str:
     content = json.dumps({"format": FORMAT, "version": __version__, "store": store_fingerprint(store),
                           "lm": lm_fingerprint(lm_path), "facts": facts}, sort_keys=True, default=repr)
     return hashlib.sha256(content.encode()).hexdigest()[:24]
+
+
+def derived_key(key: str, name: str) -> str:
+    """The key of what a search prepares from the grammar prepared under `key` (e.g. its own records)."""
+    return hashlib.sha256(f"{key}/{name}".encode()).hexdigest()[:24]
+
+
+def cached(store, key: str | None, compute: Callable[[], dict]) -> dict:
+    """The arrays saved under `key`, or compute() (a dict of arrays), saved under it; None: not cached."""
+    if key is not None:
+        arrays = load(store, key)
+        if arrays is not None:
+            return arrays
+    arrays = compute()
+    if key is not None:
+        save(store, key, arrays)
+    return arrays
 
 
 def load(store, key: str) -> dict[str, np.ndarray] | None:
