@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import UsageError
+from ..train.system import model_bytes
 
 TRAIN_JSON, TRAIN_MD = "train.json", "train.md"
 BUILD_MARKER = ".cky-bench-train"   # in a directory this benchmark built (and may empty again)
@@ -98,7 +99,7 @@ def read_build(directory: Path) -> dict:
         "rules": statistics.get("extract", {}).get("distinct_rules"),
         "binary_rules": statistics.get("compile", {}).get("binary_rules"),
         "store_bytes": sizes.get("store_bytes") if sizes.get("store_bytes") is not None else
-        (sum(p.stat().st_size for p in store.rglob("*") if p.is_file()) if store.is_dir() else None),
+        model_bytes(store),
         "tuned": system.get("tuned"),
         "scores": {key: evaluate.get(key) for key in ("test_sentences", "bleu", "chrf", "sacrebleu", "sacrebleu_chrf")
                    if key in evaluate},

@@ -58,6 +58,16 @@ def system_config(model: str, lm: str, languages: dict, weights: dict | None = N
     return config
 
 
+def model_bytes(directory: Path) -> int | None:
+    """The bytes of a model directory (a store, a grammar), leaving out the prepared grammar cache a
+    decoder writes into a store (decoder.search.prepared_grammar); None if it is missing."""
+    directory = Path(directory)
+    if not directory.exists():
+        return None
+    return sum(p.stat().st_size for p in directory.rglob("*")
+               if p.is_file() and CACHE_DIRECTORY not in p.relative_to(directory).parts)
+
+
 def write_system_config(path: Path, config: dict, header: str) -> None:
     write_config(config, str(path), header=header)
 
@@ -97,11 +107,6 @@ def describe(settings, state: dict, counts: dict, source_tokenizer: str, target_
     store_dir = settings.out / "store"
     grammar_dir = settings.out / "grammar"
 
-    def bytes_of(directory: Path) -> int | None:  # (a store's prepared grammar cache is not the model)
-        return sum(p.stat().st_size for p in directory.rglob("*")
-                   if p.is_file() and CACHE_DIRECTORY not in p.relative_to(directory).parts) \
-            if directory.exists() else None
-
     sizes = {
         "corpus_pairs": clean.get("pairs_read"), "clean_pairs": clean.get("pairs_kept"),
         "dropped_by_reason": clean.get("dropped"),
@@ -115,11 +120,11 @@ def describe(settings, state: dict, counts: dict, source_tokenizer: str, target_
     if sdig:
         induce = statistics.get("induce", {})
         sizes.update({"et_pairs": induce.get("et_pairs"), "induced_et_pairs": induce.get("induced_et_pairs_kept"),
-                      "model1_et_pairs": induce.get("model1_et_pairs"), "grammar_bytes": bytes_of(grammar_dir)})
+                      "model1_et_pairs": induce.get("model1_et_pairs"), "grammar_bytes": model_bytes(grammar_dir)})
     else:
         sizes.update({"rules": extract.get("distinct_rules"),
                       "binary_rules": statistics.get("compile", {}).get("binary_rules"),
-                      "store_bytes": bytes_of(store_dir)})
+                      "store_bytes": model_bytes(store_dir)})
     sizes["lm_bytes"] = (settings.out / "lm.bin").stat().st_size if settings.lm is None and \
         (settings.out / "lm.bin").exists() else None
     scores = {}
