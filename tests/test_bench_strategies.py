@@ -47,8 +47,8 @@ def test_icr_lines_say_the_ratio_the_bleus_and_by_how_much_the_goal_is_missed():
     assert lines[1] == ("- pop limit 50: ICR edges / left edges = 0.900 (1,800 / 2,000) at BLEU 30.00 vs 31.00: "
                         "goal not met by 0.150 in the ratio (goal 0.75) and 1.00 BLEU; model score icr - left -1.50")
     assert "no ICR point reaches its BLEU: goal not met" in lines[4]
-    assert lines[-1] == ("- goal (ratio at most 0.75 at equal or better BLEU) met at pop limits 10 of 2; "
-                         "measured cause: Q(G') icr / left = 0.250.")
+    assert lines[-1] == ("- goal (ratio at most 0.75 at equal or better BLEU): at equal pop limit met at 10 of 2 "
+                         "pop limits; at equal BLEU met for left's points at 10 of 2; Q(G') icr / left = 0.250.")
 
 
 def test_synchronous_against_monolingual_up_to_pop_limit_1000():
@@ -66,7 +66,8 @@ def test_synchronous_against_monolingual_up_to_pop_limit_1000():
     assert lines[0] == "- sync (left) - mono BLEU at each pop limit: 10: +1.00, 100: -1.00"
     assert lines[1] == "- icr - mono BLEU: 10: +0.50, 100: +1.00"
     assert lines[2].startswith("- goal (synchronous ahead at every pop limit up to 1000): not met: behind or "
-                               "level at pop limit 100, by up to 1.00 BLEU; model score left - mono there: 100: +2.00")
+                               "level at pop limit 100, by up to 1.00 BLEU; model score left - mono there: 100: +2.00 "
+                               "(positive: left's search found translations the model scores higher)")
     ahead = {"monolingual": {10: point(20.0, 1.0)}, "left": {10: point(20.5, 1.0)}}
     assert goals.synchronous_lines(goals.synchronous_against_monolingual(ahead))[-1].endswith(": met")
     level = {"monolingual": {10: point(20.0, 1.0)}, "left": {10: point(20.0, 1.0)}}

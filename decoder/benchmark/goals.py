@@ -126,10 +126,13 @@ def icr_lines(result: dict | None, grammar_cost_ratio: float | None = None) -> l
                      f"{row['edge_ratio']:.3f} (ICR at pop limit {row['icr_pop_limit']}) at BLEU "
                      f"{row['icr']['bleu']:.2f} vs {row['left']['bleu']:.2f}: {verdict}")
     met = result["met_at_pop_limits"]
-    lines.append(f"- goal (ratio at most {goal:.2f} at equal or better BLEU) met at "
-                 + (f"pop limits {', '.join(map(str, met))}" if met else "no pop limit")
-                 + f" of {len(result['at_equal_pop_limit'])}"
-                 + (f"; measured cause: Q(G') icr / left = {grammar_cost_ratio:.3f}" if grammar_cost_ratio else "")
+    met_bleu = [r["left_pop_limit"] for r in result["at_equal_bleu"] if r["met"]]
+    lines.append(f"- goal (ratio at most {goal:.2f} at equal or better BLEU): at equal pop limit met at "
+                 + (f"{', '.join(map(str, met))}" if met else "none")
+                 + f" of {len(result['at_equal_pop_limit'])} pop limits; at equal BLEU met for "
+                 + (f"left's points at {', '.join(map(str, met_bleu))}" if met_bleu else "none")
+                 + f" of {len(result['at_equal_bleu'])}"
+                 + (f"; Q(G') icr / left = {grammar_cost_ratio:.3f}" if grammar_cost_ratio else "")
                  + ".")
     return lines
 
@@ -166,5 +169,5 @@ def synchronous_lines(result: dict | None) -> list[str]:
                      f"model score {sync} - mono there: "
                      + ", ".join(f"{r['pop_limit']}: {r['synchronous']['model_score'] - r['monolingual']['model_score']:+.2f}"
                                  for r in behind)
-                     + " (positive: the synchronous search found better-scoring translations that BLEU ranks lower)")
+                     + f" (positive: {sync}'s search found translations the model scores higher)")
     return lines
