@@ -236,3 +236,20 @@ def test_command_errors_in_one_line(outside, arguments, message):
     completed = run_installed(["-m", "decoder.cli", "bench", *arguments], work, env)
     assert completed.returncode != 0 and message in completed.stderr
     assert "Traceback" not in completed.stderr
+
+
+def test_binarization_decode_reads_a_trained_build(tmp_path, fixture_files):
+    """`cky bench --binarization --decode` on BUILD/rules.gz of a `cky train` build: its test set is
+    BUILD/corpus/test.tok.{src,tgt} (whatever --pair says) and its common weights the build's config.toml's."""
+    from decoder.benchmark import binarization
+
+    build = trained_build(tmp_path / "build", fixture_files, weights={"lm": 0.7})
+    system, reason = binarization.decode_system("zh-en", str(build / "rules.gz"), str(tmp_path / "work"), 3)
+    assert reason is None and system.build == str(build)
+    with open(fixture_files["test_es"], encoding="utf-8") as f:
+        first = [line.rstrip("\n") for line in f][:3]
+    assert experiment.read_lines(system.test_src) == first
+    assert binarization.common_weights(str(build / "rules.gz"))[0] == {"lm": 0.7}
+    os.remove(build / "corpus" / "test.tok.src")  # neither layout: the reason names what is missing
+    system, reason = binarization.decode_system("zh-en", str(build / "rules.gz"), str(tmp_path / "work"), 3)
+    assert system is None and reason == f"no {build / 'test.zh'}, {build / 'test.en'}"
