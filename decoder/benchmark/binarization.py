@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 
 from ..errors import UsageError
 from .experiments import RANDOM_SEEDS, STRATEGIES, machine_info
+from .goals import icr_against_left, icr_lines, synchronous_against_monolingual, synchronous_lines
 
 PAIRS = ("es-en", "zh-en")
 NONTERMINAL_BINS = ("0", "1", "2", "3", "4", "5+")
@@ -52,10 +53,10 @@ class Settings:
 # ---- where a pair's rule table is ----------------------------------------------------------------------
 
 def pair_build(pair: str) -> str:
-    """The build directory of a pair's Bible recipe (`cky data bible-PAIR`; decoder.data.build.default_out)."""
-    from ..data.build import default_out
+    """The build directory of a pair's Bible recipe (`cky data bible-PAIR`; decoder.experiment.bible_build)."""
+    from ..experiment import bible_build
 
-    return str(default_out(f"bible-{pair}"))
+    return bible_build(pair)
 
 
 def pair_rule_tables(pair: str) -> list[str]:
@@ -208,16 +209,23 @@ def icr_by_iteration(rules, history: list[int], settings: Settings, log=print) -
 # ---- 3. decoding against the pop limit (optional) ----------------------------------------------------
 
 def decode_system(name: str, rules_path: str, work: str, sentences: int):
-    """The System (decoder.experiment) of a table in a recipe's build (build_of: BUILD/rules.gz, ...; with BUILD/lm.bin and BUILD/test.SRC, test.en; SRC the pair's source
-    language), decoding its first `sentences` test sentences; or the reason there is none."""
-    from ..experiment import System, read_lines
+    """The System (decoder.experiment) of a table in a build (build_of), decoding its first `sentences` test
+    sentences; or the reason there is none. A `cky train` build gives BUILD/lm.bin and
+    BUILD/corpus/test.tok.{src,tgt} (decoder.experiment.trained_files); a build of the earlier layout
+    BUILD/lm.bin, BUILD/test.SRC and test.en, SRC the pair's source language."""
+    from ..experiment import System, read_lines, trained_files
 
     data = build_of(rules_path)
-    source = name.split("-")[0] if name in PAIRS else None
-    if source is None:
-        return None, f"decoding needs a pair's build (--pair {'|'.join(PAIRS)})"
-    files = {"lm": os.path.join(data, "lm.bin"), "src": os.path.join(data, f"test.{source}"),
-             "ref": os.path.join(data, "test.en")}
+    trained = trained_files(data)
+    if os.path.exists(trained["test_src"]) and os.path.exists(trained["test_ref"]):
+        files = {"lm": trained["lm"], "src": trained["test_src"], "ref": trained["test_ref"]}
+    else:
+        source = name.split("-")[0] if name in PAIRS else None
+        if source is None:
+            return None, (f"decoding needs a pair's build (--pair {'|'.join(PAIRS)}) or a `cky train` "
+                          f"build ({trained['test_src']})")
+        files = {"lm": os.path.join(data, "lm.bin"), "src": os.path.join(data, f"test.{source}"),
+                 "ref": os.path.join(data, "test.en")}
     missing = [path for path in files.values() if not os.path.exists(path)]
     if missing:
         return None, "no " + ", ".join(missing)
@@ -229,17 +237,23 @@ def decode_system(name: str, rules_path: str, work: str, sentences: int):
             out.writelines(line + "\n" for line in read_lines(files[key])[:sentences])
     glue = os.path.join(os.path.dirname(os.path.abspath(rules_path)), "glue.gz")
     return System(name, os.path.abspath(rules_path), files["lm"], subset["src"], subset["ref"], subset["src"],
-                  subset["ref"], work, glue=glue if os.path.exists(glue) else None, tokenize="none"), None
+                  subset["ref"], work, glue=glue if os.path.exists(glue) else None, tokenize="none",
+                  build=data), None
 
 
 def common_weights(rules_path: str) -> tuple[dict | None, str]:
-    """The weights the build's system ships (decoder/tune/weights/NAME.toml, NAME from its manifest),
-    else None (the decoder's defaults), and which."""
+    """The weights of the table's build: its own config.toml's (decoder.experiment.build_weights), else the
+    weights shipped for its system (decoder/tune/weights/NAME.toml, NAME from its manifest), else None
+    (the decoder's defaults); and which."""
     import json
 
     from ..data.build import shipped_weights
+    from ..experiment import build_weights
     from ..tune.config import read_config
 
+    weights, weights_from = build_weights(build_of(rules_path))
+    if weights is not None:
+        return weights, weights_from
     manifest = os.path.join(build_of(rules_path), "manifest.json")
     try:
         with open(manifest, encoding="utf-8") as f:
@@ -477,7 +491,16 @@ def markdown(results: dict) -> str:
                                  + (f" ({v['failed']} failed)" if v["failed"] else "")
                                  for v in (by_strategy[s][pop] for s in by_strategy)])
         lines += _table(["pop limit"] + list(by_strategy), rows) + [""]
+        lines += [f"{n}, the goals on these sentences:", ""]
+        lines += icr_lines(icr_against_left(by_strategy), _cost_ratio(tables[n]["costs"]))
+        lines += synchronous_lines(synchronous_against_monolingual(by_strategy)) + [""]
     return "\n".join(lines)
+
+
+def _cost_ratio(costs: dict) -> float | None:
+    """Q(icr) / Q(left), when both were measured."""
+    return costs["icr"]["cost"] / costs["left"]["cost"] if costs.get("icr") and costs.get("left", {}).get("cost") \
+        else None
 
 
 def write_report(results: dict, out: str) -> None:

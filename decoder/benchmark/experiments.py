@@ -2,14 +2,16 @@
 
 1. grammar cost Q(G') per strategy (random: mean of 5 seeds), icr's cost per iteration (Xiao Table 2, Fig. 6/7);
 2. BLEU on dev and test per strategy after MERT, paired bootstrap against `left` (Xiao Table 3);
-3. BLEU and edges per sentence against the pop limit, per strategy (Xiao Fig. 8-10);
+3. BLEU, edges per sentence and model score against the pop limit, per strategy, with common weights
+   (Xiao Fig. 8-10), and on it monolingual against synchronous binarization (Zhang et al. 2006, Fig. 7)
+   and the two claims of decoder.benchmark.goals;
 4. mean and variance of competing items per cell against span length, per strategy (Xiao Fig. 11-12);
 5. accumulated model cost against novel LM queries and against seconds as the pop limit varies
    (Venugopal Fig. 3-5);
 6. sentences per second and peak memory of one decoding process.
 
 They run on a `System` (decoder.experiment): the tiny fixture system for
-`cky bench --quick`, else the Bible Spanish-English build. Experiments 2-6 need
+`cky bench --quick`, else a Bible build (`cky data bible-PAIR [--small]`). Experiments 2-6 need
 the decoder (decoder.decoder); when it is missing they are reported as skipped
 with the reason.
 """
@@ -26,10 +28,12 @@ from dataclasses import asdict, dataclass
 
 from ..experiment import (PACKAGE_ROOT, System, cky_environment, filtered_rules, read_lines, store_for,
                           write_decoder_config)
+from .goals import goals
 
 STRATEGIES = ("monolingual", "left", "right", "random", "icr")
 RANDOM_SEEDS = 5
 BASELINE = "left"
+WEIGHT_SOURCES = {"common_weights": ("left", "build"), "mert_start": ("defaults", "build")}
 
 
 # ---- the machine --------------------------------------------------------------------------------------
@@ -177,6 +181,16 @@ def throughput(config_path: str, input_path: str, out_path: str, workers: int = 
 
 # ---- all experiments ---------------------------------------------------------------------------------
 
+def system_weights(system: System) -> tuple[dict | None, str]:
+    """The weights of the system's build (decoder.experiment.build_weights), or none for a system
+    without a build (the fixture): the decoder's defaults."""
+    from ..experiment import build_weights
+
+    if system.build is None:
+        return None, "the decoder's defaults (the system has no build directory)"
+    return build_weights(system.build)
+
+
 @dataclass
 class Settings:
     strategies: tuple = STRATEGIES
@@ -196,6 +210,12 @@ class Settings:
     sweep_sentences: int | None = None  # test sentences of the pop-limit sweep (3 and 5)
     bootstrap_samples: int = 1000
     workers: int = 1
+    # The weights of experiments 3 and 5 (one vector for every strategy and pop limit): "left", the
+    # baseline's weights after experiment 2 (Xiao et al.), or "build", the build's own config.toml
+    # (decoder.experiment.build_weights: `cky train`'s MERT on the whole dev set).
+    common_weights: str = "left"
+    # Where MERT starts: "defaults", the decoder's default weights, or "build", the build's config.toml.
+    mert_start: str = "defaults"
 
 
 QUICK = Settings(kbest=10, mert_iterations=2, mert_restarts=2, pop_limits=(2, 10, 50), default_pop_limit=10,
@@ -219,6 +239,7 @@ def run_all(system: System, settings: Settings, log=print) -> dict:
         log(f"experiments 2-6 skipped: {missing}")
     else:
         results.update(decoding_experiments(system, settings, log))
+        results["goals"] = goals(results["pop_limit_sweep"])
     results["seconds"] = time.perf_counter() - started
     results["peak_memory_mb_bench"] = peak_memory_mb()
     return results
@@ -240,6 +261,9 @@ def decoding_experiments(system: System, settings: Settings, log=print) -> dict:
     configs = os.path.join(system.work, "configs")
     outputs_dir = os.path.join(system.work, "outputs")
     os.makedirs(outputs_dir, exist_ok=True)
+    build_weights_, build_weights_from = system_weights(system)
+    start = build_weights_ if settings.mert_start == "build" else None
+    start_from = build_weights_from if settings.mert_start == "build" else "the decoder's defaults"
 
     # 2. tune each strategy on dev, then translate dev and test with its weights
     bleu: dict = {}
@@ -250,7 +274,7 @@ def decoding_experiments(system: System, settings: Settings, log=print) -> dict:
     for strategy in order:
         store = store_for(system, strategy)
         config = write_decoder_config(system, store, os.path.join(configs, f"{strategy}.toml"),
-                                      pop_limit=settings.default_pop_limit)
+                                      weights=start, pop_limit=settings.default_pop_limit)
         entry: dict = {"store": store}
         tuned_here = settings.tune and (settings.tune_strategies is None or strategy in settings.tune_strategies)
         if settings.tune and not tuned_here:
@@ -269,7 +293,7 @@ def decoding_experiments(system: System, settings: Settings, log=print) -> dict:
                              "bleu_by_iteration": [h["decoded_bleu"] for h in summary["history"]],
                              "seconds": summary["seconds"]}
             config = tuned_path
-        weights_by_strategy[strategy] = read_config(config).get("weights", {})
+        weights_by_strategy[strategy] = read_config(config).get("weights") or dict(start or {})
         for split, sentences, references in (("dev", dev_src, dev_ref), ("test", test_src, test_ref)):
             log(f"2. translating {split} with {strategy}")
             decoded = decode_with_stats(config, sentences, settings.workers)
@@ -291,9 +315,14 @@ def decoding_experiments(system: System, settings: Settings, log=print) -> dict:
             for strategy, result in significance.items():
                 bleu[strategy][split]["bootstrap"] = result
 
-    # 3 and 5: one weight vector for every strategy and pop limit (the baseline's tuned weights), so
-    # that model costs are comparable: binarization does not change the model, only the search.
-    common = weights_by_strategy.get(BASELINE) or next(iter(weights_by_strategy.values()))
+    # 3 and 5: one weight vector for every strategy and pop limit (the baseline's tuned weights, or the
+    # build's), so that model costs are comparable: binarization does not change the model, only the search.
+    if settings.common_weights == "build":
+        common, common_from = build_weights_ or {}, build_weights_from
+    else:
+        common = weights_by_strategy.get(BASELINE) or next(iter(weights_by_strategy.values()))
+        common_from = (f"`{BASELINE}` after MERT" if settings.tune and (
+            settings.tune_strategies is None or BASELINE in settings.tune_strategies) else start_from)
     sweep_src = _first(test_src, settings.sweep_sentences)
     sweep_ref = _first(test_ref, settings.sweep_sentences)
     sweep: dict = {}
@@ -318,4 +347,5 @@ def decoding_experiments(system: System, settings: Settings, log=print) -> dict:
             "model_cost": {s: [{"pop_limit": p, "model_cost": v["model_cost"], "lm_queries_novel":
                                 v["lm_queries_novel"], "seconds": v["seconds"], "bleu": v["bleu"]}
                                for p, v in sweep[s].items()] for s in settings.strategies},
-            "throughput": speed, "common_weights": common}
+            "throughput": speed, "common_weights": common, "common_weights_from": common_from,
+            "mert_start": start_from}

@@ -55,6 +55,46 @@ def _number(value, digits=2) -> str:
     return f"{value:,}"
 
 
+def found_goals(results: dict) -> dict:
+    """The goals of a run (decoder.benchmark.goals), as run_all stored them or from its sweep."""
+    from .goals import goals
+
+    return results.get("goals") or goals(results["pop_limit_sweep"])
+
+
+def goal_section(results: dict) -> list[str]:
+    """Zhang et al.'s synchronous against monolingual binarization (a table at equal pop limits), then
+    the two goals (goal_lines)."""
+    lines = ["## 3a. Synchronous against monolingual binarization (Zhang et al. 2006, Figure 7), common weights", ""]
+    zhang = found_goals(results)["synchronous_against_monolingual"]
+    if zhang is None:
+        lines += ["Not measured: the sweep lacks `monolingual` or `left`.", ""]
+    else:
+        sync = zhang["synchronous"]
+        rows = [[r["pop_limit"], _number(r["monolingual"]["bleu"]), _number(r["synchronous"]["bleu"]),
+                 f"{r['difference']:+.2f}", _number(r["monolingual"]["edges"], 0), _number(r["synchronous"]["edges"], 0),
+                 _number(r["monolingual"]["model_score"]), _number(r["synchronous"]["model_score"])]
+                for r in zhang["by_pop_limit"]]
+        lines += _table(["pop limit", "mono BLEU", f"{sync} BLEU", f"{sync} - mono", "mono edges/sentence",
+                         f"{sync} edges/sentence", "mono model score", f"{sync} model score"], rows) + [""]
+    return lines + ["## Goals", ""] + goal_lines(results)
+
+
+def goal_lines(results: dict) -> list[str]:
+    """The two goals' lines (decoder.benchmark.goals.icr_lines and synchronous_lines), with Q(icr) / Q(left)."""
+    from .goals import ICR_EDGE_RATIO, icr_lines, synchronous_lines
+
+    found = found_goals(results)
+    costs = results.get("grammar_cost", {}).get("strategies", {})
+    ratio = (costs["icr"]["cost"] / costs["left"]["cost"]
+             if costs.get("icr") and costs.get("left") and costs["left"]["cost"] else None)
+    lines = ["ICR against left-heavy (Xiao et al. 2009: about 25% fewer edges at equal or better BLEU; goal: "
+             f"ICR edges at most {ICR_EDGE_RATIO} times left's):", ""]
+    lines += icr_lines(found["icr_against_left"], ratio)
+    lines += ["", "Synchronous against monolingual (Zhang et al. 2006: ahead in BLEU at every pop limit):", ""]
+    return lines + synchronous_lines(found["synchronous_against_monolingual"])
+
+
 def markdown(results: dict) -> str:
     system = results["system"]
     lines = [f"# cky bench: {system['name']}", "",
@@ -90,14 +130,23 @@ def markdown(results: dict) -> str:
                          _number(p_test, 3), entry.get("mert", {}).get("iterations", "-")])
         lines += _table(["strategy", "dev BLEU", "p (dev)", "test BLEU", "p (test)", "MERT iterations"], rows)
 
-        lines += ["", "## 3. BLEU and edges per sentence against the pop limit (Xiao Fig. 8-10), common weights",
-                  ""]
+        sweep = results["pop_limit_sweep"]
+        sweep_sentences = next((v["sentences"] for points in sweep.values() for v in points.values()), 0)
+        lines += ["", "## 3. BLEU, edges per sentence and model score against the pop limit (Xiao Fig. 8-10), "
+                  "common weights", "",
+                  f"{sweep_sentences} test sentences; common weights: {results.get('common_weights_from', '-')}; "
+                  f"MERT started from {results.get('mert_start', 'the decoder defaults')}. Model score: the sum "
+                  "over the sentences (higher is better).", ""]
         rows = []
-        for strategy, points in results["pop_limit_sweep"].items():
+        for strategy, points in sweep.items():
             for pop_limit, v in points.items():
                 rows.append([strategy, pop_limit, _number(v["bleu"]), _number(v["edges_per_sentence"], 0),
-                             _number(v["edges_kept_per_sentence"], 0), _number(v["sentences_per_second"])])
-        lines += _table(["strategy", "pop limit", "BLEU", "edges/sentence", "kept/sentence", "sentences/s"], rows)
+                             _number(v["edges_kept_per_sentence"], 0), _number(-v["model_cost"]),
+                             _number(v["sentences_per_second"])]
+                            + ([f"{v['failed']} failed"] if v.get("failed") else []))
+        lines += _table(["strategy", "pop limit", "BLEU", "edges/sentence", "kept/sentence", "model score",
+                         "sentences/s"], rows)
+        lines += [""] + goal_section(results)
 
         lines += ["", "## 4. Competing items per cell by span length (Xiao Fig. 11-12): mean / variance", ""]
         competition = results["cell_competition"]
@@ -131,3 +180,49 @@ def markdown(results: dict) -> str:
         lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in results["plots"]]
     return "\n".join(lines) + "\n"
 
+
+
+# ---- several pairs in one report ---------------------------------------------------------------------
+
+def write_combined(combined: dict, out: str, log=print) -> None:
+    """Each pair's results (results.json, results.md, plots) in out/PAIR, and in `out` results.json (every
+    pair's results, under "pairs") and results.md (combined_markdown)."""
+    for pair, results in combined["pairs"].items():
+        results["command"] = combined["command"]
+        write_results(results, os.path.join(out, pair), log=log)
+    with open(os.path.join(out, "results.json"), "w", encoding="utf-8") as f:
+        json.dump(combined, f, indent=2, default=str)
+        f.write("\n")
+    with open(os.path.join(out, "results.md"), "w", encoding="utf-8") as f:
+        f.write(combined_markdown(combined))
+
+
+def combined_markdown(combined: dict) -> str:
+    """The pairs side by side (grammar cost, tuned BLEU of left and icr, the goals), then each pair's
+    report (markdown) one heading level down, its plots in its own directory."""
+    pairs = combined["pairs"]
+    lines = [f"# cky bench: {' and '.join(r['system']['name'] for r in pairs.values()) or 'no system'}", "",
+             f"`{combined.get('command', 'cky bench')}`", ""]
+    lines += [f"- {pair}: skipped, {reason}" for pair, reason in combined.get("skipped", {}).items()]
+    if pairs:
+        header = [""] + list(pairs)
+        rows = [["build"] + [f"`{r['system'].get('build') or '-'}`" for r in pairs.values()],
+                ["rules (Q(G') table)"] + [_number(r["grammar_cost"]["source_rules"]) for r in pairs.values()]]
+        for strategy in ("left", "icr"):
+            rows.append([f"Q(G') {strategy}"] + [_number(r["grammar_cost"]["strategies"].get(strategy, {}).get("cost"), 0)
+                                                 for r in pairs.values()])
+        for strategy in ("monolingual", "left", "icr"):
+            row = [f"test BLEU {strategy} after MERT (p against left)"]
+            for r in pairs.values():
+                entry = r.get("bleu", {}).get(strategy)
+                p = entry["test"].get("bootstrap", {}).get("p_value") if entry else None
+                row.append("-" if entry is None else _number(entry["test"]["bleu"]) + (f" (p = {p:.3f})" if p is not None else ""))
+            rows.append(row)
+        lines += [""] + _table(header, rows) + [""]
+        for pair, results in pairs.items():
+            if "pop_limit_sweep" in results:
+                lines += [f"### Goals, {pair}", ""] + goal_lines(results) + [""]
+    for pair, results in pairs.items():
+        text = markdown(results).replace("](", f"]({pair}/")  # the pair's plots are in its directory
+        lines += ["", "\n".join(("#" + line) if line.startswith("#") else line for line in text.splitlines())]
+    return "\n".join(lines) + "\n"

@@ -1,6 +1,8 @@
 """`cky bench`: reproduce Xiao et al. 2009 and Venugopal et al. 2007 (section 6), and time the decoder.
 
-    cky bench                  # every experiment on the Bible Spanish-English system (must be built)
+    cky bench [--pair es-en|zh-en|both | --data DIR]
+                               # every experiment on a Bible system (must be built: `cky data bible-PAIR`,
+                               # the full build if it has its rules, else the small one; both: one report)
     cky bench --quick          # a reduced run on the tiny generated fixture system (minutes; CI runs it)
     cky bench --speed [--config CONFIG] [--input FILE]
                                # words and sentences per second of one decoding process
@@ -51,7 +53,7 @@ CLONE_MODES = {"sdig": "bench_sdig", "searches": "bench_search", "two_pass": "be
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ..benchmark.binarization import PAIRS
-    from ..benchmark.experiments import STRATEGIES
+    from ..benchmark.experiments import STRATEGIES, WEIGHT_SOURCES
 
     parser.add_argument("--quick", action="store_true", help="reduced run on the tiny fixture system (CI)")
     parser.add_argument("--demo", action="store_true", help="`cky demo` on --workers processes (default 1)")
@@ -80,9 +82,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the binarization papers' grammar tables (statistics, Q(G') and binary rules per "
                              f"strategy and per ICR sweep) of a rule table (--out default: {DEFAULT_BINARIZATION_OUT})")
     tables.add_argument("--pair", choices=PAIRS + ("both",), default=None,
-                        help="the language pair whose Bible recipe's rule table to measure (default: es-en; "
-                             "both: side by side, a pair not built is listed as skipped); with --train, the recipe "
-                             "to time; with --moses, the build both decoders run")
+                        help="the language pair whose Bible recipe's build to use (default: es-en; both: side by "
+                             "side, a pair not built is listed as skipped): with --binarization, its rule table; "
+                             "for the experiments, its full build if it has rules, LM, dev and test sets, else its "
+                             "small one (instead of --data); with --train, the recipe to time; with --moses, the "
+                             "build both decoders run")
     tables.add_argument("--rules", default=None, metavar="PATH",
                         help="measure this rule table instead (named by --pair if one pair is given)")
     tables.add_argument("--seeds", type=int, default=None, help="seeds of the random strategy (default 5)")
@@ -96,7 +100,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="time the Bible recipe (--pair, default es-en) from plain text to a tuned system, "
                                f"stage by stage, in a fresh directory under --out (default {DEFAULT_OUT}); "
                                "writes train.json and train.md")
-    training.add_argument("--small", action="store_true", help="with --train: the recipe's small system")
+    training.add_argument("--small", action="store_true",
+                          help="with --train: the recipe's small system; with --pair: its small build")
     training.add_argument("--reuse", nargs="?", const="", default=None, metavar="DIR",
                           help="with --train: report this finished build's stages.json instead of building (no DIR: "
                                "the recipe's build, `cky data`'s default directory)")
@@ -121,6 +126,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     experiments.add_argument("--tune-only", nargs="+", choices=STRATEGIES, default=None,
                              help="tune only these strategies; the others use the tuned weights of left")
     experiments.add_argument("--bootstrap-samples", type=int, default=None)
+    experiments.add_argument("--common-weights", choices=WEIGHT_SOURCES["common_weights"], default=None,
+                             help="weights of the pop-limit sweep, the same for every strategy: left (default: "
+                                  "left's after MERT, as Xiao et al.) or build (the build's config.toml)")
+    experiments.add_argument("--mert-start", choices=WEIGHT_SOURCES["mert_start"], default=None,
+                             help="where MERT starts: defaults (the decoder's, default) or build (the build's "
+                                  "config.toml)")
     experiments.add_argument("--no-tune", action="store_true", help="decode with the default weights")
     clone = parser.add_argument_group("research benchmarks (from a clone: python -m bench ...)")
     clone.add_argument("--sdig", metavar="SDIG_CONFIG", default=None,
@@ -153,7 +164,8 @@ def settings_from(args):
                  "sweep_sentences": args.sweep_sentences, "mert_iterations": args.mert_iterations,
                  "kbest": args.kbest, "bootstrap_samples": args.bootstrap_samples,
                  "default_pop_limit": args.pop_limit, "mert_restarts": args.mert_restarts,
-                 "tune_strategies": tuple(args.tune_only) if args.tune_only else None}
+                 "tune_strategies": tuple(args.tune_only) if args.tune_only else None,
+                 "common_weights": args.common_weights, "mert_start": args.mert_start}
     overrides = {key: value for key, value in overrides.items() if value is not None}
     overrides.update(tune=not args.no_tune, cost_on_full_grammar=args.full_grammar_cost, workers=decoding_workers(args))
     if args.non_unique_kbest:
@@ -189,8 +201,10 @@ def command_line() -> str:
 def main(args: argparse.Namespace) -> int:
     if args.train:
         return train(args)
-    if args.small or args.reuse is not None:
-        raise UsageError("--small and --reuse go with --train")
+    if args.reuse is not None:
+        raise UsageError("--reuse goes with --train")
+    if args.small and not args.pair:
+        raise UsageError("--small goes with --train, or with --pair (the recipe's small build)")
     if args.sdig:
         bench_sdig = clone_module("sdig")
         sdig_parser = argparse.ArgumentParser()
@@ -220,8 +234,12 @@ def main(args: argparse.Namespace) -> int:
                                             command_line(), log=log)
     if args.binarization:
         return binarization(args)
-    if args.pair or args.rules or args.decode or args.seeds is not None or args.icr_max_iterations is not None:
-        raise UsageError("--pair, --rules, --decode, --seeds and --icr-max-iterations go with --binarization")
+    if args.rules or args.decode or args.seeds is not None or args.icr_max_iterations is not None:
+        raise UsageError("--rules, --decode, --seeds and --icr-max-iterations go with --binarization")
+    if args.pair and (args.quick or args.demo or args.speed):
+        raise UsageError("--pair names a Bible build: it does not go with --quick, --demo or --speed")
+    if args.pair and args.data:
+        raise UsageError("--data names one build and --pair a recipe's: give one of them")
     if args.demo:
         from ..demo import run_demo
 
@@ -233,26 +251,70 @@ def main(args: argparse.Namespace) -> int:
 
 def experiments(args: argparse.Namespace) -> int:
     from ..benchmark import experiments
-    from ..benchmark.report import markdown, write_results
-    from ..experiment import bible_build, bible_system, fixture_system
+    from ..benchmark.report import combined_markdown, markdown, write_combined, write_results
+    from ..experiment import fixture_system
 
     out = args.out or (os.path.join(DEFAULT_OUT, "quick") if args.quick else DEFAULT_OUT)
     work = args.work or os.path.join(DEFAULT_WORK, "quick" if args.quick else "bible")
     os.makedirs(work, exist_ok=True)
+    settings = settings_from(args)
     if args.quick:
-        system = fixture_system(work)
+        systems, skipped = {"fixture": fixture_system(work)}, {}
     else:
-        system = bible_system(work, args.data, log=log)
-        if system is None:
-            log(f"cky bench: no Bible data build under {bible_build()} (run `cky data bible-es-en [--small]`), "
-                "or use --quick")
+        systems, skipped = pair_systems(args, work)
+        if not systems:
+            for reason in skipped.values():
+                log(f"cky bench: {reason}, or use --quick")
             return 1
-    results = experiments.run_all(system, settings_from(args), log=log)
-    results["command"] = command_line()
-    write_results(results, out, log=log)
-    print(markdown(results))
+    if len(systems) == 1 and not skipped:
+        results = experiments.run_all(next(iter(systems.values())), settings, log=log)
+        results["command"] = command_line()
+        write_results(results, out, log=log)
+        print(markdown(results))
+    else:
+        by_pair = {}
+        for pair, system in systems.items():
+            log(f"== {pair}: {system.build}")
+            by_pair[pair] = experiments.run_all(system, settings, log=log)
+        combined = {"command": command_line(), "pairs": by_pair, "skipped": skipped}
+        write_combined(combined, out, log=log)
+        print(combined_markdown(combined))
     log(f"\nresults in {out}")
     return 0
+
+
+def pair_systems(args: argparse.Namespace, work: str) -> tuple[dict, dict]:
+    """The Bible systems the experiments run on, by name (--data: that build; --pair PAIR: the recipe's
+    build, full before small, or with --small its small build; both: each pair's), and the pairs without
+    a build, with the reason."""
+    from ..benchmark.binarization import PAIRS
+    from ..experiment import bible_build, bible_data_dir, bible_system, is_usable_build, missing_trained_files
+
+    if args.data:
+        if not os.path.isdir(args.data):
+            raise UsageError(f"--data {args.data}: no such directory")
+        system = bible_system(work, args.data, log=log)
+        if system is None:
+            raise UsageError(f"--data {args.data}: not a build the benchmark can read: it lacks "
+                             + ", ".join(missing_trained_files(args.data)))
+        return {system.name: system}, {}
+    systems, skipped = {}, {}
+    for pair in (PAIRS if args.pair == "both" else (args.pair or "es-en",)):
+        build = bible_build(pair)
+        if args.small:
+            build = os.path.join(build, "small")
+            data = build if is_usable_build(build) else None
+        else:
+            data = bible_data_dir(build)
+        system = bible_system(work, data, log=log) if data else None
+        if system is None:
+            looked = [build] if args.small else [build, os.path.join(build, "small")]
+            skipped[pair] = (f"no Bible {pair} build the benchmark can read: "
+                             + "; ".join(f"{d} lacks " + ", ".join(missing_trained_files(d)) for d in looked)
+                             + f" (run `cky data bible-{pair}" + (" --small" if args.small else " [--small]") + "`)")
+        else:
+            systems[pair] = system
+    return systems, skipped
 
 
 def binarization(args: argparse.Namespace) -> int:
