@@ -35,6 +35,7 @@ import tempfile
 import time
 
 from bench import RESULTS
+from decoder.benchmark.report import number_cell
 from bench.bench_two_pass import cube_cpu_at_cost, read_runs
 from bench.child_usage import run_measured
 
@@ -378,12 +379,7 @@ def summarize(runs: list[dict]) -> dict:
             "workers": latest(runs, "workers"), "peak_rss": latest(runs, "peak_rss")}
 
 
-def _cell(value, digits: int = 2) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:,.{digits}f}"
-    return f"{value:,}"
+_cell = number_cell
 
 
 def markdown(summary: dict, machine: dict) -> str:

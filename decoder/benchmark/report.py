@@ -47,7 +47,8 @@ def _table(header, rows) -> list[str]:
     return [_row(header), _row(["---"] * len(header))] + [_row(r) for r in rows]
 
 
-def _number(value, digits=2) -> str:
+def number_cell(value, digits: int = 2) -> str:
+    """A table cell: "-" for None, a float with `digits` decimals, an int with thousands separators."""
     if value is None:
         return "-"
     if isinstance(value, float):
@@ -71,9 +72,9 @@ def goal_section(results: dict) -> list[str]:
         lines += ["Not measured: the sweep lacks `monolingual` or `left`.", ""]
     else:
         sync = zhang["synchronous"]
-        rows = [[r["pop_limit"], _number(r["monolingual"]["bleu"]), _number(r["synchronous"]["bleu"]),
-                 f"{r['difference']:+.2f}", _number(r["monolingual"]["edges"], 0), _number(r["synchronous"]["edges"], 0),
-                 _number(r["monolingual"]["model_score"]), _number(r["synchronous"]["model_score"])]
+        rows = [[r["pop_limit"], number_cell(r["monolingual"]["bleu"]), number_cell(r["synchronous"]["bleu"]),
+                 f"{r['difference']:+.2f}", number_cell(r["monolingual"]["edges"], 0), number_cell(r["synchronous"]["edges"], 0),
+                 number_cell(r["monolingual"]["model_score"]), number_cell(r["synchronous"]["model_score"])]
                 for r in zhang["by_pop_limit"]]
         lines += _table(["pop limit", "mono BLEU", f"{sync} BLEU", f"{sync} - mono", "mono edges/sentence",
                          f"{sync} edges/sentence", "mono model score", f"{sync} model score"], rows) + [""]
@@ -111,9 +112,9 @@ def markdown(results: dict) -> str:
     for strategy, entry in costs["strategies"].items():
         name = strategy + (f" (mean of {entry['seeds']} seeds, sd {entry['cost_stdev']:,.0f})"
                            if strategy == "random" else "")
-        rows.append([name, _number(entry["cost"], 0), _number(entry["binary_rules"], 0),
-                     _number(entry["virtual_nonterminals"], 0), _number(entry["non_binarizable"], 0),
-                     _number(entry["seconds"])])
+        rows.append([name, number_cell(entry["cost"], 0), number_cell(entry["binary_rules"], 0),
+                     number_cell(entry["virtual_nonterminals"], 0), number_cell(entry["non_binarizable"], 0),
+                     number_cell(entry["seconds"])])
     lines += _table(["strategy", "Q(G')", "binary rules", "virtual NTs", "non-binarizable", "seconds"], rows)
     per_iteration = costs["strategies"].get("icr", {}).get("cost_by_iteration")
     if per_iteration:
@@ -126,8 +127,8 @@ def markdown(results: dict) -> str:
         for strategy, entry in results["bleu"].items():
             p_dev = entry["dev"].get("bootstrap", {}).get("p_value")
             p_test = entry["test"].get("bootstrap", {}).get("p_value")
-            rows.append([strategy, _number(entry["dev"]["bleu"]), _number(p_dev, 3), _number(entry["test"]["bleu"]),
-                         _number(p_test, 3), entry.get("mert", {}).get("iterations", "-")])
+            rows.append([strategy, number_cell(entry["dev"]["bleu"]), number_cell(p_dev, 3), number_cell(entry["test"]["bleu"]),
+                         number_cell(p_test, 3), entry.get("mert", {}).get("iterations", "-")])
         lines += _table(["strategy", "dev BLEU", "p (dev)", "test BLEU", "p (test)", "MERT iterations"], rows)
 
         sweep = results["pop_limit_sweep"]
@@ -140,9 +141,9 @@ def markdown(results: dict) -> str:
         rows = []
         for strategy, points in sweep.items():
             for pop_limit, v in points.items():
-                rows.append([strategy, pop_limit, _number(v["bleu"]), _number(v["edges_per_sentence"], 0),
-                             _number(v["edges_kept_per_sentence"], 0), _number(-v["model_cost"]),
-                             _number(v["sentences_per_second"])]
+                rows.append([strategy, pop_limit, number_cell(v["bleu"]), number_cell(v["edges_per_sentence"], 0),
+                             number_cell(v["edges_kept_per_sentence"], 0), number_cell(-v["model_cost"]),
+                             number_cell(v["sentences_per_second"])]
                             + ([f"{v['failed']} failed"] if v.get("failed") else []))
         lines += _table(["strategy", "pop limit", "BLEU", "edges/sentence", "kept/sentence", "model score",
                          "sentences/s"], rows)
@@ -164,15 +165,15 @@ def markdown(results: dict) -> str:
         rows = []
         for strategy, points in results["model_cost"].items():
             for p in points:
-                rows.append([strategy, p["pop_limit"], _number(p["model_cost"]), _number(p["lm_queries_novel"], 0),
-                             _number(p["seconds"]), _number(p["bleu"])])
+                rows.append([strategy, p["pop_limit"], number_cell(p["model_cost"]), number_cell(p["lm_queries_novel"], 0),
+                             number_cell(p["seconds"]), number_cell(p["bleu"])])
         lines += _table(["strategy", "pop limit", "model cost", "novel LM queries", "seconds", "BLEU"], rows)
 
         speed = results["throughput"]
         lines += ["", "## 6. Speed and memory of one `cky translate` process", ""]
         lines += _table(["strategy", "sentences", "seconds (with loading)", "sentences/s", "peak memory (MB)"],
-                        [[speed["strategy"], speed["sentences"], _number(speed["seconds"]),
-                          _number(speed["sentences_per_second"]), _number(speed["peak_memory_mb"], 0)]])
+                        [[speed["strategy"], speed["sentences"], number_cell(speed["seconds"]),
+                          number_cell(speed["sentences_per_second"]), number_cell(speed["peak_memory_mb"], 0)]])
     if skipped:
         lines += ["", "## Not measured", ""]
         lines += [f"- {key}: {reason}" for key, reason in skipped.items()]
@@ -207,16 +208,16 @@ def combined_markdown(combined: dict) -> str:
     if pairs:
         header = [""] + list(pairs)
         rows = [["build"] + [f"`{r['system'].get('build') or '-'}`" for r in pairs.values()],
-                ["rules (Q(G') table)"] + [_number(r["grammar_cost"]["source_rules"]) for r in pairs.values()]]
+                ["rules (Q(G') table)"] + [number_cell(r["grammar_cost"]["source_rules"]) for r in pairs.values()]]
         for strategy in ("left", "icr"):
-            rows.append([f"Q(G') {strategy}"] + [_number(r["grammar_cost"]["strategies"].get(strategy, {}).get("cost"), 0)
+            rows.append([f"Q(G') {strategy}"] + [number_cell(r["grammar_cost"]["strategies"].get(strategy, {}).get("cost"), 0)
                                                  for r in pairs.values()])
         for strategy in ("monolingual", "left", "icr"):
             row = [f"test BLEU {strategy} after MERT (p against left)"]
             for r in pairs.values():
                 entry = r.get("bleu", {}).get(strategy)
                 p = entry["test"].get("bootstrap", {}).get("p_value") if entry else None
-                row.append("-" if entry is None else _number(entry["test"]["bleu"]) + (f" (p = {p:.3f})" if p is not None else ""))
+                row.append("-" if entry is None else number_cell(entry["test"]["bleu"]) + (f" (p = {p:.3f})" if p is not None else ""))
             rows.append(row)
         lines += [""] + _table(header, rows) + [""]
         for pair, results in pairs.items():

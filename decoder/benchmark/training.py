@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import UsageError
+from .report import number_cell
 from ..train.system import model_bytes
 
 TRAIN_JSON, TRAIN_MD = "train.json", "train.md"
@@ -193,11 +194,7 @@ def write_report(content: dict, out: Path) -> tuple[Path, Path]:
 
 
 def _number(value, digits: int = 1) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:,.{digits}f}"
-    return f"{value:,}"
+    return number_cell(value, digits)
 
 
 def _table(header: list[str], rows: list[list]) -> list[str]:
