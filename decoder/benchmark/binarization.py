@@ -369,7 +369,9 @@ def _cost(value) -> str:
 def markdown(results: dict) -> str:
     tables = results["tables"]
     names = list(tables)
-    lines = ["# Binarization: the grammar tables of Zhang et al. 2006 and Xiao et al. 2009", ""]
+    only_extraction = bool(names) and all("statistics" not in tables[n] for n in names)
+    lines = ["# Binarization: " + ("Q(left) and Q(icr) under other extraction settings" if only_extraction else
+                                  "the grammar tables of Zhang et al. 2006 and Xiao et al. 2009"), ""]
     for name, entry in tables.items():
         lines.append(f"- {name}: `{entry['rules_path']}`")
     for name, reason in results.get("skipped", {}).items():
@@ -382,7 +384,7 @@ def markdown(results: dict) -> str:
     extraction = {n: tables[n]["extraction_settings"] for n in names if "extraction_settings" in tables[n]}
     names = [n for n in names if "statistics" in tables[n]]
     if not names:
-        return "\n".join(lines + extraction_settings_markdown(extraction)) + "\n"
+        return "\n".join(lines + extraction_settings_markdown(extraction)[2:]) + "\n"  # (its title is the page's)
 
     lines += ["## Grammar statistics (Zhang et al. 2006, section 4.1)", ""]
     stats = {n: tables[n]["statistics"] for n in names}
