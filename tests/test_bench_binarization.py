@@ -4,6 +4,7 @@ system from a directory outside the repository."""
 import gzip
 import json
 import os
+import pathlib
 
 import pytest
 
@@ -224,3 +225,193 @@ def test_decode_sweep_on_a_build_of_the_fixture(outside):
     assert completed.returncode == 0, completed.stderr[-3000:]
     decode = json.loads((work / "decode-skipped" / "results.json").read_text())["tables"]["es-en"]["decode"]
     assert decode["skipped"].startswith("no ") and "lm.bin" in decode["skipped"]
+
+
+# ---- where Q(G') lives: buckets.bucket_analysis ----------------------------------------------------
+# Six rules; labels name the nonterminals, so equal labels give equal bucket keys.
+#   R1 [A] [B] [C] monotone          left: {A B}, {A B C}      right: {B C}, {A B C}
+#   R2 [A] [B] [D] monotone          left: {A B}, {A B D}      right: {B D}, {A B D}
+#   R3 [A] [B]                       {A B} (one node: its top)
+#   R4 [A] de [B] -> [B] 's [A]      left: {A de}, {A de B}    right: {de B}, {A de B}
+#   R5 [A] [B] [C] -> [A] [C] [B]    ranks (0,2,1): A B is not contiguous on the target side, so the only
+#                                    bracketing is A (B C): {B C}, {A B C}, whatever the strategy
+#   R6 la                            {la} (a one-token rule)
+# left:  {A B} 3, {A B C} 2 (R1, R5), {A B D}, {A de}, {A de B}, {B C}, {la} 1 each -> Q = 9 + 4 + 5 = 18
+# right: {B C} 2 (R1, R5), {A B C} 2, {B D}, {A B D}, {A B}, {de B}, {A de B}, {la} 1 each -> Q = 4 + 4 + 6 = 14
+# Top rules (every binarization): {A B C} 2, {A B D}, {A B}, {A de B}, {la} 1 -> bound 4 + 4 = 8;
+# forced: also R5's {B C} -> 9.  ICR's best: R1 into {B C} or {A B} (one of them gets 2), R2 into {B D},
+# R4 anywhere: 14.
+BUCKET_TABLE = """\
+[X][A] [X][B] [X][C] [X] ||| [X][A] [X][B] [X][C] [S] ||| 1
+[X][A] [X][B] [X][D] [X] ||| [X][A] [X][B] [X][D] [S] ||| 1
+[X][A] [X][B] [X] ||| [X][A] [X][B] [S] ||| 1
+[X][A] de [X][B] [X] ||| [X][B] 's [X][A] [NP] ||| 1
+[X][A] [X][B] [X][C] [X] ||| [X][A] [X][C] [X][B] [VP] ||| 1
+la [X] ||| the [DT] ||| 1
+"""
+
+
+def test_bucket_analysis_by_hand(tmp_path):
+    from decoder.binarize import binarize, span_tables
+    from decoder.benchmark.buckets import bucket_analysis, forced_spans
+
+    rules = list(read_rules(write(tmp_path, "buckets.txt", BUCKET_TABLE)))
+    forced = forced_spans(span_tables(rules)[0])
+    # R5's B C (tokens 1..2) and every rule's top span; R3 and R6 have no span of two tokens or more
+    # beyond their top (R6 has none at all: one token)
+    assert sorted(map(tuple, forced.tolist())) == [(0, 0, 2), (1, 0, 2), (2, 0, 1), (3, 0, 2), (4, 0, 2), (4, 1, 2)]
+    left = bucket_analysis(binarize(rules, "left").bucket_keys, forced)
+    assert left["cost"] == 18 and left["buckets"] == 7 and left["binary_rule_instances"] == 10
+    assert left["lower_bound"] == 8 and left["forced_lower_bound"] == 9
+    assert {k: row["cost"] for k, row in left["by_source_tokens"].items()} == {"1": 1, "2": 11, "3+": 6}
+    assert left["two_token_cost_share"] == pytest.approx(11 / 18)
+    assert {k: row["cost"] for k, row in left["two_token_kinds"].items()} == \
+        {"nonterminal nonterminal": 10, "nonterminal words": 1, "words nonterminal": 0}
+    assert left["size_histogram"] == [
+        {"size": "1", "buckets": 5, "binary_rules": 5, "cost": 5, "cost_share": pytest.approx(5 / 18)},
+        {"size": "2-3", "buckets": 2, "binary_rules": 5, "cost": 13, "cost_share": pytest.approx(13 / 18)}]
+    assert [(b["source"], b["size"], b["top_rules"], b["forced"]) for b in left["largest"]] == [
+        ("[A] [B]", 3, 1, 1), ("[A] [B] [C]", 2, 2, 2), ("[A] [B] [D]", 1, 1, 1), ("[A] de", 1, 0, 0),
+        ("[A] de [B]", 1, 1, 1), ("[B] [C]", 1, 0, 1), ("la", 1, 1, 1)]
+    assert left["largest"][0]["cost_share"] == pytest.approx(9 / 18)
+    right = bucket_analysis(binarize(rules, "right").bucket_keys, forced)
+    assert right["cost"] == 14 and right["by_source_tokens"]["2"]["cost"] == 4 + 1 + 1 + 1
+    assert right["two_token_kinds"]["words nonterminal"]["cost"] == 1  # de B
+    icr = bucket_analysis(binarize(rules, "icr").bucket_keys, forced)
+    assert icr["cost"] == 14 and icr["cost_over_forced_lower_bound"] == pytest.approx(14 / 9)
+    # without the forced spans (the monolingual strategy) only the top-rule bound is given
+    mono = bucket_analysis(binarize(rules, "monolingual").bucket_keys)
+    assert mono["forced_lower_bound"] is None and mono["lower_bound"] == 8 and mono["largest"][0]["forced"] is None
+
+
+def test_a_non_binarizable_rule_is_forced_into_its_monolingual_tree(tmp_path):
+    from decoder.binarize import binarize, span_tables
+    from decoder.benchmark.buckets import bucket_analysis, forced_spans
+
+    # (2,4,1,3): no synchronous bracketing; the synchronous strategies keep its monolingual tree
+    # {A B}, {A B C}, {A B C D}, all forced: every synchronous strategy has Q = 3, the bound
+    line = "[X][A] [X][B] [X][C] [X][D] [X] ||| [X][C] [X][A] [X][D] [X][B] [S] ||| 1\n"
+    rules = list(read_rules(write(tmp_path, "nb.txt", line)))
+    forced = forced_spans(span_tables(rules)[0])
+    assert sorted(map(tuple, forced.tolist())) == [(0, 0, 1), (0, 0, 2), (0, 0, 3)]
+    for strategy in ("left", "right", "icr"):
+        analysis = bucket_analysis(binarize(rules, strategy).bucket_keys, forced)
+        assert analysis["cost"] == analysis["forced_lower_bound"] == 3
+        assert analysis["lower_bound"] == 1
+
+
+def test_bucket_size_classes_are_powers_of_two():
+    from decoder.benchmark.buckets import size_class
+
+    assert [size_class(n) for n in (1, 2, 3, 4, 7, 8, 15, 16, 5235)] == \
+        ["1", "2-3", "2-3", "4-7", "4-7", "8-15", "8-15", "16-31", "4096-8191"]
+
+
+def test_cost_table_carries_the_bucket_analysis(tmp_path):
+    rules = list(read_rules(write(tmp_path, "buckets.txt", BUCKET_TABLE)))
+    settings = binarization.Settings(strategies=("monolingual", "left", "icr"), icr_max_iterations=5)
+    table = binarization.cost_table(rules, settings, log=lambda m: None)
+    assert table["left"]["bucket_analysis"]["forced_lower_bound"] == 9
+    assert table["monolingual"]["bucket_analysis"]["forced_lower_bound"] is None
+    assert table["icr"]["bucket_analysis"]["cost"] == table["icr"]["cost"] == 14
+    text = "\n".join(binarization.buckets_markdown({"zh-en": table}, ["monolingual", "left", "icr"]))
+    assert "Lower bounds: top rules 8; forced 9." in text
+    assert "| left | 18 | 7 | 5.6% | 61.1% | 55.6% / 5.6% / 0.0% | 33.3% | 2.25 | 2.00 |" in text
+    # monolingual puts R5's first node in {A B} too (16 + 4 + 4 * 1 = 24); ICR moved R1 into {B C}
+    assert "| monolingual | 24 | 6 |" in text
+    assert "| 1 | `[A] [B]` 4 (top 1) | `[A] [B]` 3 (top 1, forced 1) | `[A] [B] [C]` 2 (top 2, forced 2) |" in text
+    assert "| 2-3 | 1 (16.7%) | 2 (72.2%) | 2 (57.1%) |" in text
+
+
+# ---- extraction settings: Moses' limits measured on table lines ------------------------------------
+
+def test_scope_and_tree_fragment_shape_as_moses_counts_them():
+    from decoder.benchmark.extraction_settings import fragment_shape, source_scope
+
+    # Hopkins and Langmead: a nonterminal at each end, and each pair of adjacent nonterminals
+    assert source_scope(("a", 0, "b")) == 0
+    assert source_scope((0, "a", 1)) == 2
+    assert source_scope((0, 1)) == 3
+    assert source_scope((0, 1, 2)) == 4
+    assert source_scope((0, "a", 1, 2)) == 3
+    assert source_scope(("a", "b")) == 0
+    # size: nodes that are neither preterminals nor slots; nodes: every tree node; depth as Moses'
+    assert fragment_shape("[NN house]") == (0, 1, 0)
+    assert fragment_shape("[NP [DT the] [NN]]") == (1, 3, 1)
+    assert fragment_shape("[VP [AUX does] [RB not] [VB]]") == (1, 4, 1)  # decoder.extract's depth-1 example
+    assert fragment_shape("[S [NP [DT the] [NN man]] [VP]]") == (2, 5, 2)
+    assert fragment_shape("[S [NP [NP [DT the] [NN]] [PP]] [VP [VB go]]]") == (4, 8, 3)
+    with pytest.raises(ValueError):
+        fragment_shape("[NP [DT the]")
+
+
+def test_settings_filter_lines_by_count_scope_and_composed_size(tmp_path):
+    from decoder.benchmark.extraction_settings import ExtractionSetting, apply_setting, rule_key
+
+    table = """\
+[X][NP] [X][VP] [X] ||| [X][NP] [X][VP] [S] ||| 1 ||| ||| 3 3 1 ||| ||| {{Tree [S [NP] [VP]]}}
+a [X][NP] [X][VP] b [X] ||| [X][NP] [X][VP] [S] ||| 1 ||| ||| 3 3 2 ||| ||| {{Tree [S [NP] [VP]]}}
+[X][NP] [X][VP] [X][PP] [X] ||| [X][NP] [X][VP] [X][PP] [S] ||| 1 ||| ||| 3 3 5 ||| ||| {{Tree [S [NP] [VP] [PP]]}}
+a [X][NN] [X] ||| the [X][NN] [S] ||| 1 ||| ||| 3 3 4 ||| ||| {{Tree [S [NP [NP [DT the] [NN]] [PP [IN x]]] [VP [VB]]]}}
+b [X][NN] [X] ||| the [X][NN] [S] ||| 1 ||| ||| 3 3 4 ||| ||| {{Tree [S [NP [NP [DT the] [NN]] [PP [IN x]]] [VP [VB]]]}}
+"""
+    rules = list(read_rules(write(tmp_path, "t.txt", table)))
+    # c(rule) is the last count: the first rule was seen once
+    kept, dropped = apply_setting(rules, ExtractionSetting("c", "", min_count=2))
+    assert kept == rules[1:] and dropped["count"] == 1
+    # scopes 3, 0, 4, 1, 1
+    kept, dropped = apply_setting(rules, ExtractionSetting("s", "", max_scope=3))
+    assert kept == rules[:2] + rules[3:] and dropped["scope"] == 1
+    # the last two have size 4 (S, NP, NP, PP); only the composed one (not among the minimal rules) goes
+    minimal = {rule_key(rules[4])}
+    kept, dropped = apply_setting(rules, ExtractionSetting("m", "", max_size=3, max_nodes=15), minimal)
+    assert kept == rules[:3] + rules[4:] and dropped["size"] == 1
+    kept, dropped = apply_setting(rules, ExtractionSetting("n", "", max_nodes=7), minimal)
+    assert kept == rules[:3] + rules[4:] and dropped["nodes"] == 1  # 8 nodes
+    with pytest.raises(ValueError):
+        apply_setting(rules, ExtractionSetting("m", "", max_size=3))
+
+
+def test_extraction_settings_on_a_build_of_the_fixture(tmp_path):
+    """Each setting's table extracted from a recipe-shaped build (BUILD/corpus) of the fixture, measured
+    whole and on the test set."""
+    from decoder.benchmark import extraction_settings
+    from decoder.benchmark.extraction_settings import SETTINGS, fragment_shape, rule_key, source_scope
+    from decoder.fixture import build_fixture
+    from decoder.grammar import read_rules as read
+
+    paths = build_fixture(str(tmp_path / "fixture"))
+    build = tmp_path / "build"
+    (build / "corpus").mkdir(parents=True)
+    for source, name in ((paths["train_es"], "train.tok.src"), (paths["train_trees"], "train.trees"),
+                         (paths["train_align"], "train.align"), (paths["train_en"], "train.tok.tgt"),
+                         (paths["test_es"], "test.tok.src")):
+        (build / "corpus" / name).write_bytes(pathlib.Path(source).read_bytes())
+    chosen = [s for s in SETTINGS if s.name in ("recipe", "minimal", "scope-3", "recipe-1/2", "moses")]
+    result = extraction_settings.run(str(build), str(tmp_path / "work"), max_iterations=3, settings=chosen,
+                                     log=lambda m: None)
+    by_setting = result["settings"]
+    assert list(by_setting) == ["recipe", "minimal", "scope-3", "recipe-1/2", "moses"]  # as SETTINGS orders them
+    recipe = list(read(by_setting["recipe"]["table"]))
+    # the fixture's own table was extracted with the recipe's limits too
+    assert len(recipe) == by_setting["recipe"]["full"]["rules"] == sum(1 for _ in read(paths["rules"]))
+    assert by_setting["scope-3"]["full"]["rules"] == sum(source_scope(r.source) <= 3 for r in recipe)
+    assert by_setting["recipe-1/2"]["extracted"] < len(recipe)
+    moses = list(read(by_setting["moses"]["table"]))
+    assert by_setting["moses"]["extracted"] == len(moses)
+    # no bound on nonterminals and symbols: every rule of the recipe's extraction, and more
+    assert {rule_key(r) for r in recipe} < {rule_key(r) for r in moses}
+    assert by_setting["moses"]["full"]["rules"] == len(moses) - sum(by_setting["moses"]["dropped"].values())
+    minimal = {rule_key(r) for r in read(by_setting["minimal"]["table"])}
+    assert minimal < {rule_key(r) for r in recipe}
+    assert all(fragment_shape(r.tree)[2] <= 3 for r in moses if rule_key(r) not in minimal)  # composed rules
+    for entry in by_setting.values():
+        full, test = entry["full"], entry["test"]
+        assert 0 < test["rules"] <= full["rules"]
+        for part in (full, test):
+            assert part["forced_lower_bound"] <= part["icr"]["cost"] <= part["left"]["cost"]
+            assert part["left_over_icr"] == pytest.approx(part["left"]["cost"] / part["icr"]["cost"])
+    text = "\n".join(binarization.extraction_settings_markdown({"es-en": result}))
+    assert "| setting | table | rules | Q(left) | Q(icr) |" in text
+    assert f"| moses | full | {by_setting['moses']['full']['rules']:,} |" in text
+    assert extraction_settings.run(str(tmp_path), str(tmp_path / "w2"))["skipped"].startswith("no ")

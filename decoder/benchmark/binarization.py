@@ -27,6 +27,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 
 from ..errors import UsageError
+from .buckets import TWO_TOKEN_KINDS, bucket_analysis, forced_spans
 from .experiments import RANDOM_SEEDS, STRATEGIES, machine_info
 from .goals import icr_against_left, icr_lines, synchronous_against_monolingual, synchronous_lines
 
@@ -48,6 +49,8 @@ class Settings:
     decode: bool = False  # also the pop-limit sweep (decode_sweep)
     decode_sentences: int = 10  # the first test sentences
     pop_limits: tuple = (10, 50, 100, 200, 1000)
+    extraction_settings: bool = False  # only Q(left) and Q(icr) of the pair's rules re-extracted under
+    # extraction_settings.SETTINGS (the statistics and strategy tables are the plain run's)
 
 
 # ---- where a pair's rule table is ----------------------------------------------------------------------
@@ -137,41 +140,47 @@ def grammar_statistics(rules) -> dict:
 
 # ---- 2. Xiao et al. Table 2 ----------------------------------------------------------------------------
 
-def _run(rules, strategy: str, seed: int = 0, max_iterations: int = 20) -> dict:
-    from ..binarize import binarize
+def _run(rules, strategy: str, seed: int = 0, max_iterations: int = 20, forced=None) -> dict:
+    """One binarization's Q(G'), binary rules and buckets (buckets.bucket_analysis; `forced`: the
+    rules' forced spans, buckets.forced_spans, for the bound that holds for synchronous strategies)."""
+    from ..binarize import SYNCHRONOUS, binarize
 
     grammar = binarize(rules, strategy, seed=seed, max_iterations=max_iterations)
     report = grammar.report
+    analysis = bucket_analysis(grammar.bucket_keys, forced if strategy in SYNCHRONOUS else None)
+    if analysis["cost"] != report["cost"]:
+        raise RuntimeError(f"{strategy}: the buckets sum to Q {analysis['cost']}, the binarizer reports {report['cost']}")
     # Buckets that rules of one or two tokens fill: those rules have one binarization, so every
     # strategy puts them in the same buckets, and Q of these alone is a floor no binarization beats.
     fixed = Counter()
     for keys in grammar.bucket_keys:
         if len(keys) == 1:
             fixed.update(keys)
-    sizes = Counter()
-    for keys in grammar.bucket_keys:
-        sizes.update(keys)
-    by_length = Counter()
-    for key, size in sizes.items():
-        by_length["1" if len(key) == 1 else "2" if len(key) == 2 else "3+"] += size * size
     return {"cost": report["cost"], "binary_rules": report["binary_rules"],
             "binary_rule_instances": report["binary_rule_instances"], "buckets": report["buckets"],
-            "largest_buckets": sorted(sizes.values(), reverse=True)[:3],
+            "largest_buckets": [bucket["size"] for bucket in analysis["largest"][:3]],
             "cost_floor": sum(c * c for c in fixed.values()),
-            "cost_by_source_tokens": {k: by_length[k] for k in ("1", "2", "3+")},
+            "cost_by_source_tokens": {k: row["cost"] for k, row in analysis["by_source_tokens"].items()},
+            "bucket_analysis": analysis,
             "non_binarizable": report["non_binarizable"], "iterations": report["iterations"],
             "seconds": report["seconds"]}
 
 
 def cost_table(rules, settings: Settings = Settings(), log=print) -> dict:
     """Q(G') and binary rules per strategy (random: mean, min and max over the seeds); icr: per sweep."""
+    from ..binarize import SYNCHRONOUS, span_tables
+
     table: dict = {}
+    forced = None
+    if any(strategy in SYNCHRONOUS for strategy in settings.strategies):
+        log("  forced spans")
+        forced = forced_spans(span_tables(rules)[0])
     for strategy in settings.strategies:
         seeds = range(settings.random_seeds) if strategy == "random" else [0]
         runs = []
         for seed in seeds:
             log(f"  {strategy}" + (f" (seed {seed})" if strategy == "random" else ""))
-            runs.append(_run(rules, strategy, seed, settings.icr_max_iterations))
+            runs.append(_run(rules, strategy, seed, settings.icr_max_iterations, forced))
         entry = dict(runs[0])
         if strategy == "random":
             for key in ("cost", "binary_rules"):
@@ -304,12 +313,21 @@ def measure_table(name: str, path: str, settings: Settings, work: str = "", log=
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such rule table")
     started = time.perf_counter()
+    result = {"rules_path": os.path.abspath(path)}
+    if settings.extraction_settings:  # the tables of the pair's build, not this one (the recipe's is one of them)
+        from . import extraction_settings
+
+        log("Q(left) and Q(icr) under other extraction settings")
+        result["extraction_settings"] = extraction_settings.run(
+            build_of(path), os.path.join(work, name, "extraction"), settings.icr_max_iterations, log=log)
+        result["seconds"] = round(time.perf_counter() - started, 1)
+        return result
     log(f"reading {path}")
     rules = list(read_rules(path, uniform_scores=True))
     if not rules:
         raise UsageError(f"{path}: the rule table holds no rules")
     log(f"{len(rules):,} rules: grammar statistics")
-    result = {"rules_path": os.path.abspath(path), "statistics": grammar_statistics(rules)}
+    result["statistics"] = grammar_statistics(rules)
     log("Q(G') per strategy")
     result["costs"] = cost_table(rules, settings, log)
     if settings.decode:
@@ -365,7 +383,9 @@ def _cost(value) -> str:
 def markdown(results: dict) -> str:
     tables = results["tables"]
     names = list(tables)
-    lines = ["# Binarization: the grammar tables of Zhang et al. 2006 and Xiao et al. 2009", ""]
+    only_extraction = bool(names) and all("statistics" not in tables[n] for n in names)
+    lines = ["# Binarization: " + ("Q(left) and Q(icr) under other extraction settings" if only_extraction else
+                                  "the grammar tables of Zhang et al. 2006 and Xiao et al. 2009"), ""]
     for name, entry in tables.items():
         lines.append(f"- {name}: `{entry['rules_path']}`")
     for name, reason in results.get("skipped", {}).items():
@@ -375,6 +395,10 @@ def markdown(results: dict) -> str:
                   f"{settings['icr_max_iterations']} sweeps.", ""]
     if not names:
         return "\n".join(lines + ["No rule table was measured."]) + "\n"
+    extraction = {n: tables[n]["extraction_settings"] for n in names if "extraction_settings" in tables[n]}
+    names = [n for n in names if "statistics" in tables[n]]
+    if not names:
+        return "\n".join(lines + extraction_settings_markdown(extraction)[2:]) + "\n"  # (its title is the page's)
 
     lines += ["## Grammar statistics (Zhang et al. 2006, section 4.1)", ""]
     stats = {n: tables[n]["statistics"] for n in names}
@@ -457,6 +481,7 @@ def markdown(results: dict) -> str:
                         + [", ".join(f"{s:,}" for s in tables[n]["costs"][strategy]["largest_buckets"]) for n in names])
         lines += _table(header, rows) + [""]
 
+    lines += buckets_markdown({n: tables[n]["costs"] for n in names}, strategies)
     icr = {n: tables[n]["costs"].get("icr") for n in names if "icr" in tables[n]["costs"]}
     if icr:
         lines += ["## Q(G') and binary rules per ICR sweep (Xiao et al. 2009, Figures 6, 7 and 11)", "",
@@ -494,6 +519,7 @@ def markdown(results: dict) -> str:
         lines += [f"{n}, the goals on these sentences:", ""]
         lines += icr_lines(icr_against_left(by_strategy), _cost_ratio(tables[n]["costs"]))
         lines += synchronous_lines(synchronous_against_monolingual(by_strategy)) + [""]
+    lines += extraction_settings_markdown(extraction)
     return "\n".join(lines)
 
 
@@ -501,6 +527,111 @@ def _cost_ratio(costs: dict) -> float | None:
     """Q(icr) / Q(left), when both were measured."""
     return costs["icr"]["cost"] / costs["left"]["cost"] if costs.get("icr") and costs.get("left", {}).get("cost") \
         else None
+
+
+def _share(part, whole) -> str:
+    return _percent(part / whole) if whole else "-"
+
+
+def buckets_markdown(costs: dict[str, dict], strategies: list[str]) -> list[str]:
+    """Where Q(G') lives, per table (buckets.bucket_analysis of each strategy; random: its first seed)."""
+    lines = ["## Where Q(G') lives: the buckets (Xiao et al. 2009, Eq. 2 and 4)", "",
+             "A bucket holds the binary rules that cover one source sequence; Q(G') is the sum of the squares of "
+             "the bucket sizes. Tokens: a nonterminal or a run of source words (never split). No binarization "
+             "splits a bucket of two tokens. Lower bounds on Q(G'): *top rules*, each source rule's top binary "
+             "rule is in the bucket of its whole source side under every binarization; *forced*, also every span "
+             "that lies in all synchronous bracketings of its rule (no other feasible span crosses it), a bound "
+             "for left, right, random and icr. Random: its first seed.", ""]
+    for name, by_strategy in costs.items():
+        analyses = {s: by_strategy[s]["bucket_analysis"] for s in strategies if "bucket_analysis" in by_strategy[s]}
+        if not analyses:
+            continue
+        any_analysis = next(iter(analyses.values()))
+        forced = next((a["forced_lower_bound"] for a in analyses.values() if a["forced_lower_bound"]), None)
+        lines += [f"### {name}", "",
+                  f"Lower bounds: top rules {_cost(any_analysis['lower_bound'])}; forced {_cost(forced)}.", ""]
+        rows = []
+        for strategy, a in analyses.items():
+            kinds = a["two_token_kinds"]
+            rows.append([strategy, _cost(a["cost"]), _count(a["buckets"]),
+                         _share(a["by_source_tokens"]["1"]["cost"], a["cost"]),
+                         _share(a["by_source_tokens"]["2"]["cost"], a["cost"]),
+                         " / ".join(_share(kinds[k]["cost"], a["cost"]) for k in TWO_TOKEN_KINDS),
+                         _share(a["by_source_tokens"]["3+"]["cost"], a["cost"]),
+                         f"{a['cost'] / a['lower_bound']:.2f}" if a["lower_bound"] else "-",
+                         f"{a['cost'] / forced:.2f}" if forced else "-"])
+        lines += _table(["strategy", "Q(G')", "buckets", "Q in 1-token buckets", "Q in 2-token buckets",
+                         "of which NT NT / NT words / words NT", "Q in 3+-token buckets", "Q / top-rule bound",
+                         "Q / forced bound"], rows) + [""]
+        classes = []
+        for a in analyses.values():
+            for row in a["size_histogram"]:
+                if row["size"] not in classes:
+                    classes.append(row["size"])
+        classes.sort(key=lambda c: int(c.split("-")[0]))
+        rows = []
+        for size in classes:
+            row = [size]
+            for a in analyses.values():
+                found = next((r for r in a["size_histogram"] if r["size"] == size), None)
+                row.append(f"{_count(found['buckets'])} ({_percent(found['cost_share'])})" if found else "")
+            rows.append(row)
+        lines += [f"Bucket sizes, {name}: buckets of each size (their share of Q(G')).", ""]
+        lines += _table(["bucket size"] + list(analyses), rows) + [""]
+        depth = max(len(a["largest"]) for a in analyses.values())
+        rows = []
+        for rank in range(depth):
+            row = [str(rank + 1)]
+            for a in analyses.values():
+                if rank >= len(a["largest"]):
+                    row.append("")
+                    continue
+                b = a["largest"][rank]
+                forced_part = f", forced {_count(b['forced'])}" if b["forced"] is not None else ""
+                row.append(f"`{b['source']}` {_count(b['size'])} (top {_count(b['top_rules'])}{forced_part})")
+            rows.append(row)
+        lines += [f"The largest buckets, {name}: source sequence, binary rules (of them top rules and forced ones).",
+                  ""]
+        lines += _table(["rank"] + list(analyses), rows) + [""]
+    return lines
+
+
+def extraction_settings_markdown(extraction: dict[str, dict]) -> list[str]:
+    """Q(left) and Q(icr) per extraction setting (extraction_settings.run), whole table and test set."""
+    if not extraction:
+        return []
+    lines = ["## Q(left) and Q(icr) under other extraction settings", "",
+             "Each setting's table, whole (`full`) and filtered to the test set (`test`). *Ceiling*: Q(left) over "
+             "the forced bound, the most any synchronous binarization could lower Q(G') from left's. "
+             "Settings:", ""]
+    described = {}
+    for entry in extraction.values():
+        for setting, e in entry.get("settings", {}).items():
+            described.setdefault(setting, e["what"])
+    lines += [f"- `{setting}`: {what}" for setting, what in described.items()] + [""]
+    for name, entry in extraction.items():
+        if "skipped" in entry:
+            lines += [f"{name}: skipped, {entry['skipped']}", ""]
+            continue
+        rows = []
+        for setting, e in entry["settings"].items():
+            for part in ("full", "test"):
+                m = e[part]
+                left, icr = m["left"], m["icr"]
+                rows.append([setting, part, _count(m["rules"]), _cost(left["cost"]), _cost(icr["cost"]),
+                             f"{m['left_over_icr']:.2f}" if m["left_over_icr"] else "-", str(icr["sweeps"]),
+                             f"{_percent(left['buckets']['two_token_cost_share'])} / "
+                             f"{_percent(icr['buckets']['two_token_cost_share'])}",
+                             _cost(m["forced_lower_bound"]),
+                             f"{icr['cost'] / m['forced_lower_bound']:.2f}" if m["forced_lower_bound"] else "-",
+                             f"{left['cost'] / m['forced_lower_bound']:.2f}" if m["forced_lower_bound"] else "-",
+                             f"{_count(left['buckets']['largest'][0]['size'])} / "
+                             f"{_count(icr['buckets']['largest'][0]['size'])}" if icr["buckets"]["largest"] else "-"])
+        lines += [f"### {name} ({entry['build']})", ""]
+        lines += _table(["setting", "table", "rules", "Q(left)", "Q(icr)", "Q(left) / Q(icr)", "ICR sweeps",
+                         "Q in 2-token buckets: left / icr", "forced bound", "Q(icr) / bound", "ceiling",
+                         "largest bucket: left / icr"], rows) + [""]
+    return lines
 
 
 def write_report(results: dict, out: str) -> None:

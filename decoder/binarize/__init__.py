@@ -42,7 +42,7 @@ _rule_binarizer = compiled_module("_rule_binarizer")
 
 __all__ = ["binarize", "BinaryGrammar", "BinaryRule", "BinaryRuleArrays", "SYMBOL_KINDS", "STRATEGIES", "unbinarize", "unbinarize_rule",
            "expand", "expansion_table", "is_virtual", "is_monolingual_virtual", "grammar_cost",
-           "write_binary_grammar", "read_binary_rules"]
+           "write_binary_grammar", "read_binary_rules", "span_tables"]
 
 
 # Rules per call into the compiled loop when a progress bar is shown.
@@ -160,6 +160,17 @@ def _binarize_with_kernel(rules: list[Rule] | RuleTableArrays, strategy: str, se
         "seconds": None,  # set by binarize
     }
     return grammar
+
+
+def span_tables(rules: Iterable[Rule], non_binarizable: str = "monolingual") -> tuple[SpanTables, int]:
+    """The span tables iterative cost reduction works on (Xiao et al. 2009, section 3.3), for the
+    left-heavy trees: per rule, the bucket of every token span that some synchronous bracketing of it
+    contains (a rule whose permutation is not binarizable: the spans of its monolingual tree only), and
+    the constant part of Q(G') that one-token rules add."""
+    check_arguments("icr", non_binarizable)
+    kernel = _rule_binarizer.RuleBinarizer("icr", non_binarizable == "drop", BinaryRule, False)
+    *arrays, single = kernel.icr_tables(list(rules))
+    return SpanTables(*arrays), single
 
 
 def _iterative_cost_reduction(kernel, rules, max_iterations: int, progress: bool):

@@ -12,6 +12,9 @@
                                # the grammar tables of Zhang et al. 2006 and Xiao et al. 2009 (Q(G'),
                                # binary rules, reordering) for a pair's rule table, pairs side by side
                                # (results in build/bench/binarization)
+    cky bench --binarization --extraction-settings [--pair ...]
+                               # Q(left) and Q(icr) of the pair's rules extracted again under other
+                               # settings (rule size limits, Moses extract-ghkm's defaults)
     cky bench --train [--small] [--pair es-en|zh-en] [--reuse [DIR]] [--moses DIR]
                                # the Bible recipe from plain text to a tuned system, wall and CPU seconds
                                # per stage, rules, store size, test BLEU/chrF (train.json, train.md);
@@ -95,6 +98,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also BLEU, edges and model score per strategy against --pop-limits (default 10 50 "
                              "100 200 1000) with common weights on the first --test-sentences (default 10) test "
                              "sentences of the pair's build (stores and configs under --work)")
+    tables.add_argument("--extraction-settings", action="store_true",
+                        help="instead: Q(left) and Q(icr) of the pair's rules extracted again under other settings "
+                             "(minimal rules, compose 2, rules seen twice, Moses extract-ghkm's limits), whole and "
+                             "filtered to the test set, from the corpus of the table's recipe build (extractions "
+                             "under --work)")
     training = parser.add_argument_group("--train")
     training.add_argument("--train", action="store_true",
                           help="time the Bible recipe (--pair, default es-en) from plain text to a tuned system, "
@@ -234,8 +242,10 @@ def main(args: argparse.Namespace) -> int:
                                             command_line(), log=log)
     if args.binarization:
         return binarization(args)
-    if args.rules or args.decode or args.seeds is not None or args.icr_max_iterations is not None:
-        raise UsageError("--rules, --decode, --seeds and --icr-max-iterations go with --binarization")
+    if args.rules or args.decode or args.extraction_settings or args.seeds is not None \
+            or args.icr_max_iterations is not None:
+        raise UsageError("--rules, --decode, --extraction-settings, --seeds and --icr-max-iterations go "
+                         "with --binarization")
     if args.pair and (args.quick or args.demo or args.speed):
         raise UsageError("--pair names a Bible build: it does not go with --quick, --demo or --speed")
     if args.pair and args.data:
@@ -335,6 +345,10 @@ def binarization(args: argparse.Namespace) -> int:
         settings.decode = True
         settings.decode_sentences = args.test_sentences or settings.decode_sentences
         settings.pop_limits = tuple(args.pop_limits) if args.pop_limits else settings.pop_limits
+    if args.extraction_settings:
+        if args.decode:
+            raise UsageError("--extraction-settings and --decode are separate runs")
+        settings.extraction_settings = True
     pairs = tables.PAIRS if args.pair == "both" else (args.pair or "es-en",)
     if args.rules:
         if args.pair == "both":

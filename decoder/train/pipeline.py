@@ -156,6 +156,12 @@ class Cluster:
             self._client = None
 
 
+def corpus_file(out: Path | str, name: str) -> Path:
+    """Where a run in `out` keeps a prepared corpus file (train.tok.src, train.trees, train.align,
+    train.tok.tgt, test.tok.src, ...)."""
+    return Path(out) / "corpus" / name
+
+
 def build_stages(settings: TrainSettings, implementations: dict[str, Callable] | None = None,
                  cluster: Cluster | None = None) -> list[runner.Stage]:
     """The stages of this run, their inputs, outputs and settings (see the module docstring).
@@ -163,7 +169,7 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
     tokenization, parsing, extraction and the test set's decoding run on `cluster` if given."""
     out = settings.out
     cluster = cluster or Cluster(None)
-    corpus = lambda name: out / "corpus" / name  # noqa: E731
+    corpus = lambda name: corpus_file(out, name)  # noqa: E731
     source_tokenizer = tokenizer_for(settings.source_lang, warn=lambda message: None).name  # (train() warns)
     target_tokenizer = tokenizer_for(settings.target_lang, warn=lambda message: None).name
     languages = {"source_language": settings.source_lang, "target_language": settings.target_lang,
