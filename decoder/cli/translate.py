@@ -309,7 +309,6 @@ def _check_arguments(args) -> tuple[dict, list[str]]:
 
 def main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
-    log.setLevel(logging.WARNING if args.quiet else logging.INFO)  # --quiet: no load line
     paths, streams = _check_arguments(args)
     with locked_outputs(paths.values()):  # a second run writing one of them is refused at once
         return _translate(args, paths, streams)
