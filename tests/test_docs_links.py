@@ -113,7 +113,7 @@ def test_curated_results_are_few_and_each_cited():
     tracked = tracked_results()
     if not tracked:
         pytest.skip("not a git checkout")
-    assert len(tracked) <= 28
+    assert len(tracked) <= 25
     cited = set()
     for page in pages():
         for _, target in links(page):
