@@ -26,7 +26,7 @@ def store(request, tmp_path_factory):
 
 def best_completions(store, score, kept) -> dict:
     """best(v) for each virtual symbol v by recursion: the best, over kept rules with v as a child, of
-    the rule's score (real lhs) or of best(its virtual lhs)."""
+    `score` (real lhs: the rule's score plus its words' weighted LM estimate) or of best(its virtual lhs)."""
     virtual = {s for s in range(store.n_nonterminals) if store.symbol_is_virtual[s]}
     users: dict = {}
     for r in range(len(store)):
@@ -46,10 +46,18 @@ def best_completions(store, score, kept) -> dict:
     return {v: best(v) for v in virtual}
 
 
-def test_each_virtual_symbol_moves_its_best_completion(store, lm):
-    grammar = ChartSearchDriver(store, lm, Weights(FEATURES, WEIGHTS), weight_pushing=False).grammar
+# a word bonus larger than the LM's cost of most words: the completion with the most words has the
+# best rule score, and only the LM estimate of its words says that it is not the best completion
+HEAVY_WORD_BONUS = dict(WEIGHTS, word_count=4.0)
+
+
+@pytest.mark.parametrize("weights", [WEIGHTS, HEAVY_WORD_BONUS], ids=["weights", "heavy-word-bonus"])
+def test_each_virtual_symbol_moves_its_best_completion(store, lm, weights):
+    grammar = ChartSearchDriver(store, lm, Weights(FEATURES, weights), weight_pushing=False).grammar
     base, kept = grammar.arrays["rule_score"], grammar.table_limit.rules
-    best = best_completions(store, base, kept)
+    # the unpushed grammar orders rules by score + weighted LM estimate of their words (rule_order "estimate")
+    estimate = np.nan_to_num(grammar.rule_order_score - base, nan=0.0)
+    best = best_completions(store, base + estimate, kept)
     expected = base.copy()
     for r in range(len(store)):
         if not kept[r]:
@@ -58,11 +66,11 @@ def test_each_virtual_symbol_moves_its_best_completion(store, lm):
         expected[r] += best.get(lhs, 0.0)
         for child in (int(store.rule_child0[r]), int(store.rule_child1[r])):
             expected[r] -= best.get(child, 0.0)
-    pushed = pushed_rule_scores(store, base, kept)
+    pushed = pushed_rule_scores(store, base, kept, estimate)
     assert pushed[kept] == pytest.approx(expected[kept], abs=1e-9)
     if best:  # the store has virtual symbols: pushing moved something
         assert np.abs(pushed - base).max() > 1e-6
-    pushed_grammar = ChartSearchDriver(store, lm, Weights(FEATURES, WEIGHTS), weight_pushing=True).grammar
+    pushed_grammar = ChartSearchDriver(store, lm, Weights(FEATURES, weights), weight_pushing=True).grammar
     assert pushed_grammar.arrays["rule_score"][kept] == pytest.approx(expected[kept], abs=1e-9)
 
 

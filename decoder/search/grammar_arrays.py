@@ -194,11 +194,11 @@ def prepare(store, lm, weights: Weights, table_limit: int, rule_order: str, weig
     # "estimate" ranks a source side's rules as Moses does: their score plus the weighted LM
     # estimate of their target words.
     lm_estimate = weights[LM] * rule_lm_estimates(lm, rule_target_lm, offsets) \
-        if "estimate" in (rule_order, table_limit_rank) else None
+        if "estimate" in (rule_order, table_limit_rank) or weight_pushing else None
     limit = table_limit_rules(store, source_scores, rule_word_count, weights[WORD_COUNT],
                                          table_limit, lm_estimate if table_limit_rank == "estimate" else None)
     if weight_pushing:
-        rule_score = np.ascontiguousarray(pushed_rule_scores(store, rule_score, limit.rules))
+        rule_score = np.ascontiguousarray(pushed_rule_scores(store, rule_score, limit.rules, lm_estimate))
 
     pair_keys = np.asarray(store.pair_keys)
     pair_offsets = np.asarray(store.pair_offsets)

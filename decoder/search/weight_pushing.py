@@ -10,7 +10,12 @@ unbinarized rules, spends every pop on a complete rule application.
 
 Pushing gives each virtual symbol v the best score `best(v)` among the kept rules that use v as a
 child (for a virtual parent: that parent's own best, so the value climbs chains of virtual
-symbols), adds it to every rule whose lhs is v and subtracts it from every rule with v as a child.
+symbols), each rule's score counted with the weighted LM estimate of its own target words (as Moses
+estimates a target phrase): the rule score holds the word-count bonus of those words but not their
+LM cost, so without the estimate best(v) is the completion with the most words, and under a large
+word bonus every virtual item looks far better than it can end up, takes a cell's pops from the real
+items, and the search falls back on glue. Pushing adds best(v) to every rule whose lhs is v and
+subtracts it from every rule with v as a child.
 Each virtual item of a complete derivation is made by exactly one rule and used by exactly one, so
 every complete derivation (and every real item) scores exactly as before: the model, exhaustive
 search and k-best lists are unchanged; only the order in which pruning meets items changes. This is
@@ -26,10 +31,14 @@ import numpy as np
 MAX_CHAIN_PASSES = 64
 
 
-def pushed_rule_scores(store, rule_score: np.ndarray, kept: np.ndarray) -> np.ndarray:
+def pushed_rule_scores(store, rule_score: np.ndarray, kept: np.ndarray,
+                       estimate: np.ndarray | None = None) -> np.ndarray:
     """`rule_score` (float64[R], weights . features + word-count weight * words) with each virtual
     symbol's best completion score pushed from the rules that use it onto the rules that make it;
-    `kept` (bool[R]) is the table limit's rules: only they set best(v)."""
+    `kept` (bool[R]) is the table limit's rules: only they set best(v). `estimate` (float64[R], the
+    weighted LM estimate of each rule's own target words; NaN: none) is added to the completions
+    that best(v) is taken over, so that it is not the score of the rule with the most words: the word
+    bonus of a completion's words is in rule_score, their LM cost only in `estimate`."""
     n_nt = store.n_nonterminals
     lhs = np.asarray(store.rule_lhs, dtype=np.int64)
     children = (np.asarray(store.rule_child0, dtype=np.int64), np.asarray(store.rule_child1, dtype=np.int64))
@@ -39,11 +48,14 @@ def pushed_rule_scores(store, rule_score: np.ndarray, kept: np.ndarray) -> np.nd
     def virtual(symbols: np.ndarray) -> np.ndarray:
         return symbol_is_virtual[np.where((symbols >= 0) & (symbols < n_nt), symbols, n_nt)]
 
+    completion = np.asarray(rule_score, dtype=np.float64)
+    if estimate is not None:
+        completion = completion + np.nan_to_num(np.asarray(estimate, dtype=np.float64), nan=0.0)
     best = np.full(n_nt + 1, -np.inf)
     makes_virtual = kept & virtual(lhs)
     for child in children:  # rules with a real lhs: their own score
         uses = kept & ~makes_virtual & virtual(child)
-        np.maximum.at(best, child[uses], rule_score[uses])
+        np.maximum.at(best, child[uses], completion[uses])
     # Rules with a virtual lhs pass that symbol's best down to their virtual children: edges lhs -> child,
     # each pass over only the edges whose lhs changed in the pass before (the others gave all they can).
     down = [makes_virtual & virtual(child) for child in children]
