@@ -124,7 +124,7 @@ def test_system_json_describes_the_system(system):
     described = json.loads((out / "system.json").read_text(encoding="utf-8"))
     assert described["languages"] == {"source": "es", "target": "en"}
     assert described["search"] == "incremental" and described["lm"]["rest_costs"] == "lm.rest.bin"
-    assert described["tokenizers"] == {"source": "es", "target": "en"}
+    assert described["tokenizers"] == {"source": "es", "target": "en", "versions": {"es": 1, "en": 1}}
     assert list(described["stages"]) == list(STAGES)
     assert all(stage["seconds"] >= 0 for stage in described["stages"].values())
     for role, path in (("source", system["source"]), ("target", system["target"])):

@@ -101,6 +101,25 @@ def test_changed_inputs_rerun_exactly_what_reads_them(inputs, tmp_path):
     assert train(settings_for(inputs, out), implementations=FAKES)["ran"] == EXPECTED_STAGES
 
 
+def test_a_new_tokenizer_version_tokenizes_again(inputs, tmp_path, monkeypatch):
+    """A tokenizer whose tokens changed has a new version: the tokenize stage runs again, later stages
+    only where their inputs changed (here none: the same tokens), and system.json records the version."""
+    import dataclasses
+    import json
+
+    from decoder.data import tokenize as tokenize_module
+
+    out = tmp_path / "sys"
+    train(settings_for(inputs, out), implementations=FAKES)
+    system = json.loads((out / "system.json").read_text(encoding="utf-8"))
+    assert system["tokenizers"]["versions"] == {"es": 1, "en": 1}
+    newer = dataclasses.replace(tokenize_module.TOKENIZERS["es"], version=2)
+    monkeypatch.setitem(tokenize_module.TOKENIZERS, "es", newer)
+    assert train(settings_for(inputs, out), implementations=FAKES)["ran"] == ["tokenize"]
+    system = json.loads((out / "system.json").read_text(encoding="utf-8"))
+    assert system["tokenizers"]["versions"] == {"es": 2, "en": 1}
+
+
 def test_from_redoes_the_stage_and_everything_after(inputs, reference, tmp_path):
     out = tmp_path / "sys"
     train(settings_for(inputs, out), implementations=FAKES)

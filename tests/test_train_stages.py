@@ -124,7 +124,8 @@ def test_unknown_source_language_uses_the_default_tokenizer_with_a_warning(tmp_p
     result = train(TrainSettings(source, target, "xx", "en", out, lm=lm, tune=False, progress=False),
                    implementations=FAKES)
     assert "'xx'" in capsys.readouterr().err
-    assert result["tokenizers"] == {"source": DEFAULT_TOKENIZER, "target": "en"}
+    assert result["tokenizers"] == {"source": DEFAULT_TOKENIZER, "target": "en",
+                                   "versions": {DEFAULT_TOKENIZER: 1, "en": 1}}
     from decoder.config import load_config
 
     assert load_config(out / "config.toml").languages["source_tokenizer"] == DEFAULT_TOKENIZER

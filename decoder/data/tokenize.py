@@ -153,9 +153,13 @@ def _starts_sentence(pieces: list[str]) -> bool:
 
 @dataclass(frozen=True)
 class Tokenizer:
-    """A registered tokenizer: `name` is what configs and system.json record."""
+    """A registered tokenizer: `name` is what configs and system.json record; `version` changes
+    whenever the tokens it makes of some text change, so that `cky train` tokenizes a corpus again
+    (the tokenize stage's fingerprint holds it) and system.json says which tokens a system was
+    trained on."""
     name: str
     description: str
+    version: int = 1
 
     def tokenize(self, text: str, lowercase: bool = True) -> list[str]:
         return tokenize(text, self.name, lowercase)
@@ -168,8 +172,8 @@ TOKENIZERS = {
     "en": Tokenizer("en", "English: NFC, ASCII quotes, lowercased, punctuation split, possessive 's split, "
                           "Penn brackets"),
     "es": Tokenizer("es", "Spanish: NFC, ASCII quotes, lowercased, punctuation split, Penn brackets"),
-    "zh": Tokenizer("zh", "Chinese: NFC, ASCII quotes, Latin lowercased, OpenCC t2s to Simplified, jieba words, "
-                          "Penn brackets"),
+    "zh": Tokenizer("zh", "Chinese: NFC, ASCII quotes, Latin lowercased, OpenCC t2s to Simplified, jieba "
+                          "dictionary words (no HMM), Penn brackets", version=2),
     DEFAULT_TOKENIZER: Tokenizer(DEFAULT_TOKENIZER, "Unicode default: NFC, ASCII quotes, lowercased, words of "
                                                     "letters/digits of any script, other characters alone, "
                                                     "Penn brackets"),

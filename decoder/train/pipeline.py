@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..config import SYSTEMS
-from ..data.tokenize import tokenizer_for
+from ..data.tokenize import TOKENIZERS, tokenizer_for
 from ..errors import InputError, UsageError
 from ..sdig.parser import LANGUAGES as DEPENDENCY_PARSERS
 from . import stages as runner
@@ -234,7 +234,8 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
                               cluster.client())
 
     add("tokenize", tokenize, {role: path for role, path, *_ in jobs}, [name for _, _, name, *_ in jobs],
-        {"jobs": [[role, name, tokenizer, lowercase] for role, _, name, tokenizer, lowercase in jobs]})
+        {"jobs": [[role, name, tokenizer, lowercase] for role, _, name, tokenizer, lowercase in jobs],
+         "versions": {tokenizer: TOKENIZERS[tokenizer].version for *_, tokenizer, _ in jobs}})
 
     def recase(ctx):
         from .recase import RECASE_MODEL, train_recaser

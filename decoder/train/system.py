@@ -18,6 +18,7 @@ import json
 import os
 from pathlib import Path
 
+from ..data.tokenize import TOKENIZERS
 from ..search.prepared_grammar import DIRECTORY as CACHE_DIRECTORY
 from ..settings import DEFAULT_GLUE
 from ..tune.config import write_config
@@ -140,7 +141,8 @@ def describe(settings, state: dict, counts: dict, source_tokenizer: str, target_
         "config": "config.toml",
         "system": settings.system,
         "languages": {"source": settings.source_lang, "target": settings.target_lang},
-        "tokenizers": {"source": source_tokenizer, "target": target_tokenizer},
+        "tokenizers": {"source": source_tokenizer, "target": target_tokenizer,
+                       "versions": {name: TOKENIZERS[name].version for name in (source_tokenizer, target_tokenizer)}},
         "parser": parser,
     }
     if sdig:
