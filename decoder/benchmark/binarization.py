@@ -27,9 +27,10 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 
 from ..errors import UsageError
-from .buckets import TWO_TOKEN_KINDS, bucket_analysis, forced_spans
+from .buckets import TWO_TOKEN_KINDS, checked_analysis, forced_spans
 from .experiments import RANDOM_SEEDS, STRATEGIES, machine_info
-from .goals import icr_against_left, icr_lines, synchronous_against_monolingual, synchronous_lines
+from .goals import (grammar_cost_ratio, icr_against_left, icr_lines, synchronous_against_monolingual,
+                    synchronous_lines)
 
 PAIRS = ("es-en", "zh-en")
 NONTERMINAL_BINS = ("0", "1", "2", "3", "4", "5+")
@@ -147,9 +148,7 @@ def _run(rules, strategy: str, seed: int = 0, max_iterations: int = 20, forced=N
 
     grammar = binarize(rules, strategy, seed=seed, max_iterations=max_iterations)
     report = grammar.report
-    analysis = bucket_analysis(grammar.bucket_keys, forced if strategy in SYNCHRONOUS else None)
-    if analysis["cost"] != report["cost"]:
-        raise RuntimeError(f"{strategy}: the buckets sum to Q {analysis['cost']}, the binarizer reports {report['cost']}")
+    analysis = checked_analysis(grammar, strategy, forced if strategy in SYNCHRONOUS else None)
     # Buckets that rules of one or two tokens fill: those rules have one binarization, so every
     # strategy puts them in the same buckets, and Q of these alone is a floor no binarization beats.
     fixed = Counter()
@@ -517,16 +516,10 @@ def markdown(results: dict) -> str:
                                  for v in (by_strategy[s][pop] for s in by_strategy)])
         lines += _table(["pop limit"] + list(by_strategy), rows) + [""]
         lines += [f"{n}, the goals on these sentences:", ""]
-        lines += icr_lines(icr_against_left(by_strategy), _cost_ratio(tables[n]["costs"]))
+        lines += icr_lines(icr_against_left(by_strategy), grammar_cost_ratio(tables[n]["costs"]))
         lines += synchronous_lines(synchronous_against_monolingual(by_strategy)) + [""]
     lines += extraction_settings_markdown(extraction)
     return "\n".join(lines)
-
-
-def _cost_ratio(costs: dict) -> float | None:
-    """Q(icr) / Q(left), when both were measured."""
-    return costs["icr"]["cost"] / costs["left"]["cost"] if costs.get("icr") and costs.get("left", {}).get("cost") \
-        else None
 
 
 def _share(part, whole) -> str:

@@ -82,6 +82,16 @@ def forced_spans(tables) -> np.ndarray:
     return np.concatenate(rows).astype(np.int64) if rows else np.zeros((0, 3), dtype=np.int64)
 
 
+def checked_analysis(grammar, strategy: str, forced: np.ndarray | None = None) -> dict:
+    """bucket_analysis of a binarized grammar (decoder.binarize.BinaryGrammar), checked against the
+    binarizer's own Q(G'): buckets that do not add up to it are a RuntimeError naming the strategy."""
+    analysis = bucket_analysis(grammar.bucket_keys, forced)
+    if analysis["cost"] != grammar.report["cost"]:
+        raise RuntimeError(f"{strategy}: the buckets sum to Q {analysis['cost']}, "
+                           f"the binarizer reports {grammar.report['cost']}")
+    return analysis
+
+
 def bucket_analysis(bucket_keys, forced: np.ndarray | None = None, top: int = TOP_BUCKETS) -> dict:
     """The make-up of Q(G') of one binarized grammar, from its source rules' node bucket keys; with
     `forced` (forced_spans of the same rules, for a synchronous binarization), the forced bound."""

@@ -42,7 +42,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from ..extract.rules import Limits
-from .buckets import bucket_analysis, forced_spans
+from .buckets import checked_analysis, forced_spans
 
 UNBOUNDED = 1_000_000  # a decoder.extract limit that never binds
 CORPUS_FILES = {"source": "train.tok.src", "trees": "train.trees", "alignment": "train.align",
@@ -252,10 +252,7 @@ def measure_rules(rules: list, max_iterations: int) -> dict:
     result: dict = {"rules": len(rules)}
     for strategy in STRATEGIES:
         grammar = binarize(rules, strategy, max_iterations=max_iterations)
-        analysis = bucket_analysis(grammar.bucket_keys, forced)
-        if analysis["cost"] != grammar.report["cost"]:
-            raise RuntimeError(f"{strategy}: the buckets sum to Q {analysis['cost']}, "
-                               f"the binarizer reports {grammar.report['cost']}")
+        analysis = checked_analysis(grammar, strategy, forced)
         result[strategy] = {"cost": grammar.report["cost"], "binary_rules": grammar.report["binary_rules"],
                             "sweeps": max(len(grammar.report["iterations"]) - 1, 0),
                             "seconds": grammar.report["seconds"], "buckets": analysis}

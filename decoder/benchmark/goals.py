@@ -21,6 +21,13 @@ SYNCHRONOUS_MAX_POP_LIMIT = 1000
 SYNCHRONOUS = ("left", "right", "random", "icr")  # the strategies whose virtual items are target-contiguous
 
 
+def grammar_cost_ratio(costs: dict) -> float | None:
+    """Q(icr) / Q(left) of experiment 1's table (strategy -> {"cost": ...}), when both were measured: the
+    measured cause icr_lines prints beside the edge ratios."""
+    icr, left = costs.get("icr"), costs.get("left")
+    return icr["cost"] / left["cost"] if icr and left and left.get("cost") else None
+
+
 def _points(sweep: dict, strategy: str) -> dict[int, dict]:
     return {int(pop): value for pop, value in sweep.get(strategy, {}).items()}
 

@@ -83,12 +83,10 @@ def goal_section(results: dict) -> list[str]:
 
 def goal_lines(results: dict) -> list[str]:
     """The two goals' lines (decoder.benchmark.goals.icr_lines and synchronous_lines), with Q(icr) / Q(left)."""
-    from .goals import ICR_EDGE_RATIO, icr_lines, synchronous_lines
+    from .goals import ICR_EDGE_RATIO, grammar_cost_ratio, icr_lines, synchronous_lines
 
     found = found_goals(results)
-    costs = results.get("grammar_cost", {}).get("strategies", {})
-    ratio = (costs["icr"]["cost"] / costs["left"]["cost"]
-             if costs.get("icr") and costs.get("left") and costs["left"]["cost"] else None)
+    ratio = grammar_cost_ratio(results.get("grammar_cost", {}).get("strategies", {}))
     lines = ["ICR against left-heavy (Xiao et al. 2009: about 25% fewer edges at equal or better BLEU; goal: "
              f"ICR edges at most {ICR_EDGE_RATIO} times left's):", ""]
     lines += icr_lines(found["icr_against_left"], ratio)

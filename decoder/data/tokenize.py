@@ -180,6 +180,11 @@ TOKENIZERS = {
 }
 
 
+def tokenizer_versions(names) -> dict[str, int]:
+    """Each named tokenizer's version (Tokenizer.version), as a run's fingerprint and system.json record them."""
+    return {name: TOKENIZERS[name].version for name in names}
+
+
 def tokenizer_for(language: str, warn: Callable[[str], None] | None = None) -> Tokenizer:
     """The registry's tokenizer of `language`; for a language without its own, `default`, after
     calling `warn` (default: a warning on stderr) with a message naming both."""

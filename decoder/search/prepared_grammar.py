@@ -36,7 +36,7 @@ from typing import Callable
 
 import numpy as np
 
-FORMAT = 2                #  bump when what is prepared (or how) changes: older entries are ignored
+FORMAT = 2                  # bump when what is prepared (or how) changes: older entries are ignored
 DIRECTORY = "prepared"      # under the store's directory
 READY = "ready.json"
 KEEP = 4                    # entries kept per store (a search may add its own beside the grammar's)

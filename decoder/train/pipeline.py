@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..config import SYSTEMS
-from ..data.tokenize import TOKENIZERS, tokenizer_for
+from ..data.tokenize import tokenizer_for, tokenizer_versions
 from ..errors import InputError, UsageError
 from ..sdig.parser import LANGUAGES as DEPENDENCY_PARSERS
 from . import stages as runner
@@ -235,7 +235,7 @@ def build_stages(settings: TrainSettings, implementations: dict[str, Callable] |
 
     add("tokenize", tokenize, {role: path for role, path, *_ in jobs}, [name for _, _, name, *_ in jobs],
         {"jobs": [[role, name, tokenizer, lowercase] for role, _, name, tokenizer, lowercase in jobs],
-         "versions": {tokenizer: TOKENIZERS[tokenizer].version for *_, tokenizer, _ in jobs}})
+         "versions": tokenizer_versions(tokenizer for *_, tokenizer, _ in jobs)})
 
     def recase(ctx):
         from .recase import RECASE_MODEL, train_recaser

@@ -18,7 +18,7 @@ import json
 import os
 from pathlib import Path
 
-from ..data.tokenize import TOKENIZERS
+from ..data.tokenize import tokenizer_versions
 from ..search.prepared_grammar import DIRECTORY as CACHE_DIRECTORY
 from ..settings import DEFAULT_GLUE
 from ..tune.config import write_config
@@ -142,7 +142,7 @@ def describe(settings, state: dict, counts: dict, source_tokenizer: str, target_
         "system": settings.system,
         "languages": {"source": settings.source_lang, "target": settings.target_lang},
         "tokenizers": {"source": source_tokenizer, "target": target_tokenizer,
-                       "versions": {name: TOKENIZERS[name].version for name in (source_tokenizer, target_tokenizer)}},
+                       "versions": tokenizer_versions((source_tokenizer, target_tokenizer))},
         "parser": parser,
     }
     if sdig:
